@@ -1,0 +1,109 @@
+"""The Python API for notebooks and `spark-submit` scripts:
+
+```python
+from builder import LakepruneTable
+trips = LakepruneTable.create("s3://lake/trips", "id bigint, city string, ts timestamp",
+                              record_key="id", partition_by=["city"], ordering_field="ts")
+trips.upsert(df)            # df: a Spark DataFrame
+trips.read().show()         # the latest snapshot as a DataFrame
+trips.read(snapshot="20261121120000000")
+```
+Every method opens the table afresh, so a handle never acts on a stale timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+from builder import cleaner, compaction
+from builder.create import SchemaLike, create_table
+from builder.session import spark_session
+from builder.write.writer import WriteMode, WriteResult, write
+from pruner.table.table import LakeTable, Snapshot, table_location
+from pruner.table.timeline import Action
+
+__all__ = ["LakepruneTable", "WriteResult"]
+
+
+class LakepruneTable:
+    """A handle on a lakeprune table at a path or URI."""
+
+    def __init__(self, location: str, spark: SparkSession | None = None) -> None:
+        self.location = LakeTable.open(location).storage.uri  # validates that the table exists
+        self._spark = spark
+
+    @classmethod
+    def create(cls, location: str, schema: SchemaLike, record_key: str | Sequence[str],
+               partition_by: Sequence[str] = (), ordering_field: str | None = None,
+               properties: Mapping[str, Any] | None = None, name: str | None = None,
+               spark: SparkSession | None = None) -> LakepruneTable:
+        create_table(location, schema, record_key, partition_by, ordering_field, properties, name)
+        return cls(location, spark)
+
+    @classmethod
+    def in_warehouse(cls, warehouse: str, name: str, spark: SparkSession | None = None) -> LakepruneTable:
+        return cls(table_location(name, warehouse), spark)
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            self._spark = spark_session()
+        return self._spark
+
+    def table(self) -> LakeTable:
+        return LakeTable.open(self.location)
+
+    def snapshot(self, instant: str | None = None) -> Snapshot:
+        return self.table().snapshot(instant)
+
+    # Writes ------------------------------------------------------------------------------------
+    def write(self, df: DataFrame, mode: WriteMode | str) -> WriteResult:
+        return write(self.spark, self.location, df, mode)
+
+    def insert(self, df: DataFrame) -> WriteResult:
+        return self.write(df, WriteMode.INSERT)
+
+    def upsert(self, df: DataFrame) -> WriteResult:
+        return self.write(df, WriteMode.UPSERT)
+
+    def delete(self, df: DataFrame) -> WriteResult:
+        """Delete the records whose keys appear in `df` (only the key columns are used)."""
+        return self.write(df, WriteMode.DELETE)
+
+    # Reads -------------------------------------------------------------------------------------
+    def read(self, snapshot: str | None = None) -> DataFrame:
+        """A snapshot's rows as a Spark DataFrame (time travel with `snapshot=instant`)."""
+        snap = self.snapshot(snapshot)
+        schema = snap.table.config.schema.to_spark_ddl()
+        paths = [snap.table.storage.full_uri(f.path) for f in snap.files()]
+        if not paths:
+            return self.spark.createDataFrame([], schema)
+        return self.spark.read.schema(schema).parquet(*paths)
+
+    def to_arrow(self, snapshot: str | None = None, columns: list[str] | None = None,
+                 limit: int | None = None) -> pa.Table:
+        """A snapshot's rows as an Arrow table, read with pyarrow (no Spark)."""
+        return self.snapshot(snapshot).read(columns, limit)
+
+    def history(self) -> list[dict[str, Any]]:
+        """Completed instants, oldest first, with what each did."""
+        table = self.table()
+        entries = []
+        for instant in table.timeline.completed():
+            content = table.timeline.read(instant)
+            entry: dict[str, Any] = {"instant": instant.timestamp, "action": str(instant.action)}
+            if instant.action == Action.COMMIT:
+                entry["operation"] = content.get("operation")
+                entry["stats"] = content.get("stats", {})
+            entries.append(entry)
+        return entries
+
+    # Maintenance -------------------------------------------------------------------------------
+    def compact(self, force: bool = True) -> compaction.CompactionReport:
+        return compaction.compact(self.location, force)
+
+    def clean(self) -> cleaner.CleanReport:
+        return cleaner.clean(self.location)

@@ -1,0 +1,57 @@
+"""Creating a table: validate the definition, refuse to overwrite anything, write `table.json`.
+No Spark needed; the first write creates the first snapshot."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+
+import pyarrow as pa
+
+from pruner.errors import TableExistsError
+from pruner.storage import Storage
+from pruner.table.config import TableConfig, TableProperties, save_config
+from pruner.table.layout import TABLE_JSON
+from pruner.types import TableSchema
+
+# A TableSchema, a DDL string ("id bigint, name string"), a pyarrow Schema or a Spark StructType.
+SchemaLike: TypeAlias = TableSchema | str | Any
+
+
+def to_table_schema(schema: SchemaLike) -> TableSchema:
+    """A TableSchema from a DDL string, an Arrow schema or a Spark StructType."""
+    if isinstance(schema, TableSchema):
+        return schema
+    if isinstance(schema, str):
+        return TableSchema.parse(schema)
+    if isinstance(schema, pa.Schema):
+        return TableSchema.from_arrow(schema)
+    if hasattr(schema, "fields") and hasattr(schema, "simpleString"):
+        return TableSchema.parse(", ".join(
+            f"{f.name} {f.dataType.simpleString().replace('timestamp_ntz', 'timestamp')}"
+            + ("" if f.nullable else " not null") for f in schema.fields))
+    raise TypeError(f"cannot make a table schema from {type(schema).__name__}")
+
+
+def create_table(location: str, schema: SchemaLike, record_key: str | Sequence[str],
+                 partition_by: Sequence[str] = (), ordering_field: str | None = None,
+                 properties: Mapping[str, Any] | None = None, name: str | None = None) -> TableConfig:
+    storage = Storage.from_uri(location)
+    if storage.exists(TABLE_JSON):
+        raise TableExistsError(f"a lakeprune table already exists at {storage.uri}")
+    if storage.exists("") and not storage.is_dir(""):
+        raise TableExistsError(f"{storage.uri} is a file, not a directory")
+    if storage.list_files("", recursive=True):
+        raise TableExistsError(f"{storage.uri} is not empty; tables are created in a new or empty directory")
+    keys = (record_key,) if isinstance(record_key, str) else tuple(record_key)
+    config = TableConfig(
+        name=name or os.path.basename(storage.root.rstrip("/")) or "table",
+        schema=to_table_schema(schema),
+        record_key=tuple(k.strip() for k in keys),
+        partition_fields=tuple(p.strip() for p in partition_by),
+        ordering_field=ordering_field,
+        properties=TableProperties().with_overrides(dict(properties or {})),
+    )
+    save_config(storage, config)
+    return config

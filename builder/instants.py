@@ -1,0 +1,104 @@
+"""Running an action as an instant: requested -> inflight (listing the data and index partitions it
+will write into) -> completed, and rolling back an instant that did not complete by deleting every
+file named with it in those partitions. The next writer rolls back what a crashed one left; an
+action that fails with an exception rolls itself back at once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pruner.errors import TableCorruptError
+from pruner.storage import Storage
+from pruner.table import timeline as tl
+from pruner.table.layout import METADATA_DIR, DataFileName, IndexFileName
+from pruner.table.timeline import Action, Instant, State, Timeline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PendingInstant:
+    """An instant being written; `inflight` must be called before any file is written."""
+
+    storage: Storage
+    instant: Instant
+    completed: Instant | None = None
+    touched: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def timestamp(self) -> str:
+        return self.instant.timestamp
+
+    def inflight(self, data_partitions: list[str], index_partitions: list[str]) -> None:
+        self.touched = {"data_partitions": sorted(set(data_partitions)),
+                        "index_partitions": sorted(set(index_partitions))}
+        self.instant = tl.mark_inflight(self.storage, self.instant, self.touched)
+
+    def complete(self, content: dict[str, Any]) -> Instant:
+        self.completed = tl.complete(self.storage, self.instant, {**self.touched, **content})
+        return self.completed
+
+
+@contextmanager
+def run_instant(storage: Storage, action: Action, content: dict[str, Any]) -> Iterator[PendingInstant]:
+    """Run a block as a new instant; if the block raises (or never completes), roll it back."""
+    pending = PendingInstant(storage, tl.request(storage, action, content))
+    try:
+        yield pending
+    finally:
+        if pending.completed is None:
+            rollback(storage, Timeline.load(storage), pending.instant)
+
+
+def rollback(storage: Storage, timeline: Timeline, instant: Instant) -> int:
+    """Delete the files an incomplete instant wrote, then its timeline files. Returns files deleted."""
+    content: dict[str, Any] = {}
+    if instant.state == State.INFLIGHT:
+        try:
+            content = timeline.read(instant, State.INFLIGHT)
+        except TableCorruptError:
+            content = {}
+    data_partitions = content.get("data_partitions")
+    index_partitions = content.get("index_partitions")
+    deleted = 0
+    if instant.state == State.INFLIGHT:
+        if data_partitions is None or index_partitions is None:  # unreadable: scan everything
+            deleted += _delete_written_by(storage, "", instant.timestamp, recursive=True)
+        else:
+            for partition in data_partitions:
+                deleted += _delete_written_by(storage, partition, instant.timestamp)
+            for name in index_partitions:
+                deleted += _delete_written_by(storage, f"{METADATA_DIR}/{name}", instant.timestamp)
+    tl.remove_pending(storage, instant)
+    log.info("rolled back %s %s (%d files deleted)", instant.action, instant.timestamp, deleted)
+    return deleted
+
+
+def written_by(name: str) -> str | None:
+    """The instant that wrote a data or index file, from its name (None: not a lakeprune file)."""
+    data = DataFileName.parse(name)
+    if data is not None:
+        return data.instant
+    index = IndexFileName.parse(name)
+    return index.instant if index is not None else None
+
+
+def _delete_written_by(storage: Storage, directory: str, timestamp: str, recursive: bool = False) -> int:
+    doomed = [e.rel for e in storage.list_files(directory, recursive=recursive)
+              if written_by(e.rel.rpartition("/")[2]) == timestamp]
+    return storage.delete_many(doomed)
+
+
+def rollback_pending(storage: Storage) -> list[str]:
+    """Roll back every instant that is not completed (call with the table lock held)."""
+    timeline = Timeline.load(storage)
+    done = []
+    for instant in timeline.pending():
+        rollback(storage, timeline, instant)
+        done.append(instant.timestamp)
+    return done
+

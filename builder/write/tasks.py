@@ -1,0 +1,150 @@
+"""Functions that run inside Spark tasks through `mapInArrow`. Each factory closes over plain,
+picklable values and returns the per-partition function. They call the same pyarrow code the query
+side uses (record keys, buckets, partition paths, index partition storage), so Spark never
+re-implements a format rule.
+
+- `annotate`: adds the encoded record key, its record-index bucket and the partition path.
+- `lookup_locations`: tags keys with their current (partition, file group) from the record index.
+- `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write).
+- `write_index_logs`: writes one index log file per bucket."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pruner.metadata.files_index import DataFile
+from pruner.metadata.partition import PartitionView, write_logs
+from pruner.metadata.spec import PartitionSpec
+from pruner.storage import Storage
+from pruner.table.keys import buckets_of, encode_record_keys, partition_paths
+from pruner.table.layout import DataFileName, data_file_path
+
+KEY = "_lp_key"
+BUCKET = "_lp_bucket"
+PARTITION = "_lp_partition"
+FILE_GROUP = "_lp_fg"
+ACTION = "_lp_action"  # 0: add this row to the file group; 1: remove this key from it
+OLD_PARTITION = "_lp_old_partition"
+OLD_FILE_GROUP = "_lp_old_fg"
+ACTION_ADD = 0
+ACTION_REMOVE = 1
+
+BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
+WRITTEN_SCHEMA = pa.schema([
+    ("partition", pa.string()), ("file_name", pa.string()), ("file_group", pa.string()),
+    ("size", pa.int64()), ("rows", pa.int64()),
+])
+
+
+def _collect(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
+    collected = list(batches)
+    if not collected:
+        return None
+    table = pa.Table.from_batches(collected)
+    return table if table.num_rows else None
+
+
+def annotate(key_fields: tuple[str, ...], partition_fields: tuple[str, ...],
+             num_buckets: int) -> BatchFunction:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = encode_record_keys(batch, key_fields)
+            yield (pa.Table.from_batches([batch])
+                   .append_column(KEY, keys)
+                   .append_column(PARTITION, partition_paths(batch, partition_fields))
+                   .append_column(BUCKET, pa.array(buckets_of(keys, num_buckets)))
+                   .combine_chunks().to_batches()[0])
+    return run
+
+
+def lookup_locations(view: PartitionView) -> BatchFunction:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _collect(batches)
+        if table is None:
+            return
+        buckets = table.column(BUCKET).to_numpy()
+        keys = table.column(KEY).combine_chunks()
+        for bucket in np.unique(buckets):
+            found = view.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket)))
+            if found.num_rows:
+                yield pa.table([found["key"], found["partition"], found["file_group"]],
+                               schema=LOCATION_SCHEMA).combine_chunks().to_batches()[0]
+    return run
+
+
+def _write_token() -> str:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    prefix = f"{context.partitionId()}-{context.attemptNumber()}" if context else "0-0"
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _group_boundaries(values: pa.ChunkedArray) -> list[tuple[int, int]]:
+    """[start, end) runs of equal values in a sorted column."""
+    array = values.to_numpy(zero_copy_only=False)
+    cuts = np.flatnonzero(array[1:] != array[:-1]) + 1
+    edges = [0, *cuts.tolist(), len(array)]
+    return list(itertools.pairwise(edges))
+
+
+def rewrite_file_groups(storage: Storage, schema: pa.Schema, key_fields: tuple[str, ...],
+                        live: dict[str, DataFile], instant: str, row_group_bytes: int) -> BatchFunction:
+    """For each target file group: old slice minus every touched key, plus the added rows."""
+
+    def rewrite(group: pa.Table, token: str) -> dict[str, object]:
+        file_group = group.column(FILE_GROUP)[0].as_py()
+        is_add = pc.equal(group.column(ACTION), ACTION_ADD)
+        added = group.filter(is_add).select(schema.names).cast(schema)
+        existing = live.get(file_group)
+        parts = [added]
+        if existing is not None:
+            old = pq.read_table(storage.path(existing.path), filesystem=storage.fs).select(schema.names)
+            touched = pc.unique(group.column(KEY))
+            keep = pc.invert(pc.is_in(encode_record_keys(old, key_fields), value_set=touched))
+            parts.insert(0, old.cast(schema).filter(keep))
+        rows = pa.concat_tables(parts).sort_by([(k, "ascending") for k in key_fields])
+        partition = existing.partition if existing else group.column(PARTITION)[0].as_py()
+        result: dict[str, object] = {"partition": partition, "file_name": None,
+                                     "file_group": file_group, "size": 0, "rows": rows.num_rows}
+        if rows.num_rows:
+            name = DataFileName(file_group, token, instant)
+            rel = data_file_path(partition, name)
+            per_row = max(1, rows.nbytes // rows.num_rows)
+            with storage.open_output_stream(rel) as sink:
+                pq.write_table(rows, sink, row_group_size=max(1024, row_group_bytes // per_row),
+                               compression="zstd", coerce_timestamps="us")
+            result["file_name"] = str(name)
+            result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
+        return result
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _collect(batches)
+        if table is None:
+            return
+        table = table.sort_by([(FILE_GROUP, "ascending")])
+        token = _write_token()
+        results = [rewrite(table.slice(start, end - start), token)
+                   for start, end in _group_boundaries(table.column(FILE_GROUP))]
+        yield pa.RecordBatch.from_pylist(results, schema=WRITTEN_SCHEMA)
+
+    return run
+
+
+def write_index_logs(storage: Storage, spec: PartitionSpec, instant: str) -> BatchFunction:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _collect(batches)
+        if table is None:
+            return
+        written = write_logs(storage, spec, instant, table)
+        yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
+    return run

@@ -1,0 +1,41 @@
+"""User-facing error types. A `LakepruneError` carries a one-line message that the CLI prints
+without a traceback; anything else escaping to the CLI is a bug. Subclasses name the category so
+that callers (and later the gRPC / Thrift layers) can map them to status codes in one place."""
+
+from __future__ import annotations
+
+
+class LakepruneError(Exception):
+    """An error caused by input or table state, explained in one line."""
+
+
+class TableNotFoundError(LakepruneError):
+    """No lakeprune table at the given location."""
+
+
+class TableExistsError(LakepruneError):
+    """A table already exists where one was to be created."""
+
+
+class TableCorruptError(LakepruneError):
+    """Table metadata exists but cannot be read or fails validation."""
+
+
+class InvalidSchemaError(LakepruneError):
+    """A schema definition or a table definition is invalid."""
+
+
+class SchemaMismatchError(LakepruneError):
+    """Input data does not match the table's schema."""
+
+
+class InvalidInputError(LakepruneError):
+    """Input data violates a rule of the operation (null key, duplicate insert, ...)."""
+
+
+class SnapshotNotFoundError(LakepruneError):
+    """The requested snapshot is not a completed instant, or has been cleaned."""
+
+
+class TableLockedError(LakepruneError):
+    """Another writer holds the table's lock."""

@@ -1,0 +1,159 @@
+"""Reading and writing one index partition. `PartitionView` is the partition as of one snapshot: per
+bucket, the newest visible base file and the log files after it. Visibility is decided by the
+timeline (only files whose instant is completed and not after the snapshot count), so files of
+failed or in-flight commits are never read. Writers add log files per commit and base files at
+compaction; both are named with their instant."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from pruner.errors import TableCorruptError
+from pruner.metadata.merge import last_of_each_key, merge
+from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
+from pruner.storage import Storage
+from pruner.table.layout import IndexFileName
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BucketFiles:
+    base: IndexFileName | None = None
+    logs: tuple[IndexFileName, ...] = ()
+
+    @property
+    def names(self) -> list[IndexFileName]:
+        return ([self.base] if self.base else []) + list(self.logs)
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    storage: Storage
+    spec: PartitionSpec
+    buckets: dict[int, BucketFiles] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, storage: Storage, spec: PartitionSpec, visible: frozenset[str],
+             as_of: str | None) -> PartitionView:
+        """The partition as of instant `as_of` (None: nothing committed yet), reading only files
+        whose instant is in `visible` (the completed instants)."""
+        if as_of is None:
+            return cls(storage, spec, {})
+        names = list_index_files(storage, spec)
+        by_bucket: dict[int, list[IndexFileName]] = defaultdict(list)
+        for name in names:
+            if name.instant in visible and name.instant <= as_of:
+                by_bucket[name.bucket].append(name)
+        return cls(storage, spec, {b: select_bucket_files(files) for b, files in by_bucket.items()})
+
+    def rel(self, name: IndexFileName) -> str:
+        return f"{self.spec.directory}/{name}"
+
+    def file_paths(self) -> list[str]:
+        return [self.rel(n) for files in self.buckets.values() for n in files.names]
+
+    def read_bucket(self, bucket: int, keys: pa.Array | None = None) -> pa.Table:
+        """Live rows of one bucket; with `keys`, only rows whose hash field is among them."""
+        files = self.buckets.get(bucket)
+        if files is None:
+            return self.spec.schema.empty_table()
+        layers = [self._read_file(name, keys) for name in files.names]
+        return merge(self.spec, layers)
+
+    def read_all(self) -> pa.Table:
+        tables = [self.read_bucket(b) for b in sorted(self.buckets)]
+        return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
+
+    def lookup(self, keys: pa.Array) -> pa.Table:
+        """Live rows whose hash field equals one of `keys`; reads only the buckets they hash to."""
+        keys = pc.unique(pc.cast(keys, self.spec.schema.field(self.spec.hash_field).type))
+        if len(keys) == 0:
+            return self.spec.schema.empty_table()
+        buckets = self.spec.buckets(pa.table({self.spec.hash_field: keys}))
+        tables = []
+        for bucket in np.unique(buckets):
+            if int(bucket) in self.buckets:
+                tables.append(self.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket))))
+        return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
+
+    def log_counts(self) -> dict[int, int]:
+        return {b: len(files.logs) for b, files in self.buckets.items()}
+
+    def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
+        path = self.storage.path(self.rel(name))
+        try:
+            dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
+            expr = ds.field(self.spec.hash_field).isin(keys) if keys is not None else None
+            return dataset.to_table(filter=expr)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise TableCorruptError(
+                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}") from exc
+
+
+def list_index_files(storage: Storage, spec: PartitionSpec) -> list[IndexFileName]:
+    names = []
+    for entry in storage.list_files(spec.directory):
+        parsed = IndexFileName.parse(entry.rel.rpartition("/")[2])
+        if parsed is not None:
+            names.append(parsed)
+    return names
+
+
+def select_bucket_files(files: Iterable[IndexFileName]) -> BucketFiles:
+    """The newest base and the logs written after it (a log and a base of the same instant cannot
+    both exist: compaction runs as an instant of its own)."""
+    ordered = sorted(files, key=lambda f: f.instant)
+    bases = [f for f in ordered if f.kind == "base"]
+    base = bases[-1] if bases else None
+    logs = tuple(f for f in ordered if f.kind == "log" and (base is None or f.instant > base.instant))
+    return BucketFiles(base, logs)
+
+
+def _write(storage: Storage, spec: PartitionSpec, name: IndexFileName, rows: pa.Table) -> str:
+    rel = f"{spec.directory}/{name}"
+    with storage.open_output_stream(rel) as sink:
+        pq.write_table(rows, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+    return rel
+
+
+def write_logs(storage: Storage, spec: PartitionSpec, instant: str, rows: pa.Table) -> list[str]:
+    """Write one log file per bucket touched by `rows` (which carry the op column); if a key occurs
+    more than once, its last occurrence wins. Returns the relative paths written."""
+    if rows.num_rows == 0:
+        return []
+    rows = rows.select(spec.log_schema.names).cast(spec.log_schema)
+    buckets = spec.buckets(rows)
+    written = []
+    for bucket in np.unique(buckets):
+        part = rows.filter(pa.array(buckets == bucket))
+        part = _dedupe_keep_last(spec, part)
+        written.append(_write(storage, spec, IndexFileName(int(bucket), "log", instant), part))
+    return written
+
+
+def _dedupe_keep_last(spec: PartitionSpec, rows: pa.Table) -> pa.Table:
+    # Sort stably by key and keep the last row of each key run; unlike merge(), ops survive.
+    position = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    ordered = rows.append_column("_pos", position).sort_by([*spec.sort_keys(), ("_pos", "ascending")])
+    return ordered.filter(last_of_each_key(ordered, spec.key_fields)).drop_columns(["_pos"])
+
+
+def write_base(storage: Storage, spec: PartitionSpec, bucket: int, instant: str,
+               rows: pa.Table) -> str:
+    rows = rows.select(spec.schema.names).cast(spec.schema).sort_by(spec.sort_keys())
+    return _write(storage, spec, IndexFileName(bucket, "base", instant), rows)
+
+
+def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
+    """Fold a bucket's base and logs into a new base file named with `instant`."""
+    return write_base(view.storage, view.spec, bucket, instant, view.read_bucket(bucket))

@@ -1,0 +1,50 @@
+"""`PartitionSpec`: what one index partition stores — its name, the key fields rows are merged and
+sorted by, the string field hashed to choose a bucket, the payload fields, and the bucket count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from pruner.table.keys import buckets_of
+from pruner.table.layout import metadata_partition_dir
+
+OP_FIELD = "_op"
+OP_UPSERT = 0
+OP_DELETE = 1
+# Small row groups: a reader looking up a few keys skips most of a bucket by footer min/max alone.
+ROW_GROUP_ROWS = 4096
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    name: str
+    key_fields: tuple[str, ...]
+    hash_field: str
+    schema: pa.Schema  # key fields then payload fields, without the op column
+    num_buckets: int
+
+    def __post_init__(self) -> None:
+        assert self.hash_field in self.key_fields
+        assert list(self.schema.names[: len(self.key_fields)]) == list(self.key_fields)
+
+    @property
+    def directory(self) -> str:
+        return metadata_partition_dir(self.name)
+
+    @property
+    def log_schema(self) -> pa.Schema:
+        return self.schema.append(pa.field(OP_FIELD, pa.int8(), nullable=False))
+
+    @property
+    def payload_fields(self) -> list[str]:
+        return list(self.schema.names[len(self.key_fields):])
+
+    def buckets(self, rows: pa.Table) -> npt.NDArray[np.int32]:
+        return buckets_of(rows.column(self.hash_field), self.num_buckets)
+
+    def sort_keys(self) -> list[tuple[str, str]]:
+        return [(name, "ascending") for name in self.key_fields]

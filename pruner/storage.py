@@ -1,0 +1,127 @@
+"""Storage access for one table (or warehouse) root through `pyarrow.fs`, so that local paths and
+object-store URIs (s3://, gs://, hdfs://, abfs://) share one code path. Paths handed to `Storage`
+methods are relative to the root and use `/`. The only place that knows which filesystems rename
+atomically is `publish`, which the timeline uses to make a state transition visible at once."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+# Filesystems whose `move` is an atomic rename of a single file.
+_ATOMIC_RENAME = ("local", "hdfs")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file under the root: its relative path and size in bytes."""
+
+    rel: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A filesystem plus a root directory inside it."""
+
+    fs: pafs.FileSystem
+    root: str
+    uri: str
+
+    @classmethod
+    def from_uri(cls, uri: str) -> Storage:
+        """Resolve a local path or a filesystem URI to a Storage rooted there."""
+        if "://" not in uri:
+            uri = os.path.abspath(os.path.expanduser(uri))
+        fs, root = pafs.FileSystem.from_uri(uri)
+        return cls(fs=fs, root=root.rstrip("/") or "/", uri=uri.rstrip("/"))
+
+    def child(self, rel: str) -> Storage:
+        """A Storage rooted at a subdirectory."""
+        return Storage(fs=self.fs, root=self.path(rel), uri=self.full_uri(rel))
+
+    def path(self, rel: str) -> str:
+        """The path of `rel` inside the filesystem."""
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def full_uri(self, rel: str) -> str:
+        """The URI (or absolute local path) of `rel`, for engines and users."""
+        return f"{self.uri}/{rel}" if rel else self.uri
+
+    @property
+    def is_local(self) -> bool:
+        return bool(self.fs.type_name == "local")
+
+    def exists(self, rel: str) -> bool:
+        info = self.fs.get_file_info(self.path(rel))
+        return bool(info.type != pafs.FileType.NotFound)
+
+    def is_dir(self, rel: str) -> bool:
+        info = self.fs.get_file_info(self.path(rel))
+        return bool(info.type == pafs.FileType.Directory)
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.path(rel)) as stream:
+            return bytes(stream.read())
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        """Write a file, creating parent directories. Not atomic: use `publish` for that."""
+        self._ensure_parent(rel)
+        with self.fs.open_output_stream(self.path(rel)) as stream:
+            stream.write(data)
+
+    def publish(self, rel: str, data: bytes) -> None:
+        """Make `rel` appear with `data` all at once.
+
+        Local and HDFS: write a hidden temporary file and rename it. Object stores: a single PUT,
+        which is visible whole or not at all."""
+        if self.fs.type_name not in _ATOMIC_RENAME:
+            self.write_bytes(rel, data)
+            return
+        parent, _, name = rel.rpartition("/")
+        tmp = f"{parent}/.{name}.{uuid.uuid4().hex}.tmp" if parent else f".{name}.tmp"
+        self.write_bytes(tmp, data)
+        try:
+            self.fs.move(self.path(tmp), self.path(rel))
+        except BaseException:
+            self.delete(tmp)
+            raise
+
+    def open_input_file(self, rel: str) -> pa.NativeFile:
+        return self.fs.open_input_file(self.path(rel))
+
+    def open_output_stream(self, rel: str) -> pa.NativeFile:
+        self._ensure_parent(rel)
+        return self.fs.open_output_stream(self.path(rel))
+
+    def list_files(self, rel_dir: str, recursive: bool = False) -> list[FileEntry]:
+        """Files (not directories) under `rel_dir`; empty when it does not exist."""
+        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
+        prefix = self.root.rstrip("/") + "/"
+        entries = []
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File:
+                entries.append(FileEntry(rel=info.path[len(prefix):], size=int(info.size)))
+        return sorted(entries, key=lambda e: e.rel)
+
+    def delete(self, rel: str) -> None:
+        """Delete a file; a file that is already gone is not an error."""
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(self.path(rel))
+
+    def delete_many(self, rels: Iterable[str]) -> int:
+        count = 0
+        for rel in rels:
+            self.delete(rel)
+            count += 1
+        return count
+
+    def _ensure_parent(self, rel: str) -> None:
+        parent = rel.rpartition("/")[0]
+        self.fs.create_dir(self.path(parent), recursive=True)

@@ -1,0 +1,117 @@
+"""`LakeTable` (a table's storage, config and timeline, loaded once) and `Snapshot` (the table as
+of one completed instant). A snapshot's live data files come from the `files` index partition as of
+that instant; its index partitions are read the same way. Time travel is asking for an older
+completed instant; instants whose files a clean removed are refused with the earliest one kept."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorruptError
+from pruner.metadata import files_index, record_index
+from pruner.metadata.files_index import DataFile
+from pruner.metadata.partition import PartitionView
+from pruner.metadata.spec import PartitionSpec
+from pruner.storage import Storage
+from pruner.table.config import TableConfig, load_config
+from pruner.table.instant import is_instant
+from pruner.table.timeline import Action, Timeline
+
+
+def table_location(table: str, warehouse: str | None = None) -> str:
+    """A table's location: `table` itself, or a table name under a warehouse root."""
+    if warehouse is None:
+        return table
+    if not table or "/" in table or table.startswith("."):
+        raise InvalidInputError(f"table name {table!r} is not a plain name under the warehouse")
+    return f"{warehouse.rstrip('/')}/{table}" if "://" in warehouse else os.path.join(warehouse, table)
+
+
+@dataclass(frozen=True)
+class LakeTable:
+    storage: Storage
+    config: TableConfig
+    timeline: Timeline
+
+    @classmethod
+    def open(cls, location: str) -> LakeTable:
+        storage = Storage.from_uri(location)
+        config = load_config(storage)
+        return cls(storage, config, Timeline.load(storage))
+
+    def refresh(self) -> LakeTable:
+        return LakeTable(self.storage, load_config(self.storage), Timeline.load(self.storage))
+
+    @property
+    def files_spec(self) -> PartitionSpec:
+        return files_index.spec(self.config.properties.index_files_buckets)
+
+    @property
+    def record_index_spec(self) -> PartitionSpec:
+        return record_index.spec(self.config.properties.index_record_index_buckets)
+
+    def partition_specs(self) -> list[PartitionSpec]:
+        """Every index partition this table maintains."""
+        return [self.files_spec, self.record_index_spec]
+
+    def earliest_retained(self) -> str | None:
+        """The oldest instant still readable after the latest clean (None: nothing cleaned)."""
+        cleans = [i for i in self.timeline.completed() if i.action == Action.CLEAN]
+        if not cleans:
+            return None
+        value = self.timeline.read(cleans[-1]).get("earliest_retained")
+        return str(value) if value else None
+
+    def snapshot(self, instant: str | None = None) -> Snapshot:
+        """The latest snapshot, or the one at a completed instant."""
+        if instant is None:
+            latest = self.timeline.latest_completed()
+            return Snapshot(self, latest.timestamp if latest else None)
+        if not is_instant(instant):
+            raise SnapshotNotFoundError(f"{instant!r} is not an instant (expected YYYYMMDDHHMMSSmmm)")
+        if instant not in self.timeline.completed_timestamps():
+            raise SnapshotNotFoundError(f"no completed instant {instant} in table {self.storage.uri}")
+        earliest = self.earliest_retained()
+        if earliest is not None and instant < earliest:
+            raise SnapshotNotFoundError(
+                f"snapshot {instant} has been cleaned; the earliest retained snapshot is {earliest}")
+        return Snapshot(self, instant)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    table: LakeTable
+    instant: str | None  # None: the table has no completed instant yet
+
+    def partition(self, spec: PartitionSpec) -> PartitionView:
+        return PartitionView.load(self.table.storage, spec,
+                                  self.table.timeline.completed_timestamps(), self.instant)
+
+    def files(self) -> list[DataFile]:
+        return files_index.from_rows(self.partition(self.table.files_spec).read_all())
+
+    def record_index(self) -> PartitionView:
+        return self.partition(self.table.record_index_spec)
+
+    def read(self, columns: list[str] | None = None, limit: int | None = None) -> pa.Table:
+        """The snapshot's rows (pyarrow; no Spark), optionally only some columns or the first N."""
+        schema = self.table.config.schema.to_arrow()
+        if columns is not None:
+            for name in columns:
+                self.table.config.schema.column(name)  # raises for unknown columns
+        paths = [self.table.storage.path(f.path) for f in self.files()]
+        if not paths:
+            table = schema.empty_table()
+            return table.select(columns) if columns is not None else table
+        try:
+            dataset = ds.dataset(paths, schema=schema, format="parquet",
+                                 filesystem=self.table.storage.fs)
+            if limit is not None:
+                return dataset.head(limit, columns=columns)
+            return dataset.to_table(columns=columns)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise TableCorruptError(f"cannot read snapshot {self.instant}: {exc}") from exc

@@ -1,0 +1,141 @@
+"""The timeline: one file per instant and state under `.lakeprune/timeline/`, named
+`<instant>.<action>.<state>`. An instant moves requested -> inflight -> completed; the completed
+file carries the action's metadata and is published atomically, so readers either see a whole
+commit or none of it. `Timeline` is an immutable view loaded once; the transition functions write
+the next state and return nothing a reader could hold stale."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pruner.errors import SnapshotNotFoundError, TableCorruptError
+from pruner.storage import Storage
+from pruner.table.instant import is_instant, next_instant
+from pruner.table.layout import TIMELINE_DIR
+
+
+class Action(StrEnum):
+    COMMIT = "commit"          # a data write: insert, upsert or delete
+    COMPACTION = "compaction"  # index partition compaction; table contents unchanged
+    CLEAN = "clean"            # removal of files no retained snapshot needs
+
+
+class State(StrEnum):
+    REQUESTED = "requested"
+    INFLIGHT = "inflight"
+    COMPLETED = "completed"
+
+
+_STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    timestamp: str
+    action: Action
+    state: State
+
+    def file_name(self, state: State | None = None) -> str:
+        return f"{self.timestamp}.{self.action}.{state or self.state}"
+
+    @property
+    def is_completed(self) -> bool:
+        return self.state == State.COMPLETED
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """All instants of a table at the moment it was loaded, oldest first, each in its latest state."""
+
+    storage: Storage
+    instants: tuple[Instant, ...]
+
+    @classmethod
+    def load(cls, storage: Storage) -> Timeline:
+        latest: dict[str, Instant] = {}
+        for entry in storage.list_files(TIMELINE_DIR):
+            name = entry.rel.rpartition("/")[2]
+            parts = name.split(".")
+            if len(parts) != 3 or not is_instant(parts[0]):
+                continue  # temporary files of an in-progress publish
+            try:
+                instant = Instant(parts[0], Action(parts[1]), State(parts[2]))
+            except ValueError:
+                raise TableCorruptError(f"unrecognised timeline file {entry.rel}") from None
+            current = latest.get(instant.timestamp)
+            if current is None or _STATE_ORDER[instant.state] > _STATE_ORDER[current.state]:
+                latest[instant.timestamp] = instant
+        return cls(storage, tuple(sorted(latest.values())))
+
+    def completed(self) -> list[Instant]:
+        return [i for i in self.instants if i.is_completed]
+
+    def completed_timestamps(self) -> frozenset[str]:
+        return frozenset(i.timestamp for i in self.instants if i.is_completed)
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if not i.is_completed]
+
+    def commits(self) -> list[Instant]:
+        """Completed data commits, oldest first."""
+        return [i for i in self.completed() if i.action == Action.COMMIT]
+
+    def latest_completed(self) -> Instant | None:
+        done = self.completed()
+        return done[-1] if done else None
+
+    def last_timestamp(self) -> str | None:
+        return self.instants[-1].timestamp if self.instants else None
+
+    def get(self, timestamp: str) -> Instant:
+        for instant in self.instants:
+            if instant.timestamp == timestamp:
+                return instant
+        raise SnapshotNotFoundError(f"no instant {timestamp} on the timeline")
+
+    def read(self, instant: Instant, state: State | None = None) -> dict[str, Any]:
+        """The JSON content of an instant's file in the given (default: its latest) state."""
+        rel = f"{TIMELINE_DIR}/{instant.file_name(state)}"
+        try:
+            content = json.loads(self.storage.read_bytes(rel) or b"{}")
+        except (OSError, ValueError) as exc:
+            raise TableCorruptError(f"cannot read timeline file {rel}: {exc}") from exc
+        if not isinstance(content, dict):
+            raise TableCorruptError(f"timeline file {rel} is not a JSON object")
+        return content
+
+
+def _encode(content: dict[str, Any]) -> bytes:
+    return json.dumps(content, indent=1, sort_keys=True).encode()
+
+
+def request(storage: Storage, action: Action, content: dict[str, Any]) -> Instant:
+    """Start a new instant, later than every instant on the timeline."""
+    timeline = Timeline.load(storage)
+    instant = Instant(next_instant(timeline.last_timestamp()), action, State.REQUESTED)
+    storage.publish(f"{TIMELINE_DIR}/{instant.file_name()}", _encode(content))
+    return instant
+
+
+def mark_inflight(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
+    """Record what the instant is about to write (so that rollback can find it), then write it."""
+    inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
+    storage.publish(f"{TIMELINE_DIR}/{inflight.file_name()}", _encode(content))
+    return inflight
+
+
+def complete(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
+    """Publish the completed state atomically: from here on readers see the instant."""
+    done = Instant(instant.timestamp, instant.action, State.COMPLETED)
+    storage.publish(f"{TIMELINE_DIR}/{done.file_name()}", _encode(content))
+    return done
+
+
+def remove_pending(storage: Storage, instant: Instant) -> None:
+    """Delete an instant's requested / inflight files (inflight first, so a crash here leaves a
+    requested instant, which rollback handles the same way)."""
+    for state in (State.INFLIGHT, State.REQUESTED):
+        storage.delete(f"{TIMELINE_DIR}/{instant.file_name(state)}")
