@@ -22,8 +22,8 @@ from builder import cleaner, compaction
 from builder.create import SchemaLike, create_table
 from builder.session import spark_session
 from builder.write.writer import WriteMode, WriteResult, write
+from pruner.table.describe import history as describe_history
 from pruner.table.table import LakeTable, Snapshot, table_location
-from pruner.table.timeline import Action
 
 __all__ = ["LakepruneTable", "WriteResult"]
 
@@ -36,10 +36,17 @@ class LakepruneTable:
         self._spark = spark
 
     @classmethod
-    def create(cls, location: str, schema: SchemaLike, record_key: str | Sequence[str],
-               partition_by: Sequence[str] = (), ordering_field: str | None = None,
-               properties: Mapping[str, Any] | None = None, name: str | None = None,
-               spark: SparkSession | None = None) -> LakepruneTable:
+    def create(
+        cls,
+        location: str,
+        schema: SchemaLike,
+        record_key: str | Sequence[str],
+        partition_by: Sequence[str] = (),
+        ordering_field: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        spark: SparkSession | None = None,
+    ) -> LakepruneTable:
         create_table(location, schema, record_key, partition_by, ordering_field, properties, name)
         return cls(location, spark)
 
@@ -83,23 +90,15 @@ class LakepruneTable:
             return self.spark.createDataFrame([], schema)
         return self.spark.read.schema(schema).parquet(*paths)
 
-    def to_arrow(self, snapshot: str | None = None, columns: list[str] | None = None,
-                 limit: int | None = None) -> pa.Table:
+    def to_arrow(
+        self, snapshot: str | None = None, columns: list[str] | None = None, limit: int | None = None
+    ) -> pa.Table:
         """A snapshot's rows as an Arrow table, read with pyarrow (no Spark)."""
         return self.snapshot(snapshot).read(columns, limit)
 
     def history(self) -> list[dict[str, Any]]:
         """Completed instants, oldest first, with what each did."""
-        table = self.table()
-        entries = []
-        for instant in table.timeline.completed():
-            content = table.timeline.read(instant)
-            entry: dict[str, Any] = {"instant": instant.timestamp, "action": str(instant.action)}
-            if instant.action == Action.COMMIT:
-                entry["operation"] = content.get("operation")
-                entry["stats"] = content.get("stats", {})
-            entries.append(entry)
-        return entries
+        return describe_history(self.table())
 
     # Maintenance -------------------------------------------------------------------------------
     def compact(self, force: bool = True) -> compaction.CompactionReport:

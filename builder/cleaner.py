@@ -45,22 +45,34 @@ def clean_locked(table: LakeTable) -> CleanReport:
     retained = sorted(t for t in completed if t >= earliest)
 
     needed_data = {f.path for instant in retained for f in table.snapshot(instant).files()}
-    doomed_data = [e.rel for e in table.storage.list_files("", recursive=True)
-                   if not e.rel.startswith(f"{META_DIR}/") and written_by(e.rel.rpartition("/")[2])
-                   and e.rel not in needed_data]
+    doomed_data = [
+        e.rel
+        for e in table.storage.list_files("", recursive=True)
+        if not e.rel.startswith(f"{META_DIR}/")
+        and written_by(e.rel.rpartition("/")[2])
+        and e.rel not in needed_data
+    ]
     doomed_index = _unneeded_index_files(table, completed, retained)
     if not doomed_data and not doomed_index and earliest == table.earliest_retained():
         return CleanReport(None, earliest, 0, 0)
     with run_instant(table.storage, Action.CLEAN, {"earliest_retained": earliest}) as pending:
         pending.inflight([], [])
         # Publish the new horizon first: from here on nobody reads a snapshot before `earliest`.
-        content = {"earliest_retained": earliest, "deleted_data_files": len(doomed_data),
-                   "deleted_index_files": len(doomed_index)}
+        content = {
+            "earliest_retained": earliest,
+            "deleted_data_files": len(doomed_data),
+            "deleted_index_files": len(doomed_index),
+        }
         pending.complete(content)
     table.storage.delete_many(doomed_data)
     table.storage.delete_many(doomed_index)
-    log.info("clean %s: deleted %d data and %d index files; earliest retained snapshot %s",
-             pending.timestamp, len(doomed_data), len(doomed_index), earliest)
+    log.info(
+        "clean %s: deleted %d data and %d index files; earliest retained snapshot %s",
+        pending.timestamp,
+        len(doomed_data),
+        len(doomed_index),
+        earliest,
+    )
     return CleanReport(pending.timestamp, earliest, len(doomed_data), len(doomed_index))
 
 
@@ -68,7 +80,7 @@ def _unneeded_index_files(table: LakeTable, completed: frozenset[str], retained:
     """Index files not read by any retained snapshot (including files of incomplete instants)."""
     by_partition: dict[str, list[tuple[str, IndexFileName]]] = defaultdict(list)
     for entry in table.storage.list_files(METADATA_DIR, recursive=True):
-        partition, _, file_name = entry.rel[len(METADATA_DIR) + 1:].rpartition("/")
+        partition, _, file_name = entry.rel[len(METADATA_DIR) + 1 :].rpartition("/")
         parsed = IndexFileName.parse(file_name)
         if parsed is not None:
             by_partition[partition].append((entry.rel, parsed))

@@ -41,8 +41,10 @@ def compact_locked(table: LakeTable, force: bool) -> CompactionReport:
     threshold = 1 if force else table.config.properties.index_compaction_max_log_files
     snapshot = table.snapshot()
     views = {spec.name: snapshot.partition(spec) for spec in table.partition_specs()}
-    plan = {name: sorted(b for b, n in view.log_counts().items() if n >= threshold)
-            for name, view in views.items()}
+    plan = {
+        name: sorted(b for b, n in view.log_counts().items() if n >= threshold)
+        for name, view in views.items()
+    }
     plan = {name: buckets for name, buckets in plan.items() if buckets}
     if not plan:
         return CompactionReport(None)

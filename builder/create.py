@@ -28,15 +28,25 @@ def to_table_schema(schema: SchemaLike) -> TableSchema:
     if isinstance(schema, pa.Schema):
         return TableSchema.from_arrow(schema)
     if hasattr(schema, "fields") and hasattr(schema, "simpleString"):
-        return TableSchema.parse(", ".join(
-            f"{f.name} {f.dataType.simpleString().replace('timestamp_ntz', 'timestamp')}"
-            + ("" if f.nullable else " not null") for f in schema.fields))
+        return TableSchema.parse(
+            ", ".join(
+                f"{f.name} {f.dataType.simpleString().replace('timestamp_ntz', 'timestamp')}"
+                + ("" if f.nullable else " not null")
+                for f in schema.fields
+            )
+        )
     raise TypeError(f"cannot make a table schema from {type(schema).__name__}")
 
 
-def create_table(location: str, schema: SchemaLike, record_key: str | Sequence[str],
-                 partition_by: Sequence[str] = (), ordering_field: str | None = None,
-                 properties: Mapping[str, Any] | None = None, name: str | None = None) -> TableConfig:
+def create_table(
+    location: str,
+    schema: SchemaLike,
+    record_key: str | Sequence[str],
+    partition_by: Sequence[str] = (),
+    ordering_field: str | None = None,
+    properties: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> TableConfig:
     storage = Storage.from_uri(location)
     if storage.exists(TABLE_JSON):
         raise TableExistsError(f"a lakeprune table already exists at {storage.uri}")

@@ -34,8 +34,10 @@ class PendingInstant:
         return self.instant.timestamp
 
     def inflight(self, data_partitions: list[str], index_partitions: list[str]) -> None:
-        self.touched = {"data_partitions": sorted(set(data_partitions)),
-                        "index_partitions": sorted(set(index_partitions))}
+        self.touched = {
+            "data_partitions": sorted(set(data_partitions)),
+            "index_partitions": sorted(set(index_partitions)),
+        }
         self.instant = tl.mark_inflight(self.storage, self.instant, self.touched)
 
     def complete(self, content: dict[str, Any]) -> Instant:
@@ -88,8 +90,11 @@ def written_by(name: str) -> str | None:
 
 
 def _delete_written_by(storage: Storage, directory: str, timestamp: str, recursive: bool = False) -> int:
-    doomed = [e.rel for e in storage.list_files(directory, recursive=recursive)
-              if written_by(e.rel.rpartition("/")[2]) == timestamp]
+    doomed = [
+        e.rel
+        for e in storage.list_files(directory, recursive=recursive)
+        if written_by(e.rel.rpartition("/")[2]) == timestamp
+    ]
     return storage.delete_many(doomed)
 
 
@@ -101,4 +106,3 @@ def rollback_pending(storage: Storage) -> list[str]:
         rollback(storage, timeline, instant)
         done.append(instant.timestamp)
     return done
-

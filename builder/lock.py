@@ -60,15 +60,22 @@ def _try_create(storage: Storage, content: bytes) -> bool:
 @contextmanager
 def table_lock(storage: Storage, operation: str) -> Iterator[None]:
     """Hold the table's writer lock for the duration of the block."""
-    content = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "operation": operation,
-                          "since": datetime.now(UTC).isoformat()}).encode()
+    content = json.dumps(
+        {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "operation": operation,
+            "since": datetime.now(UTC).isoformat(),
+        }
+    ).encode()
     if not _try_create(storage, content):
         holder = _read_holder(storage)
         if not _holder_is_dead(holder):
             raise TableLockedError(
                 f"table {storage.uri} is locked by {holder.get('operation', '?')} on host "
                 f"{holder.get('host', '?')} pid {holder.get('pid', '?')} since {holder.get('since', '?')}; "
-                f"if no writer is running there, delete {storage.full_uri(LOCK_FILE)}")
+                f"if no writer is running there, delete {storage.full_uri(LOCK_FILE)}"
+            )
         storage.delete(LOCK_FILE)
         if not _try_create(storage, content):
             raise TableLockedError(f"table {storage.uri} was locked by another writer just now")

@@ -27,10 +27,12 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
         builder = SparkSession.builder.appName(app_name)
         if master is not None or not SparkConf().contains("spark.master"):
             builder = builder.master(master or os.environ.get("LAKEPRUNE_SPARK_MASTER", "local[*]"))
-            builder = (builder.config("spark.ui.enabled", "false")
-                       .config("spark.ui.showConsoleProgress", "false")
-                       .config("spark.sql.shuffle.partitions", "8")
-                       .config("spark.driver.memory", os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")))
+            builder = (
+                builder.config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.sql.shuffle.partitions", "8")
+                .config("spark.driver.memory", os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g"))
+            )
         active = builder.getOrCreate()
         active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", "ERROR"))
     for key, value in REQUIRED_CONF.items():

@@ -107,7 +107,7 @@ class Storage:
         entries = []
         for info in self.fs.get_file_info(selector):
             if info.type == pafs.FileType.File:
-                entries.append(FileEntry(rel=info.path[len(prefix):], size=int(info.size)))
+                entries.append(FileEntry(rel=info.path[len(prefix) :], size=int(info.size)))
         return sorted(entries, key=lambda e: e.rel)
 
     def delete(self, rel: str) -> None:

@@ -16,14 +16,36 @@ import pyarrow.types as pat
 from pruner.errors import InvalidSchemaError
 
 _SIMPLE_TYPES = (
-    "boolean", "tinyint", "smallint", "int", "bigint", "float", "double",
-    "string", "binary", "date", "timestamp",
+    "boolean",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "string",
+    "binary",
+    "date",
+    "timestamp",
 )
 _ALIASES = {
-    "bool": "boolean", "byte": "tinyint", "int8": "tinyint", "short": "smallint",
-    "int16": "smallint", "integer": "int", "int32": "int", "long": "bigint", "int64": "bigint",
-    "real": "float", "float32": "float", "float64": "double", "varchar": "string",
-    "text": "string", "varbinary": "binary", "bytes": "binary", "timestamp_ltz": "timestamp",
+    "bool": "boolean",
+    "byte": "tinyint",
+    "int8": "tinyint",
+    "short": "smallint",
+    "int16": "smallint",
+    "integer": "int",
+    "int32": "int",
+    "long": "bigint",
+    "int64": "bigint",
+    "real": "float",
+    "float32": "float",
+    "float64": "double",
+    "varchar": "string",
+    "text": "string",
+    "varbinary": "binary",
+    "bytes": "binary",
+    "timestamp_ltz": "timestamp",
 }
 _INTEGER_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4}
 _DECIMAL_RE = re.compile(r"^(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
@@ -90,9 +112,16 @@ def parse_type(text: str) -> ColumnType:
 
 def _to_arrow(t: ColumnType) -> pa.DataType:
     simple: dict[str, pa.DataType] = {
-        "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
-        "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
-        "string": pa.string(), "binary": pa.binary(), "date": pa.date32(),
+        "boolean": pa.bool_(),
+        "tinyint": pa.int8(),
+        "smallint": pa.int16(),
+        "int": pa.int32(),
+        "bigint": pa.int64(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "binary": pa.binary(),
+        "date": pa.date32(),
         "timestamp": pa.timestamp("us", tz="UTC"),
     }
     if t.name == "decimal":
@@ -103,12 +132,17 @@ def _to_arrow(t: ColumnType) -> pa.DataType:
 def from_arrow(dt: pa.DataType) -> ColumnType:
     """The column type for an Arrow type (as found in a Parquet file or a Spark Arrow batch)."""
     checks: list[tuple[bool, str]] = [
-        (pat.is_boolean(dt), "boolean"), (pat.is_int8(dt), "tinyint"),
-        (pat.is_int16(dt), "smallint"), (pat.is_int32(dt), "int"), (pat.is_int64(dt), "bigint"),
-        (pat.is_float32(dt), "float"), (pat.is_float64(dt), "double"),
+        (pat.is_boolean(dt), "boolean"),
+        (pat.is_int8(dt), "tinyint"),
+        (pat.is_int16(dt), "smallint"),
+        (pat.is_int32(dt), "int"),
+        (pat.is_int64(dt), "bigint"),
+        (pat.is_float32(dt), "float"),
+        (pat.is_float64(dt), "double"),
         (pat.is_string(dt) or pat.is_large_string(dt) or pat.is_string_view(dt), "string"),
         (pat.is_binary(dt) or pat.is_large_binary(dt) or pat.is_binary_view(dt), "binary"),
-        (pat.is_date(dt), "date"), (pat.is_timestamp(dt), "timestamp"),
+        (pat.is_date(dt), "date"),
+        (pat.is_timestamp(dt), "timestamp"),
     ]
     for matched, name in checks:
         if matched:
@@ -135,8 +169,10 @@ def can_write(source: ColumnType, target: ColumnType) -> bool:
     if source.name == "float" and target.name == "double":
         return True
     if source.name == "decimal" and target.name == "decimal":
-        return (target.scale >= source.scale
-                and target.precision - target.scale >= source.precision - source.scale)
+        return (
+            target.scale >= source.scale
+            and target.precision - target.scale >= source.precision - source.scale
+        )
     return False
 
 
@@ -189,8 +225,7 @@ class TableSchema:
         return any(c.name == name for c in self.columns)
 
     def to_arrow(self) -> pa.Schema:
-        return pa.schema([pa.field(c.name, c.type.to_arrow(), nullable=c.nullable)
-                          for c in self.columns])
+        return pa.schema([pa.field(c.name, c.type.to_arrow(), nullable=c.nullable) for c in self.columns])
 
     def to_spark_ddl(self) -> str:
         return ", ".join(f"`{c.name}` {c.type.to_spark_ddl()}" for c in self.columns)
@@ -207,7 +242,7 @@ class TableSchema:
             tokens = part.split(None, 1)
             if len(tokens) != 2:
                 raise InvalidSchemaError(f"expected 'name type' in schema, got {part!r}")
-            name, type_text = tokens[0].strip("`\""), tokens[1].strip()
+            name, type_text = tokens[0].strip('`"'), tokens[1].strip()
             nullable = True
             if re.search(r"\s+not\s+null$", type_text, flags=re.IGNORECASE):
                 nullable = False
@@ -226,8 +261,9 @@ class TableSchema:
         for item in data:
             if not isinstance(item, dict):
                 raise InvalidSchemaError("schema column must be an object")
-            columns.append(Column(str(item["name"]), parse_type(str(item["type"])),
-                                  bool(item.get("nullable", True))))
+            columns.append(
+                Column(str(item["name"]), parse_type(str(item["type"])), bool(item.get("nullable", True)))
+            )
         return cls(tuple(columns))
 
 

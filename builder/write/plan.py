@@ -31,9 +31,12 @@ def average_record_bytes(files: list[DataFile]) -> float:
     return sum(f.size for f in files) / rows if rows else DEFAULT_RECORD_BYTES
 
 
-def plan_insert_bins(insert_counts: dict[str, int], live_files: list[DataFile],
-                     properties: TableProperties,
-                     new_file_group: Callable[[], str] = lambda: uuid.uuid4().hex) -> list[InsertBin]:
+def plan_insert_bins(
+    insert_counts: dict[str, int],
+    live_files: list[DataFile],
+    properties: TableProperties,
+    new_file_group: Callable[[], str] = lambda: uuid.uuid4().hex,
+) -> list[InsertBin]:
     record_bytes = max(average_record_bytes(live_files), 1.0)
     per_file = max(1, int(properties.write_target_file_size_bytes // record_bytes))
     small_by_partition: dict[str, list[DataFile]] = {}

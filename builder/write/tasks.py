@@ -39,10 +39,15 @@ ACTION_REMOVE = 1
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
-WRITTEN_SCHEMA = pa.schema([
-    ("partition", pa.string()), ("file_name", pa.string()), ("file_group", pa.string()),
-    ("size", pa.int64()), ("rows", pa.int64()),
-])
+WRITTEN_SCHEMA = pa.schema(
+    [
+        ("partition", pa.string()),
+        ("file_name", pa.string()),
+        ("file_group", pa.string()),
+        ("size", pa.int64()),
+        ("rows", pa.int64()),
+    ]
+)
 
 
 def _collect(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
@@ -53,16 +58,21 @@ def _collect(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
     return table if table.num_rows else None
 
 
-def annotate(key_fields: tuple[str, ...], partition_fields: tuple[str, ...],
-             num_buckets: int) -> BatchFunction:
+def annotate(
+    key_fields: tuple[str, ...], partition_fields: tuple[str, ...], num_buckets: int
+) -> BatchFunction:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             keys = encode_record_keys(batch, key_fields)
-            yield (pa.Table.from_batches([batch])
-                   .append_column(KEY, keys)
-                   .append_column(PARTITION, partition_paths(batch, partition_fields))
-                   .append_column(BUCKET, pa.array(buckets_of(keys, num_buckets)))
-                   .combine_chunks().to_batches()[0])
+            yield (
+                pa.Table.from_batches([batch])
+                .append_column(KEY, keys)
+                .append_column(PARTITION, partition_paths(batch, partition_fields))
+                .append_column(BUCKET, pa.array(buckets_of(keys, num_buckets)))
+                .combine_chunks()
+                .to_batches()[0]
+            )
+
     return run
 
 
@@ -76,8 +86,12 @@ def lookup_locations(view: PartitionView) -> BatchFunction:
         for bucket in np.unique(buckets):
             found = view.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket)))
             if found.num_rows:
-                yield pa.table([found["key"], found["partition"], found["file_group"]],
-                               schema=LOCATION_SCHEMA).combine_chunks().to_batches()[0]
+                yield (
+                    pa.table([found["key"], found["partition"], found["file_group"]], schema=LOCATION_SCHEMA)
+                    .combine_chunks()
+                    .to_batches()[0]
+                )
+
     return run
 
 
@@ -97,8 +111,14 @@ def _group_boundaries(values: pa.ChunkedArray) -> list[tuple[int, int]]:
     return list(itertools.pairwise(edges))
 
 
-def rewrite_file_groups(storage: Storage, schema: pa.Schema, key_fields: tuple[str, ...],
-                        live: dict[str, DataFile], instant: str, row_group_bytes: int) -> BatchFunction:
+def rewrite_file_groups(
+    storage: Storage,
+    schema: pa.Schema,
+    key_fields: tuple[str, ...],
+    live: dict[str, DataFile],
+    instant: str,
+    row_group_bytes: int,
+) -> BatchFunction:
     """For each target file group: old slice minus every touched key, plus the added rows."""
 
     def rewrite(group: pa.Table, token: str) -> dict[str, object]:
@@ -114,15 +134,25 @@ def rewrite_file_groups(storage: Storage, schema: pa.Schema, key_fields: tuple[s
             parts.insert(0, old.cast(schema).filter(keep))
         rows = pa.concat_tables(parts).sort_by([(k, "ascending") for k in key_fields])
         partition = existing.partition if existing else group.column(PARTITION)[0].as_py()
-        result: dict[str, object] = {"partition": partition, "file_name": None,
-                                     "file_group": file_group, "size": 0, "rows": rows.num_rows}
+        result: dict[str, object] = {
+            "partition": partition,
+            "file_name": None,
+            "file_group": file_group,
+            "size": 0,
+            "rows": rows.num_rows,
+        }
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)
             per_row = max(1, rows.nbytes // rows.num_rows)
             with storage.open_output_stream(rel) as sink:
-                pq.write_table(rows, sink, row_group_size=max(1024, row_group_bytes // per_row),
-                               compression="zstd", coerce_timestamps="us")
+                pq.write_table(
+                    rows,
+                    sink,
+                    row_group_size=max(1024, row_group_bytes // per_row),
+                    compression="zstd",
+                    coerce_timestamps="us",
+                )
             result["file_name"] = str(name)
             result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
         return result
@@ -133,8 +163,10 @@ def rewrite_file_groups(storage: Storage, schema: pa.Schema, key_fields: tuple[s
             return
         table = table.sort_by([(FILE_GROUP, "ascending")])
         token = _write_token()
-        results = [rewrite(table.slice(start, end - start), token)
-                   for start, end in _group_boundaries(table.column(FILE_GROUP))]
+        results = [
+            rewrite(table.slice(start, end - start), token)
+            for start, end in _group_boundaries(table.column(FILE_GROUP))
+        ]
         yield pa.RecordBatch.from_pylist(results, schema=WRITTEN_SCHEMA)
 
     return run
@@ -147,4 +179,5 @@ def write_index_logs(storage: Storage, spec: PartitionSpec, instant: str) -> Bat
             return
         written = write_logs(storage, spec, instant, table)
         yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
+
     return run

@@ -27,13 +27,15 @@ def conform(df: DataFrame, config: TableConfig, key_only: bool) -> DataFrame:
         what = "record key column" if key_only else "column"
         raise SchemaMismatchError(
             f"input is missing {what}(s) {', '.join(missing)}; input columns: "
-            f"{', '.join(f.name for f in df.schema.fields) or '(none)'}")
+            f"{', '.join(f.name for f in df.schema.fields) or '(none)'}"
+        )
     if not key_only:
         extra = sorted(set(by_lower) - {c.name for c in wanted})
         if extra:
             raise SchemaMismatchError(
                 f"input has column(s) {', '.join(extra)} that the table does not have "
-                f"(table columns: {', '.join(config.schema.names)})")
+                f"(table columns: {', '.join(config.schema.names)})"
+            )
     selected: list[SparkColumn] = []
     for column in wanted:
         field = by_lower[column.name]
@@ -41,11 +43,13 @@ def conform(df: DataFrame, config: TableConfig, key_only: bool) -> DataFrame:
             source = from_spark(field.dataType.simpleString())
         except InvalidSchemaError:
             raise SchemaMismatchError(
-                f"input column {field.name!r} has unsupported type {field.dataType.simpleString()}") from None
+                f"input column {field.name!r} has unsupported type {field.dataType.simpleString()}"
+            ) from None
         if not can_write(source, column.type):
             raise SchemaMismatchError(
                 f"input column {field.name!r} has type {source}, which cannot be written to "
-                f"column {column.name!r} of type {column.type}")
+                f"column {column.name!r} of type {column.type}"
+            )
         selected.append(F.col(f"`{field.name}`").cast(column.type.to_spark_ddl()).alias(column.name))
     return df.select(*selected)
 

@@ -93,8 +93,9 @@ def write(spark: SparkSession, location: str, df: DataFrame, mode: WriteMode | s
     with table_lock(table.storage, f"write ({mode})"):
         rolled_back = rollback_pending(table.storage)
         if rolled_back:
-            log.warning("rolled back incomplete instant(s) %s left by an earlier writer",
-                        ", ".join(rolled_back))
+            log.warning(
+                "rolled back incomplete instant(s) %s left by an earlier writer", ", ".join(rolled_back)
+            )
         return _Write(spark, table.refresh(), mode).run(df)
 
 
@@ -142,8 +143,11 @@ class _Write:
         tagged = self._persist(self._tag(unique, snapshot))
         stats = tagged.agg(
             F.sum(F.when(F.col(OLD_FILE_GROUP).isNotNull(), 1).otherwise(0)).alias("found"),
-            F.sum(F.when(F.col(OLD_FILE_GROUP).isNotNull()
-                         & (F.col(OLD_PARTITION) != F.col(PARTITION)), 1).otherwise(0)).alias("moved"),
+            F.sum(
+                F.when(
+                    F.col(OLD_FILE_GROUP).isNotNull() & (F.col(OLD_PARTITION) != F.col(PARTITION)), 1
+                ).otherwise(0)
+            ).alias("moved"),
         ).first()
         assert stats is not None
         found, moved = int(stats["found"] or 0), int(stats["moved"] or 0)
@@ -153,17 +157,24 @@ class _Write:
             sample = [r[KEY] for r in existing]
             raise InvalidInputError(
                 f"{found} record key(s) already exist in the table (e.g. {', '.join(map(repr, sample))}); "
-                "use --mode upsert to update them")
+                "use --mode upsert to update them"
+            )
 
         start = time.perf_counter()
         work = self._persist(self._plan(tagged, list(live.values())))
         targets = work.select(FILE_GROUP, PARTITION).distinct().collect()
         self.timer.phase("plan", start)
         result = WriteResult(
-            operation=str(self.mode), instant=None, input_rows=input_rows,
+            operation=str(self.mode),
+            instant=None,
+            input_rows=input_rows,
             duplicates_dropped=input_rows - unique_rows,
-            inserted=0 if key_only else unique_rows - found, updated=0 if key_only else found,
-            moved=0 if key_only else moved, deleted=found if key_only else 0, not_found=unique_rows - found if key_only else 0)
+            inserted=0 if key_only else unique_rows - found,
+            updated=0 if key_only else found,
+            moved=0 if key_only else moved,
+            deleted=found if key_only else 0,
+            not_found=unique_rows - found if key_only else 0,
+        )
         if not targets:
             log.info("nothing to change")
             return WriteResult(**{**asdict(result), "timings_ms": self.timer.phases})
@@ -171,12 +182,17 @@ class _Write:
 
     def _annotate(self, conformed: DataFrame) -> DataFrame:
         keyed = conformed.withColumn(SEQ, F.monotonically_increasing_id())
-        schema = (T.StructType(list(keyed.schema.fields))
-                  .add(KEY, T.StringType()).add(PARTITION, T.StringType()).add(BUCKET, T.IntegerType()))
+        schema = (
+            T.StructType(list(keyed.schema.fields))
+            .add(KEY, T.StringType())
+            .add(PARTITION, T.StringType())
+            .add(BUCKET, T.IntegerType())
+        )
         # A delete's input has only the key; its rows' partitions come from the record index.
         partition_fields = () if self.mode == WriteMode.DELETE else self.config.partition_fields
-        fn = tasks.annotate(self.config.record_key, partition_fields,
-                            self.config.properties.index_record_index_buckets)
+        fn = tasks.annotate(
+            self.config.record_key, partition_fields, self.config.properties.index_record_index_buckets
+        )
         return keyed.mapInArrow(fn, schema)
 
     def _deduplicate(self, annotated: DataFrame) -> DataFrame:
@@ -184,20 +200,27 @@ class _Write:
         if self.config.ordering_field and self.mode != WriteMode.DELETE:
             order.insert(0, F.col(self.config.ordering_field).desc_nulls_last())
         window = Window.partitionBy(KEY).orderBy(*order)
-        return (annotated.withColumn("_lp_rank", F.row_number().over(window))
-                .where(F.col("_lp_rank") == 1).drop("_lp_rank", SEQ))
+        return (
+            annotated.withColumn("_lp_rank", F.row_number().over(window))
+            .where(F.col("_lp_rank") == 1)
+            .drop("_lp_rank", SEQ)
+        )
 
     def _tag(self, unique: DataFrame, snapshot: Snapshot) -> DataFrame:
         """Join each key with its current location from the record index (null for new keys)."""
         view = snapshot.record_index()
         if not view.buckets:
-            return (unique.withColumn(OLD_PARTITION, F.lit(None).cast("string"))
-                    .withColumn(OLD_FILE_GROUP, F.lit(None).cast("string")))
-        schema = T.StructType([T.StructField(n, T.StringType())
-                               for n in (KEY, OLD_PARTITION, OLD_FILE_GROUP)])
-        found = (unique.select(KEY, BUCKET)
-                 .repartition(min(len(view.buckets), 64), BUCKET)
-                 .mapInArrow(tasks.lookup_locations(view), schema))
+            return unique.withColumn(OLD_PARTITION, F.lit(None).cast("string")).withColumn(
+                OLD_FILE_GROUP, F.lit(None).cast("string")
+            )
+        schema = T.StructType(
+            [T.StructField(n, T.StringType()) for n in (KEY, OLD_PARTITION, OLD_FILE_GROUP)]
+        )
+        found = (
+            unique.select(KEY, BUCKET)
+            .repartition(min(len(view.buckets), 64), BUCKET)
+            .mapInArrow(tasks.lookup_locations(view), schema)
+        )
         return unique.join(found, on=KEY, how="left")
 
     def _plan(self, tagged: DataFrame, live_files: list[DataFile]) -> DataFrame:
@@ -206,43 +229,63 @@ class _Write:
         if self.mode == WriteMode.DELETE:
             return self._removals(tagged.where(exists))
         same_partition = F.col(OLD_PARTITION) == F.col(PARTITION)
-        updates = (tagged.where(exists & same_partition)
-                   .withColumn(FILE_GROUP, F.col(OLD_FILE_GROUP))
-                   .withColumn(ACTION, F.lit(ACTION_ADD)).withColumn(IS_NEW, F.lit(False)))
+        updates = (
+            tagged.where(exists & same_partition)
+            .withColumn(FILE_GROUP, F.col(OLD_FILE_GROUP))
+            .withColumn(ACTION, F.lit(ACTION_ADD))
+            .withColumn(IS_NEW, F.lit(False))
+        )
         new_rows = tagged.where(~exists | ~same_partition)
         counts = {r[PARTITION]: int(r["count"]) for r in new_rows.groupBy(PARTITION).count().collect()}
         inserts = self._assign_bins(new_rows, plan_insert_bins(counts, live_files, self.config.properties))
         columns = self._work_columns()
-        return (updates.select(*columns).unionByName(inserts.select(*columns))
-                .unionByName(self._removals(tagged.where(exists & ~same_partition))))
+        return (
+            updates.select(*columns)
+            .unionByName(inserts.select(*columns))
+            .unionByName(self._removals(tagged.where(exists & ~same_partition)))
+        )
 
     def _work_columns(self) -> list[str]:
         return [*self.config.schema.names, KEY, PARTITION, FILE_GROUP, ACTION, IS_NEW, BUCKET]
 
     def _removals(self, located: DataFrame) -> DataFrame:
         """Remove-rows for keys leaving their current file group (deleted, or moved partition)."""
-        empty_values = [F.lit(None).cast(c.type.to_spark_ddl()).alias(c.name)
-                        for c in self.config.schema.columns]
+        empty_values = [
+            F.lit(None).cast(c.type.to_spark_ddl()).alias(c.name) for c in self.config.schema.columns
+        ]
         return located.select(
-            *empty_values, KEY, F.col(OLD_PARTITION).alias(PARTITION),
+            *empty_values,
+            KEY,
+            F.col(OLD_PARTITION).alias(PARTITION),
             F.col(OLD_FILE_GROUP).alias(FILE_GROUP),
-            F.lit(ACTION_REMOVE).alias(ACTION), F.lit(False).alias(IS_NEW), BUCKET)
+            F.lit(ACTION_REMOVE).alias(ACTION),
+            F.lit(False).alias(IS_NEW),
+            BUCKET,
+        )
 
     def _assign_bins(self, new_rows: DataFrame, bins: list[InsertBin]) -> DataFrame:
         """Rank new rows by key within their partition and give each rank range its file group."""
         bins_df = self.spark.createDataFrame(
             [(b.partition, b.file_group, b.start, b.end) for b in bins],
-            "b_partition string, b_file_group string, b_start bigint, b_end bigint")
+            "b_partition string, b_file_group string, b_start bigint, b_end bigint",
+        )
         rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(KEY)) - 1
         ranked = new_rows.withColumn("_lp_rank", rank)
-        condition = ((ranked[PARTITION] == bins_df["b_partition"])
-                     & (ranked["_lp_rank"] >= bins_df["b_start"]) & (ranked["_lp_rank"] < bins_df["b_end"]))
-        return (ranked.join(F.broadcast(bins_df), condition, "inner")
-                .withColumn(FILE_GROUP, F.col("b_file_group"))
-                .withColumn(ACTION, F.lit(ACTION_ADD)).withColumn(IS_NEW, F.lit(True)))
+        condition = (
+            (ranked[PARTITION] == bins_df["b_partition"])
+            & (ranked["_lp_rank"] >= bins_df["b_start"])
+            & (ranked["_lp_rank"] < bins_df["b_end"])
+        )
+        return (
+            ranked.join(F.broadcast(bins_df), condition, "inner")
+            .withColumn(FILE_GROUP, F.col("b_file_group"))
+            .withColumn(ACTION, F.lit(ACTION_ADD))
+            .withColumn(IS_NEW, F.lit(True))
+        )
 
-    def _commit(self, work: DataFrame, targets: list[Row], live: dict[str, DataFile],
-                result: WriteResult) -> WriteResult:
+    def _commit(
+        self, work: DataFrame, targets: list[Row], live: dict[str, DataFile], result: WriteResult
+    ) -> WriteResult:
         storage = self.table.storage
         config = self.config
         rli_spec = self.table.record_index_spec
@@ -255,48 +298,81 @@ class _Write:
             start = time.perf_counter()
             log.info("writing %d file group(s) in %d partition(s)", len(targets), len(partitions))
             rewrite = tasks.rewrite_file_groups(
-                storage, config.schema.to_arrow(), config.record_key, live, instant,
-                config.properties.write_row_group_bytes)
+                storage,
+                config.schema.to_arrow(),
+                config.record_key,
+                live,
+                instant,
+                config.properties.write_row_group_bytes,
+            )
             parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
-            written_schema = T.StructType([
-                T.StructField("partition", T.StringType()), T.StructField("file_name", T.StringType()),
-                T.StructField("file_group", T.StringType()), T.StructField("size", T.LongType()),
-                T.StructField("rows", T.LongType())])
+            written_schema = T.StructType(
+                [
+                    T.StructField("partition", T.StringType()),
+                    T.StructField("file_name", T.StringType()),
+                    T.StructField("file_group", T.StringType()),
+                    T.StructField("size", T.LongType()),
+                    T.StructField("rows", T.LongType()),
+                ]
+            )
             written = work.repartition(parallelism, FILE_GROUP).mapInArrow(rewrite, written_schema).collect()
             self.timer.phase("write_files", start)
 
-            added = [DataFile(r["partition"], r["file_name"], r["file_group"], instant, r["size"], r["rows"])
-                     for r in written if r["file_name"]]
+            added = [
+                DataFile(r["partition"], r["file_name"], r["file_group"], instant, r["size"], r["rows"])
+                for r in written
+                if r["file_name"]
+            ]
             removed = [live[r["file_group"]] for r in written if r["file_group"] in live]
 
             start = time.perf_counter()
             # Upserts: only keys that are new or moved change location. Deletes: tombstones.
             deleting = self.mode == WriteMode.DELETE
             changes = (work if deleting else work.where(F.col(IS_NEW))).select(
-                F.col(KEY).alias("key"), F.col(PARTITION).alias("partition"),
+                F.col(KEY).alias("key"),
+                F.col(PARTITION).alias("partition"),
                 F.col(FILE_GROUP).alias("file_group"),
-                F.lit(OP_DELETE if deleting else OP_UPSERT).cast("tinyint").alias(OP_FIELD), BUCKET)
-            index_files = (changes.repartition(min(rli_spec.num_buckets, 64), BUCKET)
-                           .mapInArrow(tasks.write_index_logs(storage, rli_spec, instant), "path string")
-                           .collect())
+                F.lit(OP_DELETE if deleting else OP_UPSERT).cast("tinyint").alias(OP_FIELD),
+                BUCKET,
+            )
+            index_files = (
+                changes.repartition(min(rli_spec.num_buckets, 64), BUCKET)
+                .mapInArrow(tasks.write_index_logs(storage, rli_spec, instant), "path string")
+                .collect()
+            )
             self.timer.phase("record_index", start)
 
             start = time.perf_counter()
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, removed))
             self.timer.phase("files_index", start)
 
-            final = WriteResult(**{**asdict(result), "instant": instant, "files_added": len(added),
-                                   "files_removed": len(removed), "timings_ms": self.timer.phases})
-            pending.complete({
-                "operation": str(self.mode),
-                "added": [f.to_json() for f in added],
-                "removed": [f.to_json() for f in removed],
-                "index_files": sorted([r["path"] for r in index_files] + files_logs),
-                "stats": {k: v for k, v in final.to_json().items() if isinstance(v, int)},
-                "timings_ms": self.timer.phases,
-            })
-        log.info("committed %s: %d inserted, %d updated, %d deleted; %d file(s) added, %d replaced",
-                 instant, final.inserted, final.updated, final.deleted, final.files_added,
-                 final.files_removed)
+            final = WriteResult(
+                **{
+                    **asdict(result),
+                    "instant": instant,
+                    "files_added": len(added),
+                    "files_removed": len(removed),
+                    "timings_ms": self.timer.phases,
+                }
+            )
+            pending.complete(
+                {
+                    "operation": str(self.mode),
+                    "added": [f.to_json() for f in added],
+                    "removed": [f.to_json() for f in removed],
+                    "index_files": sorted([r["path"] for r in index_files] + files_logs),
+                    "stats": {k: v for k, v in final.to_json().items() if isinstance(v, int)},
+                    "timings_ms": self.timer.phases,
+                }
+            )
+        log.info(
+            "committed %s: %d inserted, %d updated, %d deleted; %d file(s) added, %d replaced",
+            instant,
+            final.inserted,
+            final.updated,
+            final.deleted,
+            final.files_added,
+            final.files_removed,
+        )
         compaction = compact_locked(self.table.refresh(), force=False)
         return WriteResult(**{**asdict(final), "compaction_instant": compaction.instant})

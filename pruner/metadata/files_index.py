@@ -15,14 +15,16 @@ from pruner.metadata.spec import OP_DELETE, OP_UPSERT, PartitionSpec
 from pruner.table.layout import DataFileName, data_file_path
 
 NAME = "files"
-SCHEMA = pa.schema([
-    pa.field("partition", pa.string(), nullable=False),
-    pa.field("file_name", pa.string(), nullable=False),
-    pa.field("file_group", pa.string(), nullable=False),
-    pa.field("instant", pa.string(), nullable=False),
-    pa.field("size", pa.int64(), nullable=False),
-    pa.field("rows", pa.int64(), nullable=False),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("partition", pa.string(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("file_group", pa.string(), nullable=False),
+        pa.field("instant", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("rows", pa.int64(), nullable=False),
+    ]
+)
 
 
 def spec(num_buckets: int) -> PartitionSpec:
@@ -47,14 +49,26 @@ class DataFile:
         return data_file_path(self.partition, name) if name else self.file_name
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "partition": self.partition, "file_group": self.file_group,
-                "instant": self.instant, "size": self.size, "rows": self.rows}
+        return {
+            "path": self.path,
+            "partition": self.partition,
+            "file_group": self.file_group,
+            "instant": self.instant,
+            "size": self.size,
+            "rows": self.rows,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> DataFile:
         path = str(data["path"])
-        return cls(str(data["partition"]), path.rpartition("/")[2], str(data["file_group"]),
-                   str(data["instant"]), int(str(data["size"])), int(str(data["rows"])))
+        return cls(
+            str(data["partition"]),
+            path.rpartition("/")[2],
+            str(data["file_group"]),
+            str(data["instant"]),
+            int(str(data["size"])),
+            int(str(data["rows"])),
+        )
 
 
 def to_rows(files: Iterable[DataFile]) -> pa.Table:

@@ -43,8 +43,9 @@ class PartitionView:
     buckets: dict[int, BucketFiles] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, storage: Storage, spec: PartitionSpec, visible: frozenset[str],
-             as_of: str | None) -> PartitionView:
+    def load(
+        cls, storage: Storage, spec: PartitionSpec, visible: frozenset[str], as_of: str | None
+    ) -> PartitionView:
         """The partition as of instant `as_of` (None: nothing committed yet), reading only files
         whose instant is in `visible` (the completed instants)."""
         if as_of is None:
@@ -97,7 +98,8 @@ class PartitionView:
             return dataset.to_table(filter=expr)
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
-                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}") from exc
+                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+            ) from exc
 
 
 def list_index_files(storage: Storage, spec: PartitionSpec) -> list[IndexFileName]:
@@ -148,8 +150,7 @@ def _dedupe_keep_last(spec: PartitionSpec, rows: pa.Table) -> pa.Table:
     return ordered.filter(last_of_each_key(ordered, spec.key_fields)).drop_columns(["_pos"])
 
 
-def write_base(storage: Storage, spec: PartitionSpec, bucket: int, instant: str,
-               rows: pa.Table) -> str:
+def write_base(storage: Storage, spec: PartitionSpec, bucket: int, instant: str, rows: pa.Table) -> str:
     rows = rows.select(spec.schema.names).cast(spec.schema).sort_by(spec.sort_keys())
     return _write(storage, spec, IndexFileName(bucket, "base", instant), rows)
 

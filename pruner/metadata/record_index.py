@@ -9,11 +9,13 @@ import pyarrow as pa
 from pruner.metadata.spec import PartitionSpec
 
 NAME = "record_index"
-SCHEMA = pa.schema([
-    pa.field("key", pa.string(), nullable=False),
-    pa.field("partition", pa.string(), nullable=False),
-    pa.field("file_group", pa.string(), nullable=False),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("partition", pa.string(), nullable=False),
+        pa.field("file_group", pa.string(), nullable=False),
+    ]
+)
 
 
 def spec(num_buckets: int) -> PartitionSpec:

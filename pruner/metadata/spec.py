@@ -41,7 +41,7 @@ class PartitionSpec:
 
     @property
     def payload_fields(self) -> list[str]:
-        return list(self.schema.names[len(self.key_fields):])
+        return list(self.schema.names[len(self.key_fields) :])
 
     def buckets(self, rows: pa.Table) -> npt.NDArray[np.int32]:
         return buckets_of(rows.column(self.hash_field), self.num_buckets)

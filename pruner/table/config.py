@@ -20,11 +20,13 @@ from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
 
 FORMAT_VERSION = 1
-RECORD_KEY_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint", "date",
-                              "decimal", "timestamp"})
+RECORD_KEY_TYPES = frozenset(
+    {"string", "tinyint", "smallint", "int", "bigint", "date", "decimal", "timestamp"}
+)
 PARTITION_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint", "date", "boolean"})
-ORDERING_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "decimal",
-                            "date", "timestamp", "string"})
+ORDERING_TYPES = frozenset(
+    {"tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp", "string"}
+)
 MiB = 1024 * 1024
 
 
@@ -46,7 +48,8 @@ class TableProperties:
                 raise InvalidSchemaError(f"property {_dotted(f.name)} must be >= 1")
         if self.write_small_file_limit_bytes > self.write_target_file_size_bytes:
             raise InvalidSchemaError(
-                "write.small_file_limit_bytes must not exceed write.target_file_size_bytes")
+                "write.small_file_limit_bytes must not exceed write.target_file_size_bytes"
+            )
 
     def to_json(self) -> dict[str, int]:
         return {_dotted(k): v for k, v in asdict(self).items()}
@@ -58,7 +61,8 @@ class TableProperties:
         for key, value in data.items():
             if key not in known:
                 raise InvalidSchemaError(
-                    f"unknown table property {key!r} (known: {', '.join(sorted(known))})")
+                    f"unknown table property {key!r} (known: {', '.join(sorted(known))})"
+                )
             try:
                 values[known[key]] = int(value)
             except (TypeError, ValueError):
@@ -123,17 +127,18 @@ class TableConfig:
         )
 
 
-def _check_fields(schema: TableSchema, names: tuple[str, ...], allowed: frozenset[str],
-                  role: str) -> None:
+def _check_fields(schema: TableSchema, names: tuple[str, ...], allowed: frozenset[str], role: str) -> None:
     for name in names:
         if not schema.has(name):
             raise InvalidSchemaError(
-                f"{role} column {name!r} is not in the schema (columns: {', '.join(schema.names)})")
+                f"{role} column {name!r} is not in the schema (columns: {', '.join(schema.names)})"
+            )
         type_name = schema.column(name).type.name
         if type_name not in allowed:
             raise InvalidSchemaError(
                 f"{role} column {name!r} has type {schema.column(name).type}, which cannot be "
-                f"used as a {role} column (allowed: {', '.join(sorted(allowed))})")
+                f"used as a {role} column (allowed: {', '.join(sorted(allowed))})"
+            )
 
 
 def load_config(storage: Storage) -> TableConfig:

@@ -20,8 +20,7 @@ def format_instant(moment: datetime) -> str:
 
 
 def parse_instant(text: str) -> datetime:
-    return datetime.strptime(text[:14], _FORMAT).replace(
-        tzinfo=UTC, microsecond=int(text[14:]) * 1000)
+    return datetime.strptime(text[:14], _FORMAT).replace(tzinfo=UTC, microsecond=int(text[14:]) * 1000)
 
 
 def next_instant(after: str | None, now: datetime | None = None) -> str:

@@ -21,8 +21,29 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 # Characters escaped in partition values (Hive's set, minus the ones that are harmless in URIs).
-_PARTITION_ESCAPES = ["%", "/", "=", "\\", ":", "#", "?", "*", "\"", "'", "[", "]", "^", "{", "}",
-                      "\n", "\r", "\t", "\x01", "\x1f", " "]
+_PARTITION_ESCAPES = [
+    "%",
+    "/",
+    "=",
+    "\\",
+    ":",
+    "#",
+    "?",
+    "*",
+    '"',
+    "'",
+    "[",
+    "]",
+    "^",
+    "{",
+    "}",
+    "\n",
+    "\r",
+    "\t",
+    "\x01",
+    "\x1f",
+    " ",
+]
 
 
 def _as_string(values: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -38,8 +59,9 @@ def encode_record_keys(table: pa.Table | pa.RecordBatch, key_fields: tuple[str, 
     parts = [_as_string(table.column(name)) for name in key_fields]
     if len(parts) == 1:
         return parts[0]
-    escaped = [pc.replace_substring(pc.replace_substring(p, "\\", "\\\\"), KEY_SEPARATOR, "\\u001f")
-               for p in parts]
+    escaped = [
+        pc.replace_substring(pc.replace_substring(p, "\\", "\\\\"), KEY_SEPARATOR, "\\u001f") for p in parts
+    ]
     joined = pc.binary_join_element_wise(*escaped, KEY_SEPARATOR, null_handling="emit_null")
     return pc.cast(joined, pa.string())
 
@@ -54,9 +76,10 @@ def fnv1a64(strings: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.uint64]:
     if n == 0:
         return hashes
     buffers = strings.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int64)[strings.offset: strings.offset + n + 1]
-    data = (np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None
-            else np.zeros(0, dtype=np.uint8))
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[strings.offset : strings.offset + n + 1]
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, dtype=np.uint8)
+    )
     starts = offsets[:-1]
     lengths = np.diff(offsets)
     if strings.null_count:
@@ -121,8 +144,8 @@ def parse_partition_path(path: str) -> dict[str, str | None]:
 def _unescape(text: str) -> str:
     out, i = [], 0
     while i < len(text):
-        if text[i] == "%" and _is_hex(text[i + 1: i + 3]):
-            out.append(chr(int(text[i + 1: i + 3], 16)))
+        if text[i] == "%" and _is_hex(text[i + 1 : i + 3]):
+            out.append(chr(int(text[i + 1 : i + 3], 16)))
             i += 3
         else:
             out.append(text[i])

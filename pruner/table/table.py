@@ -78,7 +78,8 @@ class LakeTable:
         earliest = self.earliest_retained()
         if earliest is not None and instant < earliest:
             raise SnapshotNotFoundError(
-                f"snapshot {instant} has been cleaned; the earliest retained snapshot is {earliest}")
+                f"snapshot {instant} has been cleaned; the earliest retained snapshot is {earliest}"
+            )
         return Snapshot(self, instant)
 
 
@@ -88,8 +89,9 @@ class Snapshot:
     instant: str | None  # None: the table has no completed instant yet
 
     def partition(self, spec: PartitionSpec) -> PartitionView:
-        return PartitionView.load(self.table.storage, spec,
-                                  self.table.timeline.completed_timestamps(), self.instant)
+        return PartitionView.load(
+            self.table.storage, spec, self.table.timeline.completed_timestamps(), self.instant
+        )
 
     def files(self) -> list[DataFile]:
         return files_index.from_rows(self.partition(self.table.files_spec).read_all())
@@ -108,8 +110,7 @@ class Snapshot:
             table = schema.empty_table()
             return table.select(columns) if columns is not None else table
         try:
-            dataset = ds.dataset(paths, schema=schema, format="parquet",
-                                 filesystem=self.table.storage.fs)
+            dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=self.table.storage.fs)
             if limit is not None:
                 return dataset.head(limit, columns=columns)
             return dataset.to_table(columns=columns)

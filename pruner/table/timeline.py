@@ -18,9 +18,9 @@ from pruner.table.layout import TIMELINE_DIR
 
 
 class Action(StrEnum):
-    COMMIT = "commit"          # a data write: insert, upsert or delete
+    COMMIT = "commit"  # a data write: insert, upsert or delete
     COMPACTION = "compaction"  # index partition compaction; table contents unchanged
-    CLEAN = "clean"            # removal of files no retained snapshot needs
+    CLEAN = "clean"  # removal of files no retained snapshot needs
 
 
 class State(StrEnum):

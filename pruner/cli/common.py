@@ -1,0 +1,71 @@
+"""Shared CLI plumbing: consoles, logging set-up, table location options, and `cli_command`, which
+turns a `LakepruneError` (or a Spark analysis error about the user's input) into a one-line
+`error: ...` on stderr and exit code 2 instead of a traceback."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+
+from pruner.errors import LakepruneError
+from pruner.table.table import table_location
+
+console = Console()
+err_console = Console(stderr=True)
+USER_ERROR_EXIT = 2
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+WarehouseOption = Annotated[
+    str | None,
+    typer.Option("--warehouse", "-w", help="Warehouse root; TABLE is then a table name under it."),
+]
+TableArgument = Annotated[str, typer.Argument(help="Table path or URI (or a name, with --warehouse).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a human summary.")]
+
+
+def setup_logging(verbose: bool = False) -> None:
+    handler = RichHandler(console=err_console, show_path=False, show_time=False, markup=False)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler], force=True)
+    for name in ("builder", "pruner"):
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def resolve(table: str, warehouse: str | None) -> str:
+    return table_location(table, warehouse)
+
+
+def _spark_user_error(exc: Exception) -> str | None:
+    """The first line of a Spark AnalysisException (bad input path, unreadable file), else None."""
+    try:
+        from pyspark.errors import AnalysisException
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return None
+    if isinstance(exc, AnalysisException):
+        return str(exc).strip().splitlines()[0]
+    return None
+
+
+def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except LakepruneError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(USER_ERROR_EXIT) from None
+        except Exception as exc:
+            message = _spark_user_error(exc)
+            if message is None:
+                raise
+            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
+    return wrapper

@@ -1,0 +1,205 @@
+"""`lakeprune table create | show | read | history`: define a table, describe it, read a snapshot's
+rows (printed, or written to Parquet / CSV), list its instants. None of these start Spark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import typer
+from rich.table import Table as RichTable
+
+from pruner.cli.common import (
+    JsonOption,
+    TableArgument,
+    WarehouseOption,
+    cli_command,
+    console,
+    resolve,
+)
+from pruner.errors import InvalidInputError, InvalidSchemaError
+from pruner.storage import Storage
+from pruner.table.describe import describe
+from pruner.table.describe import history as describe_history
+from pruner.table.table import LakeTable
+
+app = typer.Typer(help="Create, describe and read tables.", no_args_is_help=True)
+PRINT_LIMIT = 20
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def _parse_properties(items: list[str]) -> dict[str, str]:
+    properties = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInputError(f"--property expects key=value, got {item!r}")
+        properties[key.strip()] = value.strip()
+    return properties
+
+
+def _schema_from_file(path: str) -> pa.Schema:
+    storage = Storage.from_uri(path)
+    if not storage.exists(""):
+        raise InvalidInputError(f"--schema-from: {path} does not exist")
+    target = storage
+    if storage.is_dir(""):
+        parquet = [e.rel for e in storage.list_files("", recursive=True) if e.rel.endswith(".parquet")]
+        if not parquet:
+            raise InvalidInputError(f"--schema-from: no .parquet file under {path}")
+        return pq.read_schema(storage.path(parquet[0]), filesystem=storage.fs)
+    try:
+        return pq.read_schema(target.root, filesystem=target.fs)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise InvalidInputError(f"--schema-from: {path} is not a readable Parquet file ({exc})") from None
+
+
+@app.command("create")
+@cli_command
+def create(
+    table: TableArgument,
+    record_key: Annotated[str, typer.Option(help="Record key column(s), comma-separated.")],
+    schema: Annotated[
+        str | None, typer.Option(help='Columns, e.g. "id bigint, city string, ts timestamp".')
+    ] = None,
+    schema_from: Annotated[
+        str | None, typer.Option(help="Take the schema from this Parquet file or directory.")
+    ] = None,
+    partition_by: Annotated[str | None, typer.Option(help="Partition column(s), comma-separated.")] = None,
+    ordering_field: Annotated[
+        str | None, typer.Option(help="Column that decides between duplicate keys in a batch.")
+    ] = None,
+    prop: Annotated[
+        list[str] | None, typer.Option("--property", help="Table property key=value (repeatable).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Table name (default: the directory name).")] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Create an empty table."""
+    from builder.create import create_table
+
+    if (schema is None) == (schema_from is None):
+        raise InvalidSchemaError("give exactly one of --schema and --schema-from")
+    source: Any = schema if schema is not None else _schema_from_file(str(schema_from))
+    location = resolve(table, warehouse)
+    config = create_table(
+        location,
+        source,
+        _split(record_key),
+        _split(partition_by),
+        ordering_field,
+        _parse_properties(prop or []),
+        name,
+    )
+    console.print(
+        f"created table [bold]{config.name}[/] at {location} "
+        f"({len(config.schema.columns)} columns, record key {', '.join(config.record_key)})"
+    )
+
+
+@app.command("show")
+@cli_command
+def show(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonOption = False) -> None:
+    """Describe a table: schema, latest snapshot, files, indexes."""
+    info = describe(LakeTable.open(resolve(table, warehouse)))
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+        return
+    console.print(f"[bold]{info['name']}[/]  {info['location']}")
+    console.print(
+        f"snapshot {info['snapshot'] or '(none: no commits yet)'} · {info['commits']} commit(s) · "
+        f"{info['file_count']} file(s) in {info['partitions']} partition(s) · "
+        f"{info['row_count']:,} row(s) · {info['total_bytes']:,} bytes"
+    )
+    console.print(
+        f"record key: {', '.join(info['record_key'])} · partitioned by: "
+        f"{', '.join(info['partition_fields']) or '(none)'} · ordering field: "
+        f"{info['ordering_field'] or '(none)'}"
+    )
+    if info["pending_instants"]:
+        console.print(
+            f"[yellow]pending (rolled back by the next writer):[/] {', '.join(info['pending_instants'])}"
+        )
+    columns = RichTable("column", "type", "nullable", title="schema", title_justify="left")
+    for column in info["schema"]:
+        columns.add_row(column["name"], column["type"], "yes" if column["nullable"] else "no")
+    console.print(columns)
+    indexes = RichTable(
+        "index", "state", "buckets", "base files", "log files", "up to", title="indexes", title_justify="left"
+    )
+    for index in info["indexes"]:
+        indexes.add_row(
+            index["name"],
+            index["state"],
+            str(index["buckets"]),
+            str(index["base_files"]),
+            str(index["log_files"]),
+            index["up_to_instant"] or "-",
+        )
+    console.print(indexes)
+
+
+@app.command("read")
+@cli_command
+def read(
+    table: TableArgument,
+    snapshot: Annotated[str | None, typer.Option(help="Completed instant to read (default: latest).")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=0, help=f"At most N rows (printing defaults to {PRINT_LIMIT}).")
+    ] = None,
+    columns: Annotated[str | None, typer.Option(help="Only these columns, comma-separated.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the rows to FILE.parquet or FILE.csv instead of printing.")
+    ] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Print a snapshot's rows, or write them to a Parquet or CSV file."""
+    if out is not None and out.suffix.lower() not in (".parquet", ".csv"):
+        raise InvalidInputError(f"--out must end in .parquet or .csv, got {out.name}")
+    snap = LakeTable.open(resolve(table, warehouse)).snapshot(snapshot)
+    wanted = _split(columns) or None
+    if out is not None:
+        rows = snap.read(wanted, limit)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix.lower() == ".parquet":
+            pq.write_table(rows, out)
+        else:
+            pacsv.write_csv(rows, out)
+        console.print(f"wrote {rows.num_rows:,} row(s) of snapshot {snap.instant} to {out}")
+        return
+    rows = snap.read(wanted, PRINT_LIMIT if limit is None else limit)
+    grid = RichTable(*rows.column_names, title=f"snapshot {snap.instant}", title_justify="left")
+    for record in rows.to_pylist():
+        grid.add_row(*["NULL" if v is None else str(v) for v in record.values()])
+    console.print(grid)
+    console.print(f"{rows.num_rows} row(s) shown")
+
+
+@app.command("history")
+@cli_command
+def history(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonOption = False) -> None:
+    """List completed instants (snapshots), oldest first."""
+    entries = describe_history(LakeTable.open(resolve(table, warehouse)))
+    if as_json:
+        typer.echo(json.dumps(entries, indent=2))
+        return
+    grid = RichTable("instant", "action", "operation", "inserted", "updated", "deleted", "files +/-")
+    for e in entries:
+        stats = e["stats"] or {}
+        grid.add_row(
+            e["instant"],
+            e["action"],
+            e["operation"] or "",
+            str(stats.get("inserted", "")),
+            str(stats.get("updated", "")),
+            str(stats.get("deleted", "")),
+            f"{stats['files_added']}/{stats['files_removed']}" if stats else "",
+        )
+    console.print(grid)

@@ -1,0 +1,96 @@
+"""`lakeprune write | compact | clean`: the commands that change a table. `write` runs the Spark
+write path on the embedded session (or the one `spark-submit` provides); `compact` and `clean`
+need only pyarrow."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from pruner.cli.common import (
+    JsonOption,
+    TableArgument,
+    WarehouseOption,
+    cli_command,
+    console,
+    err_console,
+    resolve,
+)
+from pruner.errors import InvalidInputError
+from pruner.storage import Storage
+from pruner.table.table import LakeTable
+
+
+def write(
+    table: TableArgument,
+    input_path: Annotated[str, typer.Option("--input", "-i", help="Parquet file or directory to write.")],
+    mode: Annotated[str, typer.Option(help="insert | upsert | delete (delete needs only the key columns).")],
+    warehouse: WarehouseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Insert, upsert or delete the records of a Parquet input, as one commit."""
+    from builder.write.writer import WriteMode
+
+    try:
+        write_mode = WriteMode(mode.lower())
+    except ValueError:
+        raise InvalidInputError(f"--mode must be insert, upsert or delete, got {mode!r}") from None
+    location = resolve(table, warehouse)
+    LakeTable.open(location)  # fail fast, before Spark starts, if the table is missing or corrupt
+    source = Storage.from_uri(input_path)
+    if not source.exists(""):
+        raise InvalidInputError(f"--input {input_path} does not exist")
+
+    from builder.session import spark_session
+    from builder.write.writer import write as run_write
+
+    with err_console.status("starting Spark"):
+        spark = spark_session()
+    df = spark.read.parquet(source.uri)
+    result = run_write(spark, location, df, write_mode)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    elif result.instant is None:
+        console.print(
+            f"nothing to write ({result.input_rows} input row(s), {result.not_found} key(s) not found)"
+        )
+    else:
+        console.print(
+            f"committed {result.instant}: {result.inserted:,} inserted, {result.updated:,} updated "
+            f"({result.moved:,} moved partition), {result.deleted:,} deleted, "
+            f"{result.not_found:,} not found; "
+            f"{result.files_added} file(s) written, {result.files_removed} replaced"
+        )
+
+
+def compact(table: TableArgument, warehouse: WarehouseOption = None) -> None:
+    """Fold index log files into new base files (every bucket that has logs)."""
+    from builder.compaction import compact as run_compact
+
+    report = run_compact(resolve(table, warehouse), force=True)
+    if report.instant is None:
+        console.print("nothing to compact")
+    else:
+        console.print(
+            f"compacted {report.bucket_count} bucket(s) at {report.instant}: "
+            + ", ".join(f"{name} {len(b)}" for name, b in report.buckets.items())
+        )
+
+
+def clean(table: TableArgument, warehouse: WarehouseOption = None) -> None:
+    """Delete files that no retained snapshot needs (and files of failed writes)."""
+    from builder.cleaner import clean as run_clean
+
+    report = run_clean(resolve(table, warehouse))
+    console.print(
+        f"deleted {report.deleted_data_files} data file(s) and {report.deleted_index_files} "
+        f"index file(s); earliest retained snapshot: {report.earliest_retained or '-'}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("write")(cli_command(write))
+    app.command("compact")(cli_command(compact))
+    app.command("clean")(cli_command(clean))
