@@ -26,13 +26,16 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
     if active is None:
         builder = SparkSession.builder.appName(app_name)
         if master is not None or not SparkConf().contains("spark.master"):
-            builder = builder.master(master or os.environ.get("LAKEPRUNE_SPARK_MASTER", "local[*]"))
-            builder = (
-                builder.config("spark.ui.enabled", "false")
-                .config("spark.ui.showConsoleProgress", "false")
-                .config("spark.sql.shuffle.partitions", "8")
-                .config("spark.driver.memory", os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g"))
-            )
+            master = master or os.environ.get("LAKEPRUNE_SPARK_MASTER", "local[*]")
+            builder = builder.master(master).config("spark.ui.enabled", "false")
+            builder = builder.config("spark.ui.showConsoleProgress", "false")
+            builder = builder.config("spark.sql.shuffle.partitions", "8")
+            memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
+            builder = builder.config("spark.driver.memory", memory)
+            if master.startswith("local"):  # embedded: listen on loopback only
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+                builder = builder.config("spark.driver.host", "127.0.0.1")
+                builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
         active = builder.getOrCreate()
         active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", "ERROR"))
     for key, value in REQUIRED_CONF.items():

@@ -1,0 +1,25 @@
+"""Shared fixtures. One SparkSession serves the whole test session (Spark on 2 cores is the
+slowest thing here); tests that use it are marked `spark`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    from builder.session import spark_session
+
+    session = spark_session(master="local[2]", app_name="lakeprune-tests")
+    session.conf.set("spark.sql.shuffle.partitions", "4")
+    yield session
+    session.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
