@@ -56,6 +56,8 @@ class TableProperties:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableProperties:
+        if not isinstance(data, dict):
+            raise InvalidSchemaError(f"table properties must be an object, got {type(data).__name__}")
         known = {_dotted(f.name): f.name for f in fields(cls)}
         values: dict[str, int] = {}
         for key, value in data.items():

@@ -87,6 +87,6 @@ def test_unknown_table_and_corrupt_table_json(spark: SparkSession, tmp_path: Pat
     table = create(str(location), spark)
     (location / TABLE_JSON).write_text('{"format_version": 1, "name": "t", "schema": [')
     before = _state(location)
-    with pytest.raises(TableCorruptError, match="table.json is corrupt"):
+    with pytest.raises(TableCorruptError, match=r"table\.json is corrupt"):
         table.upsert(to_df(spark, [make_row(1, "ams")]))
     assert _state(location) == before
