@@ -1,7 +1,23 @@
 """lakeprune write side: PySpark jobs that write tables (insert / upsert / delete) and keep their
 index partitions current in the same instant, plus the maintenance actions (rollback, compaction,
-clean). `builder.LakepruneTable` is the Python API for notebooks and `spark-submit` scripts."""
+clean). `builder.LakepruneTable` is the Python API for notebooks and `spark-submit` scripts.
 
-from builder.api import LakepruneTable, WriteResult
+The API is imported lazily so that the maintenance modules (`builder.compaction`,
+`builder.cleaner`, `builder.lock`) load without PySpark."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from builder.api import LakepruneTable, WriteResult
 
 __all__ = ["LakepruneTable", "WriteResult"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from builder import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'builder' has no attribute {name!r}")

@@ -85,7 +85,8 @@ class Storage:
             self.write_bytes(rel, data)
             return
         parent, _, name = rel.rpartition("/")
-        tmp = f"{parent}/.{name}.{uuid.uuid4().hex}.tmp" if parent else f".{name}.tmp"
+        hidden = f".{name}.{uuid.uuid4().hex}.tmp"
+        tmp = f"{parent}/{hidden}" if parent else hidden
         self.write_bytes(tmp, data)
         try:
             self.fs.move(self.path(tmp), self.path(rel))

@@ -50,6 +50,8 @@ def _as_string(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_timestamp(values.type):
+        # Normalise the unit so that the same instant always prints the same six fraction digits.
+        values = pc.cast(values, pa.timestamp("us", tz="UTC"))
         # Arrow's %S already prints the fraction (six digits for microseconds); %f is not a directive.
         values = pc.strftime(values, format="%Y-%m-%dT%H:%M:%SZ")
     return pc.cast(values, pa.string())
