@@ -1,0 +1,264 @@
+"""pruner.metadata.partition with the record_index and files specs: log writes, snapshot views,
+bucket-limited lookups and compaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pruner.errors import TableCorruptError
+from pruner.metadata import files_index, record_index
+from pruner.metadata.files_index import DataFile
+from pruner.metadata.merge import with_op
+from pruner.metadata.partition import (
+    BucketFiles,
+    PartitionView,
+    compact_bucket,
+    list_index_files,
+    select_bucket_files,
+    write_logs,
+)
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
+from pruner.storage import Storage
+from pruner.table.keys import bucket_of
+from pruner.table.layout import IndexFileName
+
+SPEC = record_index.spec(4)
+I1, I2, I3, I4, I5, I6 = (f"2024010100000000{i}" for i in range(1, 7))
+
+Entry = tuple[str, str]  # record key -> (partition, file group)
+
+
+def _rows(entries: dict[str, Entry], op: int) -> pa.Table:
+    table = pa.table(
+        {
+            "key": list(entries),
+            "partition": [p for p, _ in entries.values()],
+            "file_group": [g for _, g in entries.values()],
+        },
+        schema=record_index.SCHEMA,
+    )
+    return with_op(table, op)
+
+
+def _commit(storage: Storage, instant: str, upserts: dict[str, Entry], deletes: list[str]) -> list[str]:
+    rows = pa.concat_tables([_rows(upserts, OP_UPSERT), _rows({k: ("", "") for k in deletes}, OP_DELETE)])
+    return write_logs(storage, SPEC, instant, rows)
+
+
+def _as_dict(table: pa.Table) -> dict[str, Entry]:
+    rows = table.to_pylist()
+    assert len({r["key"] for r in rows}) == len(rows)
+    return {r["key"]: (r["partition"], r["file_group"]) for r in rows}
+
+
+def _view(storage: Storage, as_of: str | None, visible: set[str] | None = None) -> PartitionView:
+    completed = frozenset(visible if visible is not None else {I1, I2, I3, I4, I5, I6})
+    return PartitionView.load(storage, SPEC, visible=completed, as_of=as_of)
+
+
+# The commits of the history fixture and the state after each.
+COMMITS: list[tuple[str, dict[str, Entry], list[str]]] = [
+    (I1, {f"k{i:02d}": ("p=a", "g1") for i in range(20)}, []),
+    (I2, {"k05": ("p=a", "g2"), "k20": ("p=b", "g3")}, ["k00", "k19", "missing"]),
+    (I3, {"k00": ("p=b", "g4")}, ["k01", "k02", "k03"]),
+]
+
+
+def _expected_states() -> dict[str, dict[str, Entry]]:
+    state: dict[str, Entry] = {}
+    states = {}
+    for instant, upserts, deletes in COMMITS:
+        for key in deletes:
+            state.pop(key, None)
+        state.update(upserts)
+        states[instant] = dict(state)
+    return states
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Storage:
+    storage = Storage.from_uri(str(tmp_path))
+    for instant, upserts, deletes in COMMITS:
+        _commit(storage, instant, upserts, deletes)
+    return storage
+
+
+def test_view_as_of_each_instant(history: Storage) -> None:
+    states = _expected_states()
+    assert states[I3]["k05"] == ("p=a", "g2")
+    assert "k00" in states[I3] and "k00" not in states[I2]
+    for instant, expected in states.items():
+        view = _view(history, instant)
+        assert _as_dict(view.read_all()) == expected
+        assert view.read_all().schema == SPEC.schema
+
+
+def test_nothing_committed_yet(history: Storage) -> None:
+    view = _view(history, None)
+    assert view.buckets == {}
+    assert view.read_all().num_rows == 0
+    assert view.lookup(pa.array(["k05"])).num_rows == 0
+
+
+def test_files_of_instants_not_visible_are_ignored(history: Storage) -> None:
+    # I4 failed or is still in flight: its files are on storage but not on the completed timeline.
+    _commit(history, I4, {"k99": ("p=z", "gz")}, [f"k{i:02d}" for i in range(21)])
+    states = _expected_states()
+    assert _as_dict(_view(history, I4, visible={I1, I2, I3}).read_all()) == states[I3]
+    assert _as_dict(_view(history, I4, visible={I1, I3}).read_all()) != states[I3]
+    assert _as_dict(_view(history, I4).read_all()) == {"k99": ("p=z", "gz")}
+
+
+def test_lookup_returns_only_matching_rows(history: Storage) -> None:
+    view = _view(history, I3)
+    found = view.lookup(pa.array(["k05", "k00", "k01", "nope", "k05", None], pa.string()))
+    assert _as_dict(found) == {"k05": ("p=a", "g2"), "k00": ("p=b", "g4")}
+    assert view.lookup(pa.array([], pa.string())).num_rows == 0
+    assert _as_dict(view.lookup(pa.chunked_array([["k10"], ["k11"]]))) == {
+        "k10": ("p=a", "g1"),
+        "k11": ("p=a", "g1"),
+    }
+
+
+def test_lookup_reads_only_the_buckets_the_keys_hash_to(history: Storage) -> None:
+    key = "k07"
+    bucket = bucket_of(key, SPEC.num_buckets)
+    view = _view(history, I3)
+    other = [b for b in view.buckets if b != bucket]
+    assert other, "the fixture should fill more than one bucket"
+    for b in other:
+        for name in view.buckets[b].names:
+            history.write_bytes(view.rel(name), b"not parquet")
+    assert _as_dict(view.lookup(pa.array([key]))) == {key: ("p=a", "g1")}
+    with pytest.raises(TableCorruptError, match="cannot read index file"):
+        view.read_all()
+
+
+def test_write_logs_writes_one_file_per_touched_bucket(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    entries = {f"key{i}": ("", f"g{i}") for i in range(40)}
+    written = _commit(storage, I1, entries, [])
+    buckets = {bucket_of(k, SPEC.num_buckets) for k in entries}
+    assert sorted(written) == sorted(f"{SPEC.directory}/{IndexFileName(b, 'log', I1)}" for b in buckets)
+    for rel in written:
+        log_rows = pq.read_table(storage.path(rel))
+        assert log_rows.schema.names == SPEC.log_schema.names
+        bucket = IndexFileName.parse(rel.rpartition("/")[2])
+        assert bucket is not None
+        assert {bucket_of(k, SPEC.num_buckets) for k in log_rows.column("key").to_pylist()} == {bucket.bucket}
+    assert write_logs(storage, SPEC, I2, _rows({}, OP_UPSERT)) == []
+
+
+@pytest.mark.parametrize("earlier_commit", [True, False])
+def test_duplicate_keys_in_one_write_last_occurrence_wins(tmp_path: Path, earlier_commit: bool) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    if earlier_commit:
+        _commit(storage, I1, {"a": ("p", "g0"), "b": ("p", "g0"), "c": ("p", "g0")}, [])
+    rows = pa.concat_tables(
+        [
+            _rows({"a": ("p", "first"), "b": ("p", "g1"), "d": ("p", "first")}, OP_UPSERT),
+            _rows({"a": ("", "")}, OP_DELETE),
+            _rows({"a": ("p", "last"), "c": ("p", "again"), "d": ("p", "last")}, OP_UPSERT),
+            _rows({"b": ("", ""), "c": ("", "")}, OP_DELETE),
+        ]
+    )
+    written = write_logs(storage, SPEC, I2, rows)
+    assert _as_dict(_view(storage, I2).read_all()) == {"a": ("p", "last"), "d": ("p", "last")}
+    # Logs keep one row per key with its op, so deletes still hide older layers.
+    log_rows = pa.concat_tables([pq.read_table(storage.path(rel)) for rel in written])
+    pairs = sorted(
+        zip(log_rows.column("key").to_pylist(), log_rows.column(OP_FIELD).to_pylist(), strict=True)
+    )
+    assert pairs == [("a", OP_UPSERT), ("b", OP_DELETE), ("c", OP_DELETE), ("d", OP_UPSERT)]
+
+
+def test_compaction_keeps_the_view(history: Storage) -> None:
+    before = _view(history, I3)
+    assert any(files.logs for files in before.buckets.values())
+    for bucket in before.buckets:
+        rel = compact_bucket(before, bucket, I4)
+        assert rel == f"{SPEC.directory}/{IndexFileName(bucket, 'base', I4)}"
+    after = _view(history, I4)
+    for files in after.buckets.values():
+        assert files.base is not None and files.base.instant == I4
+        assert files.logs == ()
+    assert after.read_all().equals(before.read_all())
+    assert after.log_counts() == dict.fromkeys(before.buckets, 0)
+    # Snapshots before the compaction still read the logs.
+    assert _as_dict(_view(history, I2).read_all()) == _expected_states()[I2]
+    # A commit after the compaction is a log on top of the new base.
+    _commit(history, I5, {"k50": ("p=c", "g5")}, ["k05"])
+    latest = _as_dict(_view(history, I5).read_all())
+    expected = {**_expected_states()[I3], "k50": ("p=c", "g5")}
+    del expected["k05"]
+    assert latest == expected
+
+
+def test_compaction_of_an_invisible_instant_is_ignored(history: Storage) -> None:
+    before = _view(history, I3)
+    for bucket in before.buckets:
+        compact_bucket(before, bucket, I4)
+    view = _view(history, I4, visible={I1, I2, I3})
+    assert all(files.base is None for files in view.buckets.values())
+    assert view.read_all().equals(before.read_all())
+
+
+def _name(kind: str, instant: str) -> IndexFileName:
+    return IndexFileName(0, kind, instant)
+
+
+def test_select_bucket_files() -> None:
+    files = [_name("log", I5), _name("base", I2), _name("log", I1), _name("log", I3), _name("base", I4)]
+    assert select_bucket_files(files) == BucketFiles(_name("base", I4), (_name("log", I5),))
+    assert select_bucket_files([_name("log", I3), _name("log", I1)]) == BucketFiles(
+        None, (_name("log", I1), _name("log", I3))
+    )
+    assert select_bucket_files([_name("base", I2)]) == BucketFiles(_name("base", I2), ())
+    assert select_bucket_files([]) == BucketFiles()
+    selected = select_bucket_files([_name("log", I6), _name("base", I2), _name("log", I3)])
+    assert selected.names == [_name("base", I2), _name("log", I3), _name("log", I6)]
+
+
+def test_list_index_files_skips_foreign_files(history: Storage) -> None:
+    history.write_bytes(f"{SPEC.directory}/.b00001.log.{I4}.parquet.tmp", b"")
+    history.write_bytes(f"{SPEC.directory}/notes.txt", b"")
+    names = list_index_files(history, SPEC)
+    assert names
+    assert all(n.instant in {I1, I2, I3} for n in names)
+
+
+def _data_file(partition: str, group: str, instant: str, size: int = 100) -> DataFile:
+    return DataFile(partition, f"{group}_0-1-2_{instant}.parquet", group, instant, size, size // 10)
+
+
+def test_files_index_changes_round_trip(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    spec = files_index.spec(2)
+    g1, g2, g3 = ("0" * 31 + str(i) for i in range(1, 4))
+    v1 = [_data_file("city=ams", g1, I1), _data_file("city=ber", g2, I1), _data_file("", g3, I1)]
+    write_logs(storage, spec, I1, files_index.changes(v1, []))
+    v2 = _data_file("city=ams", g1, I2, size=300)
+    write_logs(storage, spec, I2, files_index.changes([v2], [v1[0], v1[2]]))
+
+    def live(as_of: str) -> set[DataFile]:
+        view = PartitionView.load(storage, spec, visible=frozenset({I1, I2}), as_of=as_of)
+        return set(files_index.from_rows(view.read_all()))
+
+    assert live(I1) == set(v1)
+    assert live(I2) == {v2, v1[1]}
+
+
+def test_files_index_rows_and_json() -> None:
+    files = [_data_file("city=ams", "a" * 32, I1), _data_file("", "b" * 32, I2)]
+    assert files_index.from_rows(files_index.to_rows(files)) == files
+    assert files[0].path == f"city=ams/{'a' * 32}_0-1-2_{I1}.parquet"
+    assert files[1].path == files[1].file_name
+    for f in files:
+        assert DataFile.from_json(f.to_json()) == f
+    rows = files_index.changes(files[:1], files[1:])
+    assert rows.column(OP_FIELD).to_pylist() == [OP_UPSERT, OP_DELETE]
+    assert files_index.from_rows(rows) == files

@@ -1,0 +1,201 @@
+"""pruner.table.timeline and pruner.table.instant: state transitions, loading, instant ordering."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pruner.errors import SnapshotNotFoundError, TableCorruptError
+from pruner.storage import Storage
+from pruner.table import timeline as timeline_module
+from pruner.table.instant import format_instant, is_instant, next_instant, parse_instant
+from pruner.table.layout import TIMELINE_DIR
+from pruner.table.timeline import (
+    Action,
+    Instant,
+    State,
+    Timeline,
+    complete,
+    mark_inflight,
+    remove_pending,
+    request,
+)
+
+FIXED_NOW = datetime(2024, 5, 6, 7, 8, 9, 10_000, tzinfo=UTC)
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Storage:
+    return Storage.from_uri(str(tmp_path))
+
+
+def _timeline_files(storage: Storage) -> list[str]:
+    return [e.rel.rpartition("/")[2] for e in storage.list_files(TIMELINE_DIR)]
+
+
+def test_instant_lifecycle(storage: Storage) -> None:
+    requested = request(storage, Action.COMMIT, {"op": "insert"})
+    assert requested.state == State.REQUESTED
+    assert is_instant(requested.timestamp)
+    assert Timeline.load(storage).instants == (requested,)
+
+    inflight = mark_inflight(storage, requested, {"files": ["a"]})
+    assert inflight == Instant(requested.timestamp, Action.COMMIT, State.INFLIGHT)
+    assert Timeline.load(storage).instants == (inflight,)
+
+    done = complete(storage, inflight, {"rows": 3})
+    assert done.is_completed
+    timeline = Timeline.load(storage)
+    assert timeline.instants == (done,)
+    # Earlier state files stay on storage; loading picks the latest state, whatever the listing order.
+    assert sorted(_timeline_files(storage)) == sorted(done.file_name(s) for s in State)
+    assert timeline.read(done) == {"rows": 3}
+    assert timeline.read(done, State.INFLIGHT) == {"files": ["a"]}
+    assert timeline.read(done, State.REQUESTED) == {"op": "insert"}
+
+
+def test_remove_pending(storage: Storage) -> None:
+    kept = complete(storage, request(storage, Action.COMMIT, {}), {})
+    pending = mark_inflight(storage, request(storage, Action.CLEAN, {}), {})
+    assert Timeline.load(storage).pending() == [pending]
+    remove_pending(storage, pending)
+    assert Timeline.load(storage).instants == (kept,)
+    assert not [name for name in _timeline_files(storage) if name.startswith(pending.timestamp)]
+    remove_pending(storage, pending)  # nothing left to remove is fine
+
+
+def test_remove_pending_of_a_requested_only_instant(storage: Storage) -> None:
+    pending = request(storage, Action.COMPACTION, {})
+    remove_pending(storage, pending)
+    assert Timeline.load(storage).instants == ()
+
+
+def test_timeline_queries(storage: Storage) -> None:
+    first = complete(storage, request(storage, Action.COMMIT, {}), {})
+    compaction = complete(storage, request(storage, Action.COMPACTION, {}), {})
+    second = complete(storage, request(storage, Action.COMMIT, {}), {})
+    pending = request(storage, Action.COMMIT, {})
+    timeline = Timeline.load(storage)
+    assert timeline.instants == (first, compaction, second, pending)
+    assert timeline.completed() == [first, compaction, second]
+    assert timeline.commits() == [first, second]
+    assert timeline.pending() == [pending]
+    assert timeline.latest_completed() == second
+    assert timeline.last_timestamp() == pending.timestamp
+    assert timeline.completed_timestamps() == {first.timestamp, compaction.timestamp, second.timestamp}
+    assert timeline.get(compaction.timestamp) == compaction
+    with pytest.raises(SnapshotNotFoundError, match="20000101000000000"):
+        timeline.get("20000101000000000")
+
+
+def test_empty_timeline(storage: Storage) -> None:
+    timeline = Timeline.load(storage)
+    assert timeline.instants == ()
+    assert timeline.latest_completed() is None
+    assert timeline.last_timestamp() is None
+
+
+def test_load_ignores_temporary_and_foreign_files(storage: Storage) -> None:
+    done = complete(storage, request(storage, Action.COMMIT, {}), {})
+    for name in [
+        f".{done.timestamp}.commit.completed.0123456789abcdef.tmp",
+        ".table.json.tmp",
+        "notes.txt",
+        "readme.commit.completed",
+        f"{done.timestamp}.commit",
+    ]:
+        storage.write_bytes(f"{TIMELINE_DIR}/{name}", b"garbage")
+    assert Timeline.load(storage).instants == (done,)
+
+
+@pytest.mark.parametrize("name", ["20240101000000000.merge.completed", "20240101000000000.commit.done"])
+def test_unrecognised_timeline_file_is_corrupt(storage: Storage, name: str) -> None:
+    storage.write_bytes(f"{TIMELINE_DIR}/{name}", b"{}")
+    with pytest.raises(TableCorruptError, match=name.replace(".", r"\.")):
+        Timeline.load(storage)
+
+
+@pytest.mark.parametrize(("content", "expected"), [(b"", {}), (b'{"a": 1}', {"a": 1})])
+def test_read_content(storage: Storage, content: bytes, expected: dict[str, int]) -> None:
+    instant = Instant("20240101000000000", Action.COMMIT, State.COMPLETED)
+    storage.write_bytes(f"{TIMELINE_DIR}/{instant.file_name()}", content)
+    assert Timeline.load(storage).read(instant) == expected
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b"\xff\xfe"])
+def test_read_corrupt_content(storage: Storage, content: bytes) -> None:
+    instant = Instant("20240101000000000", Action.COMMIT, State.COMPLETED)
+    storage.write_bytes(f"{TIMELINE_DIR}/{instant.file_name()}", content)
+    with pytest.raises(TableCorruptError, match=instant.file_name()):
+        Timeline.load(storage).read(instant)
+
+
+def test_read_missing_state_file(storage: Storage) -> None:
+    done = complete(storage, request(storage, Action.COMMIT, {}), {})
+    remove_pending(storage, done)
+    with pytest.raises(TableCorruptError, match="cannot read timeline file"):
+        Timeline.load(storage).read(done, State.REQUESTED)
+
+
+def test_next_instant_with_a_clock_that_does_not_advance() -> None:
+    instants: list[str] = []
+    previous = None
+    for _ in range(50):
+        previous = next_instant(previous, now=FIXED_NOW)
+        instants.append(previous)
+    assert instants[0] == "20240506070809010"
+    assert instants[1] == "20240506070809011"
+    assert all(is_instant(i) for i in instants)
+    assert all(a < b for a, b in itertools.pairwise(instants))
+
+
+@pytest.mark.parametrize(
+    ("after", "now", "expected"),
+    [
+        (None, FIXED_NOW, "20240506070809010"),
+        ("20240506070809009", FIXED_NOW, "20240506070809010"),  # clock ahead: use it
+        ("20240506070809010", FIXED_NOW, "20240506070809011"),  # same millisecond
+        ("20250101000000000", FIXED_NOW, "20250101000000001"),  # clock behind
+        ("20241231235959999", FIXED_NOW, "20250101000000000"),  # carries into the next year
+    ],
+)
+def test_next_instant(after: str | None, now: datetime, expected: str) -> None:
+    assert next_instant(after, now=now) == expected
+
+
+def test_requests_are_strictly_increasing_when_the_clock_stands_still(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(timeline_module, "next_instant", lambda after: next_instant(after, now=FIXED_NOW))
+    instants = [request(storage, Action.COMMIT, {}) for _ in range(5)]
+    timestamps = [i.timestamp for i in instants]
+    assert timestamps == sorted(set(timestamps))
+    assert timestamps[0] == format_instant(FIXED_NOW)
+    assert Timeline.load(storage).instants == tuple(instants)
+
+
+def test_requests_with_the_real_clock_are_strictly_increasing(storage: Storage) -> None:
+    timestamps = [request(storage, Action.COMMIT, {}).timestamp for _ in range(10)]
+    assert timestamps == sorted(set(timestamps))
+
+
+@given(st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 12, 31)))
+def test_format_and_parse_instant_round_trip(moment: datetime) -> None:
+    moment = moment.replace(tzinfo=UTC, microsecond=moment.microsecond // 1000 * 1000)
+    text = format_instant(moment)
+    assert is_instant(text)
+    assert parse_instant(text) == moment
+
+
+def test_format_instant_converts_to_utc() -> None:
+    amsterdam_summer = timezone(timedelta(hours=2))
+    assert format_instant(datetime(2024, 5, 6, 9, 8, 9, 10_999, tzinfo=amsterdam_summer)) == (
+        "20240506070809010"
+    )
+    assert not is_instant("2024050607080901")
+    assert not is_instant("2024050607080901x")

@@ -1,0 +1,161 @@
+"""pruner.storage on the local filesystem: path and file:// URIs, atomic publish, listing, delete."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, cast
+
+import pyarrow.fs as pafs
+import pytest
+
+from pruner.storage import FileEntry, Storage
+
+
+class _RecordingFileSystem:
+    """Delegates to a real filesystem; records each `move` with the source's content at that moment,
+    and can be told to fail the move."""
+
+    def __init__(self, inner: pafs.FileSystem, fail_move: bool = False) -> None:
+        self._inner = inner
+        self._fail_move = fail_move
+        self.moves: list[tuple[str, str, bytes]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def move(self, src: str, dest: str) -> None:
+        with self._inner.open_input_stream(src) as stream:
+            self.moves.append((src, dest, bytes(stream.read())))
+        if self._fail_move:
+            raise OSError("simulated rename failure")
+        self._inner.move(src, dest)
+
+
+def _recording(storage: Storage, fail_move: bool = False) -> tuple[Storage, _RecordingFileSystem]:
+    fs = _RecordingFileSystem(storage.fs, fail_move)
+    return dataclasses.replace(storage, fs=cast(pafs.FileSystem, fs)), fs
+
+
+def _all_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_local_path(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path) + "/")
+    assert storage.is_local
+    assert storage.root == str(tmp_path)
+    assert storage.uri == str(tmp_path)
+    assert storage.path("a/b.txt") == f"{tmp_path}/a/b.txt"
+    assert storage.path("") == str(tmp_path)
+    assert storage.full_uri("a/b.txt") == f"{tmp_path}/a/b.txt"
+    assert storage.full_uri("") == str(tmp_path)
+
+
+def test_relative_path_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    storage = Storage.from_uri("lake/t1")
+    assert storage.root == str(tmp_path / "lake" / "t1")
+    storage.write_bytes("x", b"1")
+    assert (tmp_path / "lake" / "t1" / "x").read_bytes() == b"1"
+
+
+def test_file_uri_and_path_reach_the_same_files(tmp_path: Path) -> None:
+    by_uri = Storage.from_uri(f"file://{tmp_path}")
+    by_path = Storage.from_uri(str(tmp_path))
+    assert by_uri.is_local
+    assert by_uri.root == str(tmp_path)
+    assert by_uri.full_uri("a/b") == f"file://{tmp_path}/a/b"
+    by_uri.write_bytes("dir/f.bin", b"\x00\x01")
+    assert by_path.read_bytes("dir/f.bin") == b"\x00\x01"
+    assert by_path.list_files("dir") == by_uri.list_files("dir") == [FileEntry("dir/f.bin", 2)]
+
+
+def test_write_read_exists_is_dir(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    assert not storage.exists("a/b/c.txt")
+    storage.write_bytes("a/b/c.txt", b"hello")
+    assert storage.read_bytes("a/b/c.txt") == b"hello"
+    assert storage.exists("a/b/c.txt")
+    assert not storage.is_dir("a/b/c.txt")
+    assert storage.is_dir("a/b")
+    assert not storage.is_dir("missing")
+    storage.write_bytes("a/b/c.txt", b"hi")
+    assert storage.read_bytes("a/b/c.txt") == b"hi"
+
+
+def test_output_stream_and_input_file(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    with storage.open_output_stream("deep/er/f.bin") as sink:
+        sink.write(b"0123456789")
+    with storage.open_input_file("deep/er/f.bin") as source:
+        assert source.size() == 10
+        source.seek(4)
+        assert source.read(3) == b"456"
+
+
+@pytest.mark.parametrize("rel", ["top.json", "meta/timeline/20240101000000000.commit.completed"])
+def test_publish_writes_a_temp_file_in_the_same_directory_then_renames(tmp_path: Path, rel: str) -> None:
+    storage, fs = _recording(Storage.from_uri(str(tmp_path)))
+    storage.publish(rel, b"first")
+    storage.publish(rel, b"second")
+    assert storage.read_bytes(rel) == b"second"
+    assert len(fs.moves) == 2
+    for (src, dest, content), expected in zip(fs.moves, [b"first", b"second"], strict=True):
+        assert dest == storage.path(rel)
+        assert content == expected  # complete before it becomes visible under its name
+        assert os.path.dirname(src) == os.path.dirname(dest)
+        assert os.path.basename(src).startswith(".")
+    assert _all_files(tmp_path) == [rel]
+
+
+def test_publish_failure_removes_the_temp_file_and_keeps_the_old_content(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    storage.publish("meta/state.json", b"old")
+    failing, fs = _recording(storage, fail_move=True)
+    with pytest.raises(OSError, match="simulated"):
+        failing.publish("meta/state.json", b"new")
+    assert len(fs.moves) == 1
+    assert storage.read_bytes("meta/state.json") == b"old"
+    assert _all_files(tmp_path) == ["meta/state.json"]
+
+
+def test_list_files(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    for rel, data in [("d/b.txt", b"bb"), ("d/a.txt", b"a"), ("d/sub/c.txt", b"ccc"), ("top.txt", b"")]:
+        storage.write_bytes(rel, data)
+    (tmp_path / "d" / "emptydir").mkdir()
+    assert storage.list_files("d") == [FileEntry("d/a.txt", 1), FileEntry("d/b.txt", 2)]
+    assert storage.list_files("d", recursive=True) == [
+        FileEntry("d/a.txt", 1),
+        FileEntry("d/b.txt", 2),
+        FileEntry("d/sub/c.txt", 3),
+    ]
+    assert storage.list_files("", recursive=True)[-1] == FileEntry("top.txt", 0)
+    assert storage.list_files("missing") == []
+    assert storage.list_files("missing/deeper", recursive=True) == []
+
+
+def test_delete(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    storage.write_bytes("x/1", b"1")
+    storage.write_bytes("x/2", b"2")
+    storage.delete("x/1")
+    assert not storage.exists("x/1")
+    storage.delete("x/1")  # already gone
+    storage.delete("never/existed")
+    assert storage.delete_many(["x/2", "x/3"]) == 2
+    assert storage.list_files("x") == []
+
+
+def test_child(tmp_path: Path) -> None:
+    parent = Storage.from_uri(f"file://{tmp_path}")
+    child = parent.child("a/b")
+    assert child.root == f"{tmp_path}/a/b"
+    assert child.uri == f"file://{tmp_path}/a/b"
+    assert child.full_uri("f") == f"file://{tmp_path}/a/b/f"
+    child.write_bytes("c/f.txt", b"x")
+    assert parent.read_bytes("a/b/c/f.txt") == b"x"
+    assert child.list_files("c") == [FileEntry("c/f.txt", 1)]
+    assert parent.child("").root == parent.root
