@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing (scripts/bootstrap.sh), then lint, formatting,
+# type checks and pytest (unit, property-based, Spark and CLI tests). Extra arguments go to pytest,
+# e.g. `bash scripts/test.sh -m "not slow"`. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+VENV=${LAKEPRUNE_VENV:-.venv}
+echo "==> ruff check";     "$VENV/bin/ruff" check .
+echo "==> ruff format";    "$VENV/bin/ruff" format --check .
+echo "==> mypy";           "$VENV/bin/mypy"
+echo "==> pytest";         "$VENV/bin/pytest" -p no:cacheprovider "$@"
