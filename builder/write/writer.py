@@ -374,5 +374,11 @@ class _Write:
             final.files_added,
             final.files_removed,
         )
-        compaction = compact_locked(self.table.refresh(), force=False)
-        return WriteResult(**{**asdict(final), "compaction_instant": compaction.instant})
+        try:
+            compaction = compact_locked(self.table.refresh(), force=False).instant
+        except Exception:  # the commit stands; the compaction instant rolled itself back
+            log.warning(
+                "index compaction after commit %s failed; run `lakeprune compact`", instant, exc_info=True
+            )
+            compaction = None
+        return WriteResult(**{**asdict(final), "compaction_instant": compaction})

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import typer
 
 from pruner.cli.common import (
@@ -40,8 +42,7 @@ def write(
     location = resolve(table, warehouse)
     LakeTable.open(location)  # fail fast, before Spark starts, if the table is missing or corrupt
     source = Storage.from_uri(input_path)
-    if not source.exists(""):
-        raise InvalidInputError(f"--input {input_path} does not exist")
+    _check_input(source, input_path)
 
     from builder.session import spark_session
     from builder.write.writer import write as run_write
@@ -63,6 +64,31 @@ def write(
             f"{result.not_found:,} not found; "
             f"{result.files_added} file(s) written, {result.files_removed} replaced"
         )
+
+
+def _check_input(source: Storage, input_path: str) -> None:
+    """Refuse, before Spark starts, input Spark cannot read: a missing path, no Parquet files, or
+    nanosecond timestamps (what pandas writes by default)."""
+    if not source.exists(""):
+        raise InvalidInputError(f"--input {input_path} does not exist")
+    if source.is_dir(""):
+        files = [e.rel for e in source.list_files("", recursive=True) if e.rel.endswith(".parquet")]
+        if not files:
+            raise InvalidInputError(f"--input {input_path} holds no .parquet files")
+        path = source.path(files[0])
+    else:
+        path = source.root
+    try:
+        schema = pq.read_schema(path, filesystem=source.fs)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise InvalidInputError(f"--input {input_path} is not readable Parquet ({exc})") from None
+    for field in schema:
+        if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+            raise InvalidInputError(
+                f"input column {field.name!r} holds nanosecond timestamps, which Spark cannot read; "
+                "write the file with microsecond timestamps (pandas: "
+                "df.to_parquet(path, coerce_timestamps='us', allow_truncated_timestamps=True))"
+            )
 
 
 def compact(table: TableArgument, warehouse: WarehouseOption = None) -> None:

@@ -47,7 +47,12 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
     lakeprune("table", "create", from_file, "--schema-from", str(sample), "--record-key", "id")
     assert json.loads(lakeprune("table", "show", from_file, "--json"))["schema"] == info["schema"]
 
+    nanos = tmp_path / "nanos.parquet"
+    pq.write_table(pa.table({"id": [1], "ts": pa.array([0], pa.timestamp("ns"))}), nanos)
+    (tmp_path / "empty_dir").mkdir()
     errors = {
+        ("write", table, "--input", str(nanos), "--mode", "upsert"): "nanosecond timestamps",
+        ("write", table, "--input", str(tmp_path / "empty_dir"), "--mode", "upsert"): "no .parquet files",
         ("table", "show", str(tmp_path / "missing")): "no lakeprune table",
         ("table", "create", table, "--schema", SCHEMA, "--record-key", "id"): "already exists",
         ("table", "create", str(tmp_path / "x"), "--record-key", "id"): "exactly one of --schema",
