@@ -19,7 +19,7 @@ step "generating input files in $DEMO/input"
 
 step "lakeprune table create (warehouse $DEMO/warehouse, table trips)"
 "$LP" table create trips -w "$DEMO/warehouse" --schema-from "$DEMO/input/trips.parquet" \
-  --record-key trip_id --partition-by city --ordering-field updated_at
+  --record-key trip_id --partition-by city --ordering-field updated_at --property clean.retain_commits=2
 
 step "insert 200,000 trips"
 "$LP" write trips -w "$DEMO/warehouse" --input "$DEMO/input/trips.parquet" --mode insert
@@ -43,9 +43,12 @@ step "read the latest snapshot (5 rows) and time-travel to the first one"
 "$LP" table read trips -w "$DEMO/warehouse" --snapshot "$FIRST" --out "$DEMO/first_snapshot.parquet"
 "$LP" table read trips -w "$DEMO/warehouse" --out "$DEMO/latest.parquet"
 
-step "compact index partitions, then clean files no retained snapshot needs"
+step "compact index partitions, then clean files the 2 newest commits' snapshots do not need"
 "$LP" compact trips -w "$DEMO/warehouse"
 "$LP" clean trips -w "$DEMO/warehouse"
+if "$LP" table read trips -w "$DEMO/warehouse" --snapshot "$FIRST" --limit 1; then
+  echo "the first snapshot should have been cleaned" >&2; exit 1
+fi
 
 step "checking the table against the independently computed reference"
 "$PY" scripts/demo_data.py verify "$DEMO/input" "$DEMO/latest.parquet" "$DEMO/first_snapshot.parquet"

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import typer
+from rich.table import Column as RichColumn
 from rich.table import Table as RichTable
 
 from pruner.cli.common import (
@@ -190,16 +191,11 @@ def history(table: TableArgument, warehouse: WarehouseOption = None, as_json: Js
     if as_json:
         typer.echo(json.dumps(entries, indent=2))
         return
-    grid = RichTable("instant", "action", "operation", "inserted", "updated", "deleted", "files +/-")
+    grid = RichTable("what", "inserted", "updated", "deleted", "files +/-")
+    grid.columns.insert(0, RichColumn("instant", no_wrap=True, min_width=17))
     for e in entries:
         stats = e["stats"] or {}
-        grid.add_row(
-            e["instant"],
-            e["action"],
-            e["operation"] or "",
-            str(stats.get("inserted", "")),
-            str(stats.get("updated", "")),
-            str(stats.get("deleted", "")),
-            f"{stats['files_added']}/{stats['files_removed']}" if stats else "",
-        )
+        files = f"{stats['files_added']}/{stats['files_removed']}" if stats else ""
+        counts = [str(stats.get(k, "")) for k in ("inserted", "updated", "deleted")]
+        grid.add_row(e["instant"], e["operation"] or e["action"], *counts, files)
     console.print(grid)
