@@ -19,10 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pruner.index.definitions import IndexDefinition
+from pruner.index.partitions import rows_for_file, to_ipc
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.partition import PartitionView, write_logs
 from pruner.metadata.spec import PartitionSpec
 from pruner.storage import Storage
+from pruner.table.config import TableConfig
 from pruner.table.keys import buckets_of, encode_record_keys, partition_paths
 from pruner.table.layout import DataFileName, data_file_path
 
@@ -39,6 +42,7 @@ ACTION_REMOVE = 1
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
+INDEX_ROWS = pa.map_(pa.string(), pa.binary())  # index partition -> Arrow IPC of its rows
 WRITTEN_SCHEMA = pa.schema(
     [
         ("partition", pa.string()),
@@ -46,6 +50,7 @@ WRITTEN_SCHEMA = pa.schema(
         ("file_group", pa.string()),
         ("size", pa.int64()),
         ("rows", pa.int64()),
+        ("index_rows", INDEX_ROWS),
     ]
 )
 
@@ -113,13 +118,16 @@ def _group_boundaries(values: pa.ChunkedArray) -> list[tuple[int, int]]:
 
 def rewrite_file_groups(
     storage: Storage,
-    schema: pa.Schema,
-    key_fields: tuple[str, ...],
+    config: TableConfig,
+    definitions: list[IndexDefinition],
     live: dict[str, DataFile],
     instant: str,
-    row_group_bytes: int,
 ) -> BatchFunction:
-    """For each target file group: old slice minus every touched key, plus the added rows."""
+    """For each target file group: old slice minus every touched key, plus the added rows. Also
+    computes the new file's rows for every per-file index while the rows are in memory."""
+    schema = config.schema.to_arrow()
+    key_fields = config.record_key
+    row_group_bytes = config.properties.write_row_group_bytes
 
     def rewrite(group: pa.Table, token: str) -> dict[str, object]:
         file_group = group.column(FILE_GROUP)[0].as_py()
@@ -140,6 +148,7 @@ def rewrite_file_groups(
             "file_group": file_group,
             "size": 0,
             "rows": rows.num_rows,
+            "index_rows": [],
         }
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
@@ -155,6 +164,8 @@ def rewrite_file_groups(
                 )
             result["file_name"] = str(name)
             result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
+            index_rows = rows_for_file(rows, config.schema, definitions, partition, str(name))
+            result["index_rows"] = list(to_ipc(index_rows).items())
         return result
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -16,12 +16,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from builder.compaction import compact_locked
+from builder.indexing import index_changes
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.write import tasks
@@ -39,6 +41,7 @@ from builder.write.tasks import (
 )
 from builder.write.validate import conform, count_and_check_nulls
 from pruner.errors import InvalidInputError
+from pruner.index.partitions import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.partition import write_logs
@@ -293,18 +296,12 @@ class _Write:
         partitions = sorted({t[PARTITION] for t in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
             instant = pending.timestamp
-            pending.inflight(partitions, [files_spec.name, rli_spec.name])
+            defined = [d.partition for d in self.table.definitions]
+            pending.inflight(partitions, [files_spec.name, rli_spec.name, *defined])
 
             start = time.perf_counter()
             log.info("writing %d file group(s) in %d partition(s)", len(targets), len(partitions))
-            rewrite = tasks.rewrite_file_groups(
-                storage,
-                config.schema.to_arrow(),
-                config.record_key,
-                live,
-                instant,
-                config.properties.write_row_group_bytes,
-            )
+            rewrite = tasks.rewrite_file_groups(storage, config, list(self.table.definitions), live, instant)
             parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
             written_schema = T.StructType(
                 [
@@ -313,6 +310,7 @@ class _Write:
                     T.StructField("file_group", T.StringType()),
                     T.StructField("size", T.LongType()),
                     T.StructField("rows", T.LongType()),
+                    T.StructField("index_rows", T.MapType(T.StringType(), T.BinaryType())),
                 ]
             )
             written = work.repartition(parallelism, FILE_GROUP).mapInArrow(rewrite, written_schema).collect()
@@ -345,6 +343,22 @@ class _Write:
             start = time.perf_counter()
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, removed))
             self.timer.phase("files_index", start)
+
+            start = time.perf_counter()
+            shipped: dict[str, list[pa.Table]] = {}
+            for r in written:
+                for name, data in (r["index_rows"] or {}).items():
+                    shipped.setdefault(name, []).append(from_ipc(data))
+            added_rows = {name: pa.concat_tables(tables) for name, tables in shipped.items()}
+            gone = {f.file_group for f in removed}
+            live_after = [f for f in live.values() if f.file_group not in gone] + added
+            changes_by_index = index_changes(
+                self.table, self.table.snapshot(), added_rows, added, removed, live_after
+            )
+            for definition in self.table.definitions:
+                spec = self.table.spec(definition)
+                files_logs += write_logs(storage, spec, instant, changes_by_index[definition.partition])
+            self.timer.phase("indexes", start)
 
             final = WriteResult(
                 **{

@@ -39,6 +39,9 @@ class TableProperties:
     write_row_group_bytes: int = 16 * MiB
     index_record_index_buckets: int = 16
     index_files_buckets: int = 4
+    index_column_stats_buckets: int = 4
+    index_partition_stats_buckets: int = 2
+    index_bloom_filters_buckets: int = 4
     index_compaction_max_log_files: int = 10
     clean_retain_commits: int = 10
 

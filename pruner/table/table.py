@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorruptError
+from pruner.index.definitions import IndexDefinition, load_definitions
+from pruner.index.partitions import spec_for
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.partition import PartitionView
@@ -36,15 +38,16 @@ class LakeTable:
     storage: Storage
     config: TableConfig
     timeline: Timeline
+    definitions: tuple[IndexDefinition, ...] = ()
 
     @classmethod
     def open(cls, location: str) -> LakeTable:
         storage = Storage.from_uri(location)
         config = load_config(storage)
-        return cls(storage, config, Timeline.load(storage))
+        return cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)))
 
     def refresh(self) -> LakeTable:
-        return LakeTable(self.storage, load_config(self.storage), Timeline.load(self.storage))
+        return LakeTable.open(self.storage.uri)
 
     @property
     def files_spec(self) -> PartitionSpec:
@@ -55,8 +58,18 @@ class LakeTable:
         return record_index.spec(self.config.properties.index_record_index_buckets)
 
     def partition_specs(self) -> list[PartitionSpec]:
-        """Every index partition this table maintains."""
-        return [self.files_spec, self.record_index_spec]
+        """Every index partition this table maintains: built-in ones, then the defined ones."""
+        return [self.files_spec, self.record_index_spec, *(self.spec(d) for d in self.definitions)]
+
+    def spec(self, definition: IndexDefinition) -> PartitionSpec:
+        return spec_for(definition, self.config.properties)
+
+    def definition(self, name: str) -> IndexDefinition:
+        for definition in self.definitions:
+            if definition.name == name:
+                return definition
+        names = ", ".join(d.name for d in self.definitions) or "none"
+        raise InvalidInputError(f"table {self.config.name} has no index {name!r} (indexes: {names})")
 
     def earliest_retained(self) -> str | None:
         """The oldest instant still readable after the latest clean (None: nothing cleaned)."""

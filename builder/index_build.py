@@ -1,0 +1,256 @@
+"""Executing index statements and building indexes for existing data.
+
+`CREATE INDEX` records the definition in state `building`; from then on every write maintains it
+for the files it writes. `build` then covers the files that existed before: it computes their index
+rows in Spark *without* holding the table lock (writers carry on), and in a short final step under
+the lock keeps only the rows of files that are still live, writes them as a commit of its own
+(operation `index_build`), and marks the index `ready` up to that instant. Partition stats are
+aggregated from `column_stats`, which must be ready first. `DROP INDEX` removes the definition and
+the partition's files."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from builder.indexing import partition_stats_changes
+from builder.instants import rollback_pending, run_instant
+from builder.lock import table_lock
+from builder.write.tasks import BatchFunction
+from pruner.errors import InvalidInputError
+from pruner.index.definitions import (
+    IndexDefinition,
+    IndexState,
+    IndexType,
+    define,
+    save_definitions,
+)
+from pruner.index.partitions import from_ipc, rows_for_file, to_ipc
+from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
+from pruner.metadata.merge import with_op
+from pruner.metadata.partition import write_logs
+from pruner.metadata.spec import OP_UPSERT
+from pruner.storage import Storage
+from pruner.table.config import TableConfig
+from pruner.table.table import LakeTable
+from pruner.table.timeline import Action
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StatementResult:
+    message: str
+    rows: list[dict[str, Any]]
+
+
+def execute(
+    location: str, sql: str, spark: SparkSession | None = None, build: bool = True
+) -> StatementResult:
+    """Run one index statement against the table at `location`."""
+    statement = parse_statement(sql)
+    table = LakeTable.open(location)
+    _check_table_name(table, statement)
+    if isinstance(statement, ShowIndexes):
+        return StatementResult(f"{len(table.definitions)} index(es) defined", show_indexes(table))
+    if isinstance(statement, DropIndex):
+        return drop_index(table, statement)
+    return create_index(table, statement, spark, build)
+
+
+def _check_table_name(table: LakeTable, statement: Statement) -> None:
+    named = statement.table
+    basename = table.storage.root.rstrip("/").rpartition("/")[2]
+    if named is not None and named not in (table.config.name, basename):
+        raise InvalidInputError(
+            f"the statement names table {named!r} but the table at {table.storage.uri} is "
+            f"{table.config.name!r}"
+        )
+
+
+def show_indexes(table: LakeTable) -> list[dict[str, Any]]:
+    latest = table.snapshot().instant
+    rows: list[dict[str, Any]] = [
+        {
+            "name": spec.name,
+            "type": spec.name,
+            "columns": [],
+            "options": {},
+            "state": "ready",
+            "complete_up_to": latest,
+        }
+        for spec in (table.files_spec, table.record_index_spec)
+    ]
+    rows[1]["columns"] = list(table.config.record_key)
+    rows += [
+        {
+            "name": d.name,
+            "type": str(d.index_type),
+            "columns": list(d.columns),
+            "options": dict(d.options),
+            "state": str(d.state),
+            "complete_up_to": d.complete_up_to,
+        }
+        for d in table.definitions
+    ]
+    return rows
+
+
+def drop_index(table: LakeTable, statement: DropIndex) -> StatementResult:
+    with table_lock(table.storage, "drop index"):
+        table = table.refresh()
+        if not any(d.name == statement.name for d in table.definitions):
+            if statement.if_exists:
+                return StatementResult(f"no index {statement.name}; nothing dropped", [])
+            table.definition(statement.name)  # raises with the list of indexes
+        definition = table.definition(statement.name)
+        save_definitions(table.storage, [d for d in table.definitions if d.name != statement.name])
+        directory = table.spec(definition).directory
+        deleted = table.storage.delete_many(e.rel for e in table.storage.list_files(directory))
+    return StatementResult(f"dropped index {statement.name} ({deleted} index file(s) deleted)", [])
+
+
+def create_index(
+    table: LakeTable, statement: CreateIndex, spark: SparkSession | None, build: bool
+) -> StatementResult:
+    with table_lock(table.storage, "create index"):
+        rollback_pending(table.storage)
+        table = table.refresh()
+        if statement.if_not_exists and any(d.name == statement.name for d in table.definitions):
+            return StatementResult(f"index {statement.name} already exists", [])
+        definition = define(
+            table.config,
+            list(table.definitions),
+            statement.name,
+            statement.index_type,
+            list(statement.columns),
+            statement.options,
+        )
+        if definition.index_type == IndexType.PARTITION_STATS:
+            _require_ready_column_stats(table, definition)
+        latest = table.snapshot().instant
+        if latest is None:  # nothing written yet: every later write maintains it
+            definition = definition.ready(latest or "")
+            definition = IndexDefinition(
+                definition.name,
+                definition.index_type,
+                definition.columns,
+                definition.options,
+                IndexState.READY,
+                None,
+            )
+        save_definitions(table.storage, [*table.definitions, definition])
+    if definition.state == IndexState.READY:
+        return StatementResult(f"created index {definition.name} ({definition.index_type}); ready", [])
+    if not build:
+        return StatementResult(
+            f"created index {definition.name} ({definition.index_type}); run "
+            f"`lakeprune index build` to build it for existing data",
+            [],
+        )
+    instant = build_index(table.storage.uri, definition.name, spark)
+    return StatementResult(
+        f"created index {definition.name} ({definition.index_type}); built up to {instant}", []
+    )
+
+
+def _require_ready_column_stats(table: LakeTable, definition: IndexDefinition) -> None:
+    stats = [d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS]
+    missing = set(definition.columns) - set(stats[0].columns) if stats else set(definition.columns)
+    if missing:
+        raise InvalidInputError(
+            f"partition_stats aggregates column_stats: create a column_stats index covering "
+            f"{', '.join(sorted(missing))} first"
+        )
+
+
+def build_index(location: str, name: str, spark: SparkSession | None = None) -> str | None:
+    """Build a defined index for the files written before it existed; returns the instant it is
+    complete up to (None if it was already ready)."""
+    table = LakeTable.open(location)
+    definition = table.definition(name)
+    if definition.state == IndexState.READY:
+        log.info("index %s is already ready (up to %s)", name, definition.complete_up_to)
+        return None
+    if definition.index_type == IndexType.PARTITION_STATS:
+        stats = next((d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS), None)
+        if stats is None or stats.state != IndexState.READY:
+            raise InvalidInputError("build the column_stats index first; partition_stats aggregates it")
+        computed = pa.table({})
+    else:
+        computed = _compute_rows(table, definition, spark)
+    with table_lock(table.storage, f"build index {name}"):
+        rollback_pending(table.storage)
+        table = table.refresh()
+        definition = table.definition(name)
+        snapshot = table.snapshot()
+        live = snapshot.files()
+        spec = table.spec(definition)
+        with run_instant(
+            table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
+        ) as pending:
+            pending.inflight([], [definition.partition])
+            if definition.index_type == IndexType.PARTITION_STATS:
+                partitions = sorted({f.partition for f in live})
+                changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
+            else:
+                names = pa.array([f.file_name for f in live], pa.string())
+                still_live = (
+                    computed.filter(pc.is_in(computed["file_name"], value_set=names))
+                    if computed.num_rows
+                    else computed
+                )
+                changes = (
+                    with_op(still_live.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
+                    if still_live.num_rows
+                    else spec.log_schema.empty_table()
+                )
+            written = write_logs(table.storage, spec, pending.timestamp, changes)
+            pending.complete({"operation": "index_build", "index": name, "index_files": written, "stats": {}})
+        save_definitions(
+            table.storage, [d.ready(pending.timestamp) if d.name == name else d for d in table.definitions]
+        )
+    log.info("index %s built: %d row(s), ready up to %s", name, changes.num_rows, pending.timestamp)
+    return pending.timestamp
+
+
+def _compute_rows(table: LakeTable, definition: IndexDefinition, spark: SparkSession | None) -> pa.Table:
+    files = table.snapshot().files()
+    spec = table.spec(definition)
+    if not files:
+        return spec.schema.empty_table()
+    from builder.session import spark_session
+
+    session = spark or spark_session()
+    log.info("building index %s over %d file(s)", definition.name, len(files))
+    listing = session.createDataFrame(
+        [(f.partition, f.file_name, f.path) for f in files], "partition string, file_name string, path string"
+    )
+    parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
+    task = _index_files(table.storage, table.config, definition)
+    out = T.StructType([T.StructField("rows", T.BinaryType())])
+    shipped = listing.repartition(parallelism).mapInArrow(task, out).collect()
+    tables = [from_ipc(r["rows"]) for r in shipped]
+    return pa.concat_tables(tables) if tables else spec.schema.empty_table()
+
+
+def _index_files(storage: Storage, config: TableConfig, definition: IndexDefinition) -> BatchFunction:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for item in batch.to_pylist():
+                rows = pq.read_table(
+                    storage.path(item["path"]), filesystem=storage.fs, columns=list(definition.columns)
+                )
+                built = rows_for_file(rows, config.schema, [definition], item["partition"], item["file_name"])
+                data = to_ipc(built)[definition.partition]
+                yield pa.RecordBatch.from_pydict({"rows": [data]})
+
+    return run

@@ -1,0 +1,88 @@
+"""Keeping the defined data-skipping indexes current: given the index rows of the files a commit
+added and the files it removed, the log rows each index partition gets in that commit.
+
+Per-file indexes (`column_stats`, `bloom_filters`) upsert the added files' rows and tombstone
+every (column, partition, file) of a removed file. `partition_stats` is re-aggregated for each
+touched partition from the partition's file stats after the commit; a partition whose live files
+are not all covered by file stats gets a tombstone instead (unknown, so never pruned)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.stats import aggregate_by_partition
+from pruner.metadata.files_index import DataFile
+from pruner.metadata.merge import with_op
+from pruner.metadata.spec import OP_DELETE, OP_UPSERT
+from pruner.table.table import LakeTable, Snapshot
+
+
+def _tombstones(table: LakeTable, definition: IndexDefinition, keys: list[dict[str, str]]) -> pa.Table:
+    spec = table.spec(definition)
+    rows = [{**key, "column": column} for key in keys for column in definition.columns]
+    columns = {name: [r.get(name) for r in rows] for name in spec.schema.names}
+    return with_op(pa.table(columns, schema=spec.schema), OP_DELETE)
+
+
+def index_changes(
+    table: LakeTable,
+    previous: Snapshot,
+    added_rows: dict[str, pa.Table],
+    added: list[DataFile],
+    removed: list[DataFile],
+    live_after: list[DataFile],
+) -> dict[str, pa.Table]:
+    """Log rows (with op) per index partition for one commit."""
+    changes: dict[str, pa.Table] = {}
+    removed_keys = [{"partition": f.partition, "file_name": f.file_name} for f in removed]
+    for definition in table.definitions:
+        if definition.index_type == IndexType.PARTITION_STATS:
+            continue
+        spec = table.spec(definition)
+        upserts = added_rows.get(definition.partition, spec.schema.empty_table())
+        changes[definition.partition] = pa.concat_tables(
+            [
+                with_op(upserts.select(spec.schema.names).cast(spec.schema), OP_UPSERT),
+                _tombstones(table, definition, removed_keys),
+            ]
+        )
+    for definition in table.definitions:
+        if definition.index_type == IndexType.PARTITION_STATS:
+            touched = sorted({f.partition for f in [*added, *removed]})
+            changes[definition.partition] = partition_stats_changes(
+                table, definition, previous, touched, added_rows, removed, live_after
+            )
+    return changes
+
+
+def partition_stats_changes(
+    table: LakeTable,
+    definition: IndexDefinition,
+    previous: Snapshot,
+    touched: list[str],
+    added_rows: dict[str, pa.Table],
+    removed: list[DataFile],
+    live_after: list[DataFile],
+) -> pa.Table:
+    stats_definition = next(d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
+    stats_spec = table.spec(stats_definition)
+    before = previous.partition(stats_spec).lookup(pa.array(touched, pa.string()))
+    gone = pa.array([f.file_name for f in removed], pa.string())
+    kept = before.filter(pc.invert(pc.is_in(before["file_name"], value_set=gone)))
+    new = added_rows.get(stats_definition.partition, stats_spec.schema.empty_table())
+    current = pa.concat_tables([kept, new.select(stats_spec.schema.names).cast(stats_spec.schema)])
+    current = current.filter(pc.is_in(current["column"], value_set=pa.array(list(definition.columns))))
+    live_counts = Counter(f.partition for f in live_after if f.partition in set(touched))
+    aggregated = aggregate_by_partition(current, dict(live_counts))
+    present = {(r["column"], r["partition"]) for r in aggregated.select(["column", "partition"]).to_pylist()}
+    unknown = [{"partition": p} for p in touched]
+    tombstones = _tombstones(table, definition, unknown)
+    keep = [
+        (c, p) not in present
+        for c, p in zip(tombstones["column"].to_pylist(), tombstones["partition"].to_pylist(), strict=True)
+    ]
+    return pa.concat_tables([with_op(aggregated, OP_UPSERT), tombstones.filter(pa.array(keep, pa.bool_()))])

@@ -1,0 +1,1 @@
+"""Data-skipping indexes: definitions, statistics and bloom filters."""

@@ -1,0 +1,161 @@
+"""Index definitions (RFC-63 `.index_defs`): `.lakeprune/index_defs.json` lists every user-defined
+index of a table with its name, type, source columns, options, state (`building` until its build
+has caught up, then `ready`) and the instant it is complete up to. The `files` and `record_index`
+partitions are built in and always present; they are not listed here.
+
+Each data-skipping type exists at most once per table and owns the metadata partition named after
+the type (`column_stats`, `partition_stats`, `bloom_filters`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from pruner.errors import InvalidInputError, TableCorruptError
+from pruner.storage import Storage
+from pruner.table.config import TableConfig
+from pruner.table.layout import META_DIR
+
+INDEX_DEFS = f"{META_DIR}/index_defs.json"
+BUILT_IN = ("files", "record_index")
+DEFAULT_BLOOM_FPP = 0.01
+
+
+class IndexType(StrEnum):
+    COLUMN_STATS = "column_stats"
+    PARTITION_STATS = "partition_stats"
+    BLOOM_FILTERS = "bloom_filters"
+
+
+class IndexState(StrEnum):
+    BUILDING = "building"
+    READY = "ready"
+
+
+# Options each type accepts, with a validator returning the normalised text.
+def _fpp(value: str) -> str:
+    try:
+        fpp = float(value)
+    except ValueError:
+        raise InvalidInputError(f"option fpp must be a number, got {value!r}") from None
+    if not 0.0 < fpp < 0.5:
+        raise InvalidInputError(f"option fpp must be between 0 and 0.5, got {value}")
+    return repr(fpp)
+
+
+_OPTIONS = {IndexType.BLOOM_FILTERS: {"fpp": _fpp}}
+
+
+@dataclass(frozen=True)
+class IndexDefinition:
+    name: str
+    index_type: IndexType
+    columns: tuple[str, ...]
+    options: Mapping[str, str] = field(default_factory=dict)
+    state: IndexState = IndexState.BUILDING
+    complete_up_to: str | None = None
+
+    @property
+    def partition(self) -> str:
+        """The metadata partition holding this index."""
+        return str(self.index_type)
+
+    @property
+    def fpp(self) -> float:
+        return float(self.options.get("fpp", DEFAULT_BLOOM_FPP))
+
+    def ready(self, instant: str) -> IndexDefinition:
+        return replace(self, state=IndexState.READY, complete_up_to=instant)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": str(self.index_type),
+            "columns": list(self.columns),
+            "expression": None,
+            "options": dict(self.options),
+            "state": str(self.state),
+            "complete_up_to": self.complete_up_to,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
+        return cls(
+            str(data["name"]),
+            IndexType(data["type"]),
+            tuple(data["columns"]),
+            dict(data.get("options") or {}),
+            IndexState(data["state"]),
+            data.get("complete_up_to"),
+        )
+
+
+def load_definitions(storage: Storage) -> list[IndexDefinition]:
+    if not storage.exists(INDEX_DEFS):
+        return []
+    try:
+        data = json.loads(storage.read_bytes(INDEX_DEFS))
+        return [IndexDefinition.from_json(item) for item in data["indexes"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TableCorruptError(f"{storage.full_uri(INDEX_DEFS)} is corrupt: {exc}") from exc
+
+
+def save_definitions(storage: Storage, definitions: list[IndexDefinition]) -> None:
+    content = {"indexes": [d.to_json() for d in sorted(definitions, key=lambda d: d.name)]}
+    storage.publish(INDEX_DEFS, json.dumps(content, indent=2).encode())
+
+
+def define(
+    config: TableConfig,
+    existing: list[IndexDefinition],
+    name: str,
+    index_type: str | None,
+    columns: list[str],
+    options: Mapping[str, str],
+) -> IndexDefinition:
+    """A validated new definition (state building). Raises InvalidInputError for any problem."""
+    if not name.isidentifier() or name.lower() != name:
+        raise InvalidInputError(f"index name {name!r} must be a lowercase identifier")
+    if name in BUILT_IN or any(d.name == name for d in existing):
+        raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
+    if index_type is None:
+        raise InvalidInputError(
+            "give the index type with USING (column_stats, partition_stats or bloom_filters); "
+            "secondary and functional indexes are not supported yet"
+        )
+    try:
+        kind = IndexType(index_type.lower())
+    except ValueError:
+        known = ", ".join(t.value for t in IndexType)
+        raise InvalidInputError(f"unknown index type {index_type!r} (known: {known})") from None
+    same = [d.name for d in existing if d.index_type == kind]
+    if same:
+        raise InvalidInputError(
+            f"table {config.name} already has a {kind} index ({same[0]}); "
+            f"drop it first to redefine its columns"
+        )
+    for column in columns:
+        if not config.schema.has(column):
+            raise InvalidInputError(f"unknown column {column!r} (columns: {', '.join(config.schema.names)})")
+    if len(set(columns)) != len(columns):
+        raise InvalidInputError("index columns must be distinct")
+    if kind == IndexType.PARTITION_STATS and not config.partition_fields:
+        raise InvalidInputError(f"table {config.name} is not partitioned; partition_stats needs partitions")
+    if kind == IndexType.BLOOM_FILTERS:
+        if not columns:
+            raise InvalidInputError("bloom_filters needs its column(s): USING bloom_filters (col, ...)")
+        for column in columns:
+            if config.schema.column(column).type.name == "boolean":
+                raise InvalidInputError(f"a bloom filter on boolean column {column!r} cannot prune")
+    allowed = _OPTIONS.get(kind, {})
+    normalised = {}
+    for key, value in options.items():
+        if key not in allowed:
+            raise InvalidInputError(
+                f"unknown option {key!r} for {kind} (known: {', '.join(allowed) or 'none'})"
+            )
+        normalised[key] = allowed[key](value)
+    return IndexDefinition(name, kind, tuple(columns) or tuple(config.schema.names), normalised)

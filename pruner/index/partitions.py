@@ -1,0 +1,81 @@
+"""The metadata partitions of the user-defined data-skipping indexes, and the rows one data file
+contributes to them. Writers call `rows_for_file` inside the Spark task that wrote the file (the
+rows are still in memory); `index build` calls it for files written before the index existed.
+
+| partition | key | payload |
+|---|---|---|
+| `column_stats` | column, partition path, file name | counts, typed min / max (`stats.py`) |
+| `partition_stats` | column, partition path | the same, aggregated over the partition's live files |
+| `bloom_filters` | column, partition path, file name | Parquet split-block bloom filter bytes |
+
+All three hash on the partition path, so a commit reads and rewrites only the buckets of the
+partitions it touched."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pruner.index import bloom
+from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.stats import column_stats_spec, file_stats, partition_stats_spec
+from pruner.metadata.spec import PartitionSpec
+from pruner.table.config import TableProperties
+from pruner.types import TableSchema
+
+BLOOM_SCHEMA = pa.schema(
+    [
+        pa.field("column", pa.string(), nullable=False),
+        pa.field("partition", pa.string(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("filter", pa.binary()),
+    ]
+)
+
+
+def bloom_filters_spec(num_buckets: int) -> PartitionSpec:
+    return PartitionSpec(
+        "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
+    )
+
+
+def spec_for(definition: IndexDefinition, properties: TableProperties) -> PartitionSpec:
+    if definition.index_type == IndexType.COLUMN_STATS:
+        return column_stats_spec(properties.index_column_stats_buckets)
+    if definition.index_type == IndexType.PARTITION_STATS:
+        return partition_stats_spec(properties.index_partition_stats_buckets)
+    return bloom_filters_spec(properties.index_bloom_filters_buckets)
+
+
+def rows_for_file(
+    rows: pa.Table, schema: TableSchema, definitions: list[IndexDefinition], partition: str, file_name: str
+) -> dict[str, pa.Table]:
+    """Index rows of one data file for every per-file index (partition stats are derived later)."""
+    out: dict[str, pa.Table] = {}
+    for definition in definitions:
+        if definition.index_type == IndexType.COLUMN_STATS:
+            out[definition.partition] = file_stats(rows, schema, definition.columns, partition, file_name)
+        elif definition.index_type == IndexType.BLOOM_FILTERS:
+            records = []
+            for column in definition.columns:
+                hashes = bloom.hash_values(rows.column(column))
+                data = bloom.build(hashes, bloom.num_bytes_for(len(hashes), definition.fpp))
+                records.append(
+                    {"column": column, "partition": partition, "file_name": file_name, "filter": data}
+                )
+            out[definition.partition] = pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
+    return out
+
+
+def to_ipc(tables: dict[str, pa.Table]) -> dict[str, bytes]:
+    """Serialise index rows to ship them from a Spark task to the driver."""
+    shipped = {}
+    for name, table in tables.items():
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        shipped[name] = sink.getvalue().to_pybytes()
+    return shipped
+
+
+def from_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(data).read_all()
