@@ -1,0 +1,326 @@
+"""Planning a prune: which files of a snapshot may hold rows matching a TupleDomain.
+
+Steps, cheapest first; each removes only files it has proof for, and the result is what survives
+all of them (evidence combines: any one index proving "cannot match" prunes a file):
+1. partition values (from the partition path),
+2. partition stats,
+3. the record index, for EQUAL / IN on the record key,
+4. column stats,
+5. bloom filters, for EQUAL / IN.
+An index that is still building, missing, unreadable or corrupt is skipped ("keep"), and the
+fallback is logged, counted and written into the explain record. Files without index rows (written
+before an index existed and not yet built) are always kept."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pruner.errors import LakepruneError
+from pruner.index import bloom
+from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.metadata.files_index import DataFile
+from pruner.planner.stats_eval import might_match
+from pruner.predicate.domain import Domain
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import Value
+from pruner.table.keys import encode_record_keys, parse_partition_path
+from pruner.table.table import Snapshot
+from pruner.types import ColumnType
+
+log = logging.getLogger(__name__)
+MAX_KEY_LOOKUPS = 100_000
+
+
+@dataclass(frozen=True)
+class Split:
+    """A unit of work for an engine: a byte range of one data file."""
+
+    path: str  # full path or URI of the data file
+    partition: str
+    partition_values: dict[str, str | None]
+    file_group: str
+    start: int
+    length: int
+    row_count: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "partition": self.partition,
+            "partition_values": self.partition_values,
+            "file_group": self.file_group,
+            "start": self.start,
+            "length": self.length,
+            "row_count": self.row_count,
+        }
+
+
+@dataclass(frozen=True)
+class ExplainStep:
+    step: str
+    index: str | None
+    columns: tuple[str, ...]
+    files_in: int
+    files_out: int
+    millis: float
+    skipped: str | None = None  # why the step did not run (nothing to do, index building, ...)
+    fallback: str | None = None  # why it ran but had to keep files it could not evaluate
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "index": self.index,
+            "columns": list(self.columns),
+            "files_in": self.files_in,
+            "files_out": self.files_out,
+            "millis": round(self.millis, 3),
+            "skipped": self.skipped,
+            "fallback": self.fallback,
+        }
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    snapshot: str | None
+    predicate: str
+    files_total: int
+    splits: list[Split]
+    explain: list[ExplainStep] = field(default_factory=list)
+
+    @property
+    def files_selected(self) -> int:
+        return len(self.splits)
+
+    @property
+    def fallbacks(self) -> int:
+        return sum(1 for s in self.explain if s.fallback)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "snapshot": self.snapshot,
+            "predicate": self.predicate,
+            "files_total": self.files_total,
+            "files_selected": self.files_selected,
+            "fallbacks": self.fallbacks,
+            "splits": [s.to_json() for s in self.splits],
+            "explain": [s.to_json() for s in self.explain],
+        }
+
+
+def _ready(snapshot: Snapshot, index_type: IndexType) -> IndexDefinition | str:
+    for definition in snapshot.table.definitions:
+        if definition.index_type == index_type:
+            if definition.state != IndexState.READY:
+                return f"index {definition.name} is still building"
+            return definition
+    return f"no {index_type} index"
+
+
+def _typed_partition_value(text: str | None, column_type: ColumnType) -> Value | None:
+    if text is None:
+        return None
+    if column_type.is_integer:
+        return int(text)
+    if column_type.name == "date":
+        return date.fromisoformat(text)
+    if column_type.name == "boolean":
+        return text.lower() == "true"
+    return text
+
+
+class Planner:
+    """Plans prunes for one snapshot; construct per request."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.table = snapshot.table
+        self.schema = snapshot.table.config.schema
+
+    def prune(self, predicate: TupleDomain) -> PruneResult:
+        files = self.snapshot.files()
+        explain: list[ExplainStep] = []
+        if predicate.is_none():
+            explain.append(ExplainStep("predicate", None, (), len(files), 0, 0.0))
+            return PruneResult(self.snapshot.instant, str(predicate), len(files), [], explain)
+        steps: list[tuple[str, Callable[[list[DataFile], TupleDomain], list[DataFile] | str]]] = [
+            ("partition_values", self._partition_values),
+            ("partition_stats", self._partition_stats),
+            ("record_index", self._record_index),
+            ("column_stats", self._column_stats),
+            ("bloom_filters", self._bloom_filters),
+        ]
+        candidates = files
+        for name, step in steps:
+            start = time.perf_counter()
+            skipped = fallback = None
+            try:
+                outcome = step(candidates, predicate)
+            except (LakepruneError, OSError, pa.ArrowException, ValueError) as exc:
+                fallback, outcome = f"{type(exc).__name__}: {exc}", candidates
+            if isinstance(outcome, str):
+                skipped, outcome = outcome, candidates
+            if fallback:
+                log.warning(
+                    "prune %s: step %s kept all %d files: %s",
+                    self.table.storage.uri,
+                    name,
+                    len(candidates),
+                    fallback,
+                )
+            columns = tuple(c for c in predicate.columns)
+            explain.append(
+                ExplainStep(
+                    name,
+                    name if name != "partition_values" else None,
+                    columns,
+                    len(candidates),
+                    len(outcome),
+                    (time.perf_counter() - start) * 1000,
+                    skipped,
+                    fallback,
+                )
+            )
+            candidates = outcome
+        return PruneResult(
+            self.snapshot.instant, str(predicate), len(files), [self._split(f) for f in candidates], explain
+        )
+
+    def _split(self, f: DataFile) -> Split:
+        return Split(
+            self.table.storage.full_uri(f.path),
+            f.partition,
+            parse_partition_path(f.partition),
+            f.file_group,
+            0,
+            f.size,
+            f.rows,
+        )
+
+    # Steps. Each returns the surviving files, or a string saying why it did not run. ---------------
+    def _partition_values(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        columns = [c for c in self.table.config.partition_fields if c in predicate.columns]
+        if not columns:
+            return "no predicate on a partition column"
+        verdicts: dict[str, bool] = {}
+        for partition in {f.partition for f in files}:
+            raw = parse_partition_path(partition)
+            verdicts[partition] = all(
+                predicate.domain(c).contains_value(
+                    _typed_partition_value(raw.get(c), self.schema.column(c).type)
+                )
+                for c in columns
+            )
+        return [f for f in files if verdicts[f.partition]]
+
+    def _partition_stats(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        definition = _ready(self.snapshot, IndexType.PARTITION_STATS)
+        if isinstance(definition, str):
+            return definition
+        columns = [c for c in predicate.columns if c in definition.columns]
+        if not columns:
+            return "no predicate on a column with partition stats"
+        partitions = sorted({f.partition for f in files})
+        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
+        excluded = self._excluded(rows, columns, predicate, ("partition",))
+        return [f for f in files if (f.partition,) not in excluded]
+
+    def _column_stats(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        definition = _ready(self.snapshot, IndexType.COLUMN_STATS)
+        if isinstance(definition, str):
+            return definition
+        columns = [c for c in predicate.columns if c in definition.columns]
+        if not columns:
+            return "no predicate on a column with column stats"
+        partitions = sorted({f.partition for f in files})
+        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
+        excluded = self._excluded(rows, columns, predicate, ("partition", "file_name"))
+        return [f for f in files if (f.partition, f.file_name) not in excluded]
+
+    def _excluded(
+        self, rows: pa.Table, columns: list[str], predicate: TupleDomain, key: tuple[str, ...]
+    ) -> set[tuple[str, ...]]:
+        """Keys (partition or partition + file) that some column's stats prove cannot match."""
+        excluded: set[tuple[str, ...]] = set()
+        for column in columns:
+            subset = rows.filter(pc.equal(rows["column"], column))
+            if subset.num_rows == 0:
+                continue
+            keep = might_match(predicate.domain(column), self.schema.column(column).type, subset)
+            pruned = subset.filter(pa.array(~keep)).select(list(key)).to_pylist()
+            excluded.update(tuple(r[k] for k in key) for r in pruned)
+        return excluded
+
+    def _record_index(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        key_fields = self.table.config.record_key
+        domains = [predicate.domain(k) for k in key_fields]
+        if not all(
+            k in predicate.columns and d.values.is_discrete()
+            for k, d in zip(key_fields, domains, strict=True)
+        ):
+            return "no EQUAL / IN on every record key column"
+        value_lists = [d.values.discrete_values() for d in domains]
+        combinations = int(np.prod([len(v) for v in value_lists]))
+        if combinations > MAX_KEY_LOOKUPS:
+            return f"{combinations} key combinations exceed the lookup limit {MAX_KEY_LOOKUPS}"
+        tuples = list(itertools.product(*value_lists))
+        arrow = pa.table(
+            {
+                k: pa.array([t[i] for t in tuples], self.schema.column(k).type.to_arrow())
+                for i, k in enumerate(key_fields)
+            }
+        )
+        found = self.snapshot.record_index().lookup(encode_record_keys(arrow, key_fields))
+        locations = set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
+        return [f for f in files if (f.partition, f.file_group) in locations]
+
+    def _bloom_filters(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        definition = _ready(self.snapshot, IndexType.BLOOM_FILTERS)
+        if isinstance(definition, str):
+            return definition
+        columns = [
+            c
+            for c in predicate.columns
+            if c in definition.columns
+            and predicate.domain(c).values.is_discrete()
+            and not predicate.domain(c).is_null_allowed()
+        ]
+        if not columns:
+            return "no EQUAL / IN (without NULL) on a column with bloom filters"
+        partitions = sorted({f.partition for f in files})
+        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
+        survivors = files
+        for column in columns:
+            subset = rows.filter(pc.equal(rows["column"], column))
+            by_file = dict(
+                zip(
+                    zip(subset["partition"].to_pylist(), subset["file_name"].to_pylist(), strict=True),
+                    subset["filter"].to_pylist(),
+                    strict=True,
+                )
+            )
+            filters = [_valid_filter(by_file.get((f.partition, f.file_name))) for f in survivors]
+            domain: Domain = predicate.domain(column)
+            hashes = bloom.hash_python_values(
+                list(domain.values.discrete_values()), self.schema.column(column).type
+            )
+            keep = bloom.might_contain_any(filters, hashes)
+            survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
+        return survivors
+
+
+def _valid_filter(data: bytes | None) -> bytes | None:
+    """A filter with a malformed size is unusable: treat it as missing (keep the file)."""
+    if data is None or len(data) < bloom.BLOCK_BYTES or len(data) % bloom.BLOCK_BYTES:
+        if data is not None:
+            log.warning("ignoring a malformed bloom filter of %d bytes", len(data))
+        return None
+    return data
