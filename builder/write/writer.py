@@ -272,7 +272,9 @@ class _Write:
             [(b.partition, b.file_group, b.start, b.end) for b in bins],
             "b_partition string, b_file_group string, b_start bigint, b_end bigint",
         )
-        rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(KEY)) - 1
+        # Rank by the typed key columns (not the encoded string) so numeric keys cluster numerically.
+        order = [F.col(k) for k in self.config.record_key]
+        rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(*order)) - 1
         ranked = new_rows.withColumn("_lp_rank", rank)
         condition = (
             (ranked[PARTITION] == bins_df["b_partition"])
