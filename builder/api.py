@@ -20,8 +20,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from builder import cleaner, compaction
 from builder.create import SchemaLike, create_table
+from builder.index_build import StatementResult, build_index, execute
 from builder.session import spark_session
 from builder.write.writer import WriteMode, WriteResult, write
+from pruner.planner.planner import Planner, PruneResult
 from pruner.table.describe import history as describe_history
 from pruner.table.table import LakeTable, Snapshot, table_location
 
@@ -99,6 +101,22 @@ class LakepruneTable:
     def history(self) -> list[dict[str, Any]]:
         """Completed instants, oldest first, with what each did."""
         return describe_history(self.table())
+
+    # Indexes and pruning -----------------------------------------------------------------------
+    def sql(self, statement: str, build: bool = True) -> StatementResult:
+        """CREATE INDEX / DROP INDEX / SHOW INDEXES on this table (a created index is built now
+        for existing data unless `build=False`)."""
+        return execute(self.location, statement, self._spark, build)
+
+    def build_index(self, name: str) -> str | None:
+        return build_index(self.location, name, self._spark)
+
+    def prune(self, where: str, snapshot: str | None = None) -> PruneResult:
+        """The files of a snapshot that may hold rows matching a SQL predicate."""
+        from pruner.predicate.sql import translate
+
+        table = self.table()
+        return Planner(table.snapshot(snapshot)).prune(translate(where, table.config.schema).domain)
 
     # Maintenance -------------------------------------------------------------------------------
     def compact(self, force: bool = True) -> compaction.CompactionReport:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pruner.cli import table_cmds, write_cmds
+from pruner.cli import index_cmds, prune_cmds, table_cmds, write_cmds
 from pruner.cli.common import setup_logging
 
 app = typer.Typer(
@@ -18,6 +18,8 @@ app = typer.Typer(
 )
 app.add_typer(table_cmds.app, name="table")
 write_cmds.register(app)
+index_cmds.register(app)
+prune_cmds.register(app)
 
 
 @app.callback()

@@ -1,0 +1,72 @@
+"""Corrupt, missing or malformed index data makes pruning keep files: the result stays correct,
+the fallback is logged and shows in the explain record."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pruner.metadata.merge import with_op
+from pruner.metadata.partition import write_logs
+from pruner.planner.planner import Planner
+from pruner.predicate.domain import Domain, SortedRangeSet
+from pruner.predicate.ranges import Range
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.table.table import LakeTable
+from tests.pruner.planner.conftest import Oracle
+
+RANGE = TupleDomain.with_domains(
+    {"seq": Domain.of(SortedRangeSet.of_ranges(Range.between(100, True, 120, True)), False)}
+)
+
+
+def _index_files(location: str, partition: str) -> list[Path]:
+    return sorted((Path(location) / ".lakeprune" / "metadata" / partition).glob("*.parquet"))
+
+
+def test_corrupt_column_stats_file_falls_back_to_keeping_files(
+    table_copy: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    for path in _index_files(table_copy, "column_stats"):
+        path.write_bytes(b"not parquet at all")
+    snapshot = LakeTable.open(table_copy).snapshot()
+    with caplog.at_level(logging.WARNING, logger="pruner.planner"):
+        result = Planner(snapshot).prune(RANGE)
+    step = next(s for s in result.explain if s.step == "column_stats")
+    assert step.fallback and step.files_out == step.files_in
+    assert result.fallbacks >= 1
+    assert "kept all" in caplog.text
+    assert Oracle(snapshot).files_matching(RANGE) <= {s.path for s in result.splits}
+
+
+def test_missing_index_files_keep_the_files_they_covered(table_copy: str) -> None:
+    for partition in ("column_stats", "partition_stats", "bloom_filters"):
+        for path in _index_files(table_copy, partition):
+            path.unlink()
+    snapshot = LakeTable.open(table_copy).snapshot()
+    result = Planner(snapshot).prune(RANGE)
+    assert result.files_selected == result.files_total  # nothing left to prove anything with
+    assert Oracle(snapshot).files_matching(RANGE) <= {s.path for s in result.splits}
+
+
+def test_malformed_bloom_filter_is_ignored_not_trusted(table_copy: str) -> None:
+    table = LakeTable.open(table_copy)
+    snapshot = table.snapshot()
+    spec = table.spec(table.definition("bf"))
+    rows = snapshot.partition(spec).read_all()
+    broken = rows.set_column(
+        rows.schema.get_field_index("filter"), "filter", pa.array([b"\x00" * 33] * rows.num_rows, pa.binary())
+    )
+    latest = table.timeline.latest_completed()
+    assert latest is not None
+    write_logs(table.storage, spec, latest.timestamp, with_op(broken, 0))  # overwrite in place
+    wanted = Oracle(snapshot)
+    token = next(r["token"] for rows_ in wanted.rows.values() for r in rows_)
+    predicate = TupleDomain.with_domains({"token": Domain.single_value(token)})
+    result = Planner(LakeTable.open(table_copy).snapshot()).prune(predicate)
+    step = next(s for s in result.explain if s.step == "bloom_filters")
+    assert step.files_out == step.files_in
+    assert wanted.files_matching(predicate) <= {s.path for s in result.splits}
