@@ -1,0 +1,305 @@
+"""The values one column may take: `SortedRangeSet` (a union of disjoint ranges) and `Domain` (a
+range set plus whether NULL is allowed), after Trino's SPI `SortedRangeSet` and `Domain`. Both are
+immutable, and every set has one canonical form made by the factories: ranges sorted, disjoint, and
+touching ranges merged when at least one touching end is inclusive (`[1,2)` and `[2,3]` become
+`[1,3]`; `(1,2)` and `(2,3)` stay apart), so equal sets compare equal with `==`. Domains are
+untyped: callers normalise literals with `pruner.predicate.values.normalize` first. The order is
+treated as dense, so integer discreteness is not exploited (`x > 1 AND x < 2` on an integer column
+stays a non-empty range); that only widens, which is safe for pruning. NaN rule: ranges never
+contain NaN, so `Domain.all()` (and, apart from NULL handling, only a domain whose values are all)
+matches NaN. In particular the complement of a floating-point domain does not match NaN although
+SQL `NOT (x < 5)` is true for NaN in engines that order NaN above every number: translation layers
+must widen negations on float and double columns themselves."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from pruner.predicate.ranges import Range, high_key, low_key
+from pruner.predicate.values import Value, format_value, is_nan
+
+
+@dataclass(frozen=True)
+class SortedRangeSet:
+    """A set of values as sorted, disjoint, non-touching ranges. Build it with the factories; the
+    constructor only accepts ranges already in canonical form (`ValueError` otherwise)."""
+
+    ranges: tuple[Range, ...] = ()
+
+    def __post_init__(self) -> None:
+        for before, after in zip(self.ranges, self.ranges[1:], strict=False):
+            if not before < after or _mergeable(before, after):
+                raise ValueError(
+                    f"ranges are not in canonical form (sorted, disjoint, not touching): {before}, {after}; "
+                    "use SortedRangeSet.of_ranges"
+                )
+
+    # Factories -------------------------------------------------------------------------------
+
+    @classmethod
+    def none(cls) -> SortedRangeSet:
+        return cls(())
+
+    @classmethod
+    def all(cls) -> SortedRangeSet:
+        return cls((Range.all(),))
+
+    @classmethod
+    def of_ranges(cls, *ranges: Range) -> SortedRangeSet:
+        """The union of the given ranges, in canonical form."""
+        return cls(_canonical(ranges))
+
+    @classmethod
+    def of_values(cls, *values: Value) -> SortedRangeSet:
+        """The set of the given values (an IN list); a NaN value is a `ValueError`."""
+        return cls.of_ranges(*(Range.equal(v) for v in values))
+
+    # Predicates ------------------------------------------------------------------------------
+
+    def is_none(self) -> bool:
+        return not self.ranges
+
+    def is_all(self) -> bool:
+        return len(self.ranges) == 1 and self.ranges[0].is_all()
+
+    def is_single_value(self) -> bool:
+        return len(self.ranges) == 1 and self.ranges[0].is_single_value()
+
+    def single_value(self) -> Value:
+        """The one value of a single-value set; `ValueError` for any other set."""
+        if not self.is_single_value():
+            raise ValueError(f"value set {self} is not a single value")
+        return self.ranges[0].single_value()
+
+    def is_discrete(self) -> bool:
+        """Whether the set is a non-empty list of single values (an IN list)."""
+        return bool(self.ranges) and all(r.is_single_value() for r in self.ranges)
+
+    def discrete_values(self) -> tuple[Value, ...]:
+        """The values of a discrete set, in order; `ValueError` if the set is not discrete."""
+        if not self.is_discrete():
+            raise ValueError(f"value set {self} is not a list of single values")
+        return tuple(r.single_value() for r in self.ranges)
+
+    def contains_value(self, value: Value) -> bool:
+        """Whether `value` is in the set; never true for NaN."""
+        if is_nan(value):
+            return False
+        index = bisect.bisect_right(self.ranges, (1, value, 0), key=low_key)
+        return index > 0 and self.ranges[index - 1].contains_value(value)
+
+    def overlaps(self, other: SortedRangeSet) -> bool:
+        return not self.intersect(other).is_none()
+
+    # Operations ------------------------------------------------------------------------------
+
+    def union(self, other: SortedRangeSet) -> SortedRangeSet:
+        return SortedRangeSet.of_ranges(*self.ranges, *other.ranges)
+
+    def intersect(self, other: SortedRangeSet) -> SortedRangeSet:
+        result: list[Range] = []
+        i = j = 0
+        while i < len(self.ranges) and j < len(other.ranges):
+            mine, theirs = self.ranges[i], other.ranges[j]
+            both = mine.intersect(theirs)
+            if both is not None:
+                result.append(both)
+            # Advance whichever range ends first; the other may still meet the next one.
+            if high_key(mine) <= high_key(theirs):
+                i += 1
+            else:
+                j += 1
+        return SortedRangeSet.of_ranges(*result)
+
+    def complement(self) -> SortedRangeSet:
+        """Every (non-NaN) value not in the set."""
+        gaps: list[Range] = []
+        low: Value | None = None
+        low_inclusive = False
+        for r in self.ranges:
+            if r.low is not None:
+                gap = Range.between(low, low_inclusive, r.low, not r.low_inclusive)
+                if gap is not None:
+                    gaps.append(gap)
+            if r.high is None:
+                return SortedRangeSet.of_ranges(*gaps)
+            low, low_inclusive = r.high, not r.high_inclusive
+        gaps.append(Range(low, low_inclusive and low is not None, None, False))
+        return SortedRangeSet.of_ranges(*gaps)
+
+    def span(self) -> Range | None:
+        """The smallest single range covering the set, `None` for the empty set. A widening: the
+        span also holds the values in the gaps between the set's ranges."""
+        if not self.ranges:
+            return None
+        first, last = self.ranges[0], self.ranges[-1]
+        return Range(first.low, first.low_inclusive, last.high, last.high_inclusive)
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(str(r) for r in self.ranges) + "}"
+
+
+ValueSet: TypeAlias = SortedRangeSet
+"""The value-set abstraction of Trino; lakeprune has only the range-based kind."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The values a column may take: a range set, and whether NULL is allowed."""
+
+    values: SortedRangeSet
+    null_allowed: bool
+
+    # Factories -------------------------------------------------------------------------------
+
+    @classmethod
+    def all(cls) -> Domain:
+        return cls(SortedRangeSet.all(), True)
+
+    @classmethod
+    def none(cls) -> Domain:
+        return cls(SortedRangeSet.none(), False)
+
+    @classmethod
+    def only_null(cls) -> Domain:
+        return cls(SortedRangeSet.none(), True)
+
+    @classmethod
+    def not_null(cls) -> Domain:
+        return cls(SortedRangeSet.all(), False)
+
+    @classmethod
+    def single_value(cls, value: Value) -> Domain:
+        return cls(SortedRangeSet.of_values(value), False)
+
+    @classmethod
+    def multiple_values(cls, values: Iterable[Value], null_allowed: bool = False) -> Domain:
+        return cls(SortedRangeSet.of_values(*values), null_allowed)
+
+    @classmethod
+    def of(cls, values: SortedRangeSet, null_allowed: bool) -> Domain:
+        return cls(values, null_allowed)
+
+    # Predicates ------------------------------------------------------------------------------
+
+    def is_all(self) -> bool:
+        return self.null_allowed and self.values.is_all()
+
+    def is_none(self) -> bool:
+        return not self.null_allowed and self.values.is_none()
+
+    def is_only_null(self) -> bool:
+        return self.null_allowed and self.values.is_none()
+
+    def is_null_allowed(self) -> bool:
+        return self.null_allowed
+
+    def is_single_value(self) -> bool:
+        """Whether exactly one non-null value matches (and NULL does not)."""
+        return not self.null_allowed and self.values.is_single_value()
+
+    def contains_value(self, value: Value | None) -> bool:
+        """Whether a row holding `value` matches; `None` is SQL NULL. NaN matches only a domain
+        whose values are all (see the module docstring)."""
+        if value is None:
+            return self.null_allowed
+        if is_nan(value):
+            return self.values.is_all()
+        return self.values.contains_value(value)
+
+    def overlaps(self, other: Domain) -> bool:
+        return (self.null_allowed and other.null_allowed) or self.values.overlaps(other.values)
+
+    # Operations ------------------------------------------------------------------------------
+
+    def intersect(self, other: Domain) -> Domain:
+        return Domain(self.values.intersect(other.values), self.null_allowed and other.null_allowed)
+
+    def union(self, other: Domain) -> Domain:
+        return Domain(self.values.union(other.values), self.null_allowed or other.null_allowed)
+
+    def complement(self) -> Domain:
+        """The other values, with NULL flipped too (as in Trino). Not NaN-aware: see the module
+        docstring."""
+        return Domain(self.values.complement(), not self.null_allowed)
+
+    def explain(self, column: str) -> str:
+        """A readable condition on `column` for explain output, e.g.
+        `(ts >= 2026-01-01T00:00:00Z OR ts IS NULL)`."""
+        if self.is_all():
+            return "TRUE"
+        if self.is_none():
+            return "FALSE"
+        if self.values.is_none():
+            return f"{column} IS NULL"
+        if self.values.is_all():
+            return f"{column} IS NOT NULL"
+        condition = _explain_values(column, self.values)
+        if self.null_allowed:
+            return f"({condition} OR {column} IS NULL)"
+        return condition
+
+    def __str__(self) -> str:
+        return f"{self.values} OR NULL" if self.null_allowed else str(self.values)
+
+
+def _explain_values(column: str, values: SortedRangeSet) -> str:
+    if values.is_discrete():
+        items = values.discrete_values()
+        if len(items) == 1:
+            return f"{column} = {format_value(items[0])}"
+        return f"{column} IN ({', '.join(format_value(v) for v in items)})"
+    excluded = values.complement()
+    if excluded.is_discrete():
+        items = excluded.discrete_values()
+        if len(items) == 1:
+            return f"{column} <> {format_value(items[0])}"
+        return f"{column} NOT IN ({', '.join(format_value(v) for v in items)})"
+    terms: list[str] = []
+    points: list[Value] = []
+    for r in values.ranges:
+        if r.is_single_value():
+            points.append(r.single_value())
+        else:
+            terms.append(_explain_range(column, r))
+    if len(points) == 1:
+        terms.append(f"{column} = {format_value(points[0])}")
+    elif points:
+        terms.append(f"{column} IN ({', '.join(format_value(v) for v in points)})")
+    if len(terms) == 1:
+        return terms[0]
+    return "(" + " OR ".join(terms) + ")"
+
+
+def _explain_range(column: str, r: Range) -> str:
+    parts: list[str] = []
+    if r.low is not None:
+        parts.append(f"{column} {'>=' if r.low_inclusive else '>'} {format_value(r.low)}")
+    if r.high is not None:
+        parts.append(f"{column} {'<=' if r.high_inclusive else '<'} {format_value(r.high)}")
+    if len(parts) == 2:
+        return f"({parts[0]} AND {parts[1]})"
+    return parts[0]
+
+
+def _mergeable(before: Range, after: Range) -> bool:
+    """Whether two ranges, `before` sorting no later than `after`, overlap or touch with at least
+    one inclusive touching end (so their union is one range)."""
+    if before.high is None or after.low is None:
+        return True
+    if after.low < before.high:  # type: ignore[operator]
+        return True
+    return after.low == before.high and (before.high_inclusive or after.low_inclusive)
+
+
+def _canonical(ranges: Iterable[Range]) -> tuple[Range, ...]:
+    result: list[Range] = []
+    for r in sorted(ranges):
+        if result and _mergeable(result[-1], r):
+            result[-1] = result[-1].span(r)
+        else:
+            result.append(r)
+    return tuple(result)
