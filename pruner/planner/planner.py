@@ -309,12 +309,18 @@ class Planner:
             )
             filters = [_valid_filter(by_file.get((f.partition, f.file_name))) for f in survivors]
             domain: Domain = predicate.domain(column)
-            hashes = bloom.hash_python_values(
-                list(domain.values.discrete_values()), self.schema.column(column).type
-            )
+            values = list(domain.values.discrete_values())
+            column_type = self.schema.column(column).type
+            if column_type.name == "float" and not all(_is_float32(v) for v in values):
+                continue  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
+            hashes = bloom.hash_python_values(values, column_type)
             keep = bloom.might_contain_any(filters, hashes)
             survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
         return survivors
+
+
+def _is_float32(value: Value) -> bool:
+    return isinstance(value, float) and float(np.float32(value)) == value
 
 
 def _valid_filter(data: bytes | None) -> bytes | None:

@@ -33,6 +33,15 @@ def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[pa.Scala
         if not exact:
             approx = float(np.nextafter(approx, np.inf if upper else -np.inf))
         converted = approx
+    elif isinstance(value, float) and column_type.name == "float":
+        # Engines disagree on `real_col <= 0.1` (Trino rounds the literal to 32 bits, Spark widens
+        # the column to 64): widen the bound to the enclosing float32 so both answers are kept.
+        single = np.float32(value)
+        if float(single) != value:
+            exact = False
+            if (float(single) < value) == upper:
+                single = np.nextafter(single, np.float32(np.inf if upper else -np.inf))
+        converted = float(single)
     elif isinstance(value, datetime | date | str | bytes | int | float):
         converted = value
     return pa.scalar(converted, type=FAMILY_TYPES[fam]), exact
