@@ -40,6 +40,7 @@ from pruner.metadata.partition import write_logs
 from pruner.metadata.spec import OP_UPSERT
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
+from pruner.table.describe import index_summaries
 from pruner.table.table import LakeTable
 from pruner.table.timeline import Action
 
@@ -60,7 +61,7 @@ def execute(
     table = LakeTable.open(location)
     _check_table_name(table, statement)
     if isinstance(statement, ShowIndexes):
-        return StatementResult(f"{len(table.definitions)} index(es) defined", show_indexes(table))
+        return StatementResult(f"{len(table.definitions)} index(es) defined", index_summaries(table))
     if isinstance(statement, DropIndex):
         return drop_index(table, statement)
     return create_index(table, statement, spark, build)
@@ -74,34 +75,6 @@ def _check_table_name(table: LakeTable, statement: Statement) -> None:
             f"the statement names table {named!r} but the table at {table.storage.uri} is "
             f"{table.config.name!r}"
         )
-
-
-def show_indexes(table: LakeTable) -> list[dict[str, Any]]:
-    latest = table.snapshot().instant
-    rows: list[dict[str, Any]] = [
-        {
-            "name": spec.name,
-            "type": spec.name,
-            "columns": [],
-            "options": {},
-            "state": "ready",
-            "complete_up_to": latest,
-        }
-        for spec in (table.files_spec, table.record_index_spec)
-    ]
-    rows[1]["columns"] = list(table.config.record_key)
-    rows += [
-        {
-            "name": d.name,
-            "type": str(d.index_type),
-            "columns": list(d.columns),
-            "options": dict(d.options),
-            "state": str(d.state),
-            "complete_up_to": d.complete_up_to,
-        }
-        for d in table.definitions
-    ]
-    return rows
 
 
 def drop_index(table: LakeTable, statement: DropIndex) -> StatementResult:

@@ -142,7 +142,7 @@ def show(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonO
             str(index["buckets"]),
             str(index["base_files"]),
             str(index["log_files"]),
-            index["up_to_instant"] or "-",
+            index["complete_up_to"] or "-",
         )
     console.print(indexes)
 

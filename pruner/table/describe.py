@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pruner.index.definitions import IndexState
+from pruner.metadata.spec import PartitionSpec
 from pruner.table.table import LakeTable
 from pruner.table.timeline import Action
 
@@ -13,20 +15,7 @@ def describe(table: LakeTable) -> dict[str, Any]:
     snapshot = table.snapshot()
     files = snapshot.files()
     config = table.config
-    indexes = []
-    for spec in table.partition_specs():
-        view = snapshot.partition(spec)
-        indexes.append(
-            {
-                "name": spec.name,
-                "type": spec.name,
-                "state": "ready",
-                "buckets": spec.num_buckets,
-                "up_to_instant": snapshot.instant,
-                "base_files": sum(1 for b in view.buckets.values() if b.base),
-                "log_files": sum(len(b.logs) for b in view.buckets.values()),
-            }
-        )
+    indexes = index_summaries(table)
     return {
         "name": config.name,
         "location": table.storage.uri,
@@ -46,6 +35,53 @@ def describe(table: LakeTable) -> dict[str, Any]:
         "partitions": len({f.partition for f in files}),
         "indexes": indexes,
     }
+
+
+def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
+    """Every index of the table — built-in and defined — with state, coverage and file counts."""
+    snapshot = table.snapshot()
+    entries: list[tuple[PartitionSpec, str, str, str | None, list[str], dict[str, str]]] = [
+        (table.files_spec, "files", "ready", snapshot.instant, [], {}),
+        (
+            table.record_index_spec,
+            "record_index",
+            "ready",
+            snapshot.instant,
+            list(table.config.record_key),
+            {},
+        ),
+    ]
+    # A ready index is maintained by every write in the same instant: complete up to the snapshot.
+    entries += [
+        (
+            table.spec(d),
+            d.name,
+            str(d.state),
+            snapshot.instant if d.state == IndexState.READY else None,
+            list(d.columns),
+            dict(d.options),
+        )
+        for d in table.definitions
+    ]
+    ready_since = {d.name: d.complete_up_to for d in table.definitions}
+    summaries = []
+    for spec, name, state, up_to, columns, options in entries:
+        view = snapshot.partition(spec)
+        summaries.append(
+            {
+                "name": name,
+                "type": spec.name,
+                "columns": columns,
+                "options": options,
+                "state": state,
+                "complete_up_to": up_to,
+                "ready_since": ready_since.get(name),
+                "buckets": spec.num_buckets,
+                "base_files": sum(1 for b in view.buckets.values() if b.base),
+                "log_files": sum(len(b.logs) for b in view.buckets.values()),
+            }
+        )
+    return summaries
 
 
 def history(table: LakeTable) -> list[dict[str, Any]]:
