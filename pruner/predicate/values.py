@@ -138,11 +138,12 @@ def _decimal(value: object, column_type: ColumnType) -> Decimal:
     if not number.is_finite():
         raise _error(value, column_type, "not a finite number")
     with localcontext(_DECIMAL_CONTEXT):
+        # Range first: quantizing a huge value would overflow the context's precision.
+        if abs(number) >= Decimal(10) ** (column_type.precision - column_type.scale):
+            raise _error(value, column_type, f"needs more than {column_type.precision} digits")
         quantized = number.quantize(Decimal(1).scaleb(-column_type.scale))
         if quantized != number:
             raise _error(value, column_type, f"has more than {column_type.scale} fractional digits")
-        if abs(quantized) >= Decimal(10) ** (column_type.precision - column_type.scale):
-            raise _error(value, column_type, f"needs more than {column_type.precision} digits")
     return quantized
 
 

@@ -220,3 +220,15 @@ def test_normalized_values_order_with_python_operators(
 ) -> None:
     low, high = normalize(smaller, t(type_name)), normalize(larger, t(type_name))
     assert low < high  # type: ignore[operator]
+
+
+def test_huge_decimal_is_an_input_error_not_an_arithmetic_one() -> None:
+    from decimal import Decimal
+
+    from pruner.errors import InvalidInputError
+    from pruner.predicate.values import normalize
+    from pruner.types import ColumnType
+
+    for huge in (Decimal("1e200"), 10**200, "1e200", 1e200):
+        with pytest.raises(InvalidInputError, match="needs more than 10 digits"):
+            normalize(huge, ColumnType("decimal", 10, 2))
