@@ -1,0 +1,93 @@
+"""`lakeprune sql`, `lakeprune index build` and `lakeprune prune` through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pruner.cli.main import app
+from tests.cli.test_cli import write_input
+
+runner = CliRunner()
+
+
+def run(*args: str, expect: int = 0) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == expect, result.stdout + result.stderr + repr(result.exception)
+    return result.stdout if expect == 0 else result.stderr
+
+
+@pytest.mark.usefixtures("spark")
+def test_indexes_and_prune_from_the_command_line(tmp_path: Path) -> None:
+    from tests.support import SCHEMA
+
+    warehouse = str(tmp_path / "wh")
+    run(
+        "table",
+        "create",
+        "trips",
+        "-w",
+        warehouse,
+        "--schema",
+        SCHEMA,
+        "--record-key",
+        "id",
+        "--partition-by",
+        "city",
+        "--property",
+        "write.target_file_size_bytes=640",
+        "--property",
+        "write.small_file_limit_bytes=320",
+    )
+    run(
+        "write",
+        "trips",
+        "-w",
+        warehouse,
+        "--input",
+        str(write_input(tmp_path / "a.parquet", range(60))),
+        "--mode",
+        "insert",
+    )
+    assert "built up to" in run("sql", "-w", warehouse, "CREATE INDEX stats ON trips USING column_stats")
+    assert "run `lakeprune index build`" in run(
+        "sql", "-w", warehouse, "--no-build", "CREATE INDEX bf ON trips USING bloom_filters (id)"
+    )
+    assert "is ready" in run("index", "build", "trips", "bf", "-w", warehouse)
+    shown = json.loads(run("sql", "-w", warehouse, "--json", "SHOW INDEXES ON trips"))
+    assert {r["name"]: r["state"] for r in shown["rows"]} == {
+        "files": "ready",
+        "record_index": "ready",
+        "stats": "ready",
+        "bf": "ready",
+    }
+
+    pruned = json.loads(
+        run("prune", "trips", "-w", warehouse, "--json", "--where", "id BETWEEN 10 AND 12 AND city = 'ber'")
+    )
+    assert pruned["files_selected"] < pruned["files_total"]
+    assert {"snapshot", "files_total", "files_selected", "splits", "explain"} <= set(pruned)
+    assert all(Path(s["path"]).is_file() for s in pruned["splits"])
+    assert [s["step"] for s in pruned["explain"]] == [
+        "partition_values",
+        "partition_stats",
+        "record_index",
+        "column_stats",
+        "bloom_filters",
+    ]
+    text = run("prune", "trips", "-w", warehouse, "--explain", "--where", "id = 7 OR score > 3")
+    assert "may match" in text and "column_stats" in text and "widened" in text
+
+    for args, message in {
+        ("prune", "trips", "-w", warehouse, "--where", "nope = 1"): "unknown column",
+        ("prune", "trips", "-w", warehouse, "--where", "id = "): "cannot parse",
+        ("prune", "trips", "-w", warehouse, "--where", "id = 'abc'"): "id",
+        ("sql", "-w", warehouse, "CREATE INDEX x ON trips USING magic (id)"): "unknown index type",
+        ("sql", "CREATE INDEX x ON trips USING column_stats"): "give --table PATH",
+        ("index", "build", "trips", "nope", "-w", warehouse): "has no index 'nope'",
+    }.items():
+        output = run(*args, expect=2)
+        assert message in output and output.startswith("error:"), (args, output)
