@@ -222,28 +222,29 @@ class Planner:
         return [f for f in files if verdicts[f.partition]]
 
     def _partition_stats(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
-        definition = _ready(self.snapshot, IndexType.PARTITION_STATS)
-        if isinstance(definition, str):
-            return definition
-        columns = [c for c in predicate.columns if c in definition.columns]
-        if not columns:
-            return "no predicate on a column with partition stats"
-        partitions = sorted({f.partition for f in files})
-        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
-        excluded = self._excluded(rows, columns, predicate, ("partition",))
-        return [f for f in files if (f.partition,) not in excluded]
+        return self._stats_step(files, predicate, IndexType.PARTITION_STATS, ("partition",))
 
     def _column_stats(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
-        definition = _ready(self.snapshot, IndexType.COLUMN_STATS)
+        return self._stats_step(files, predicate, IndexType.COLUMN_STATS, ("partition", "file_name"))
+
+    def _stats_step(
+        self, files: list[DataFile], predicate: TupleDomain, index_type: IndexType, key: tuple[str, ...]
+    ) -> list[DataFile] | str:
+        """Prune with a min / max index whose rows are identified by `key` (partition, or file)."""
+        definition = _ready(self.snapshot, index_type)
         if isinstance(definition, str):
             return definition
         columns = [c for c in predicate.columns if c in definition.columns]
         if not columns:
-            return "no predicate on a column with column stats"
-        partitions = sorted({f.partition for f in files})
-        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
-        excluded = self._excluded(rows, columns, predicate, ("partition", "file_name"))
-        return [f for f in files if (f.partition, f.file_name) not in excluded]
+            return f"no predicate on a column with {index_type}"
+        rows = self._rows_for(definition, files)
+        excluded = self._excluded(rows, columns, predicate, key)
+        return [f for f in files if tuple(getattr(f, k) for k in key) not in excluded]
+
+    def _rows_for(self, definition: IndexDefinition, files: list[DataFile]) -> pa.Table:
+        """The index's rows for the partitions of the candidate files (indexes hash on partition)."""
+        partitions = pa.array(sorted({f.partition for f in files}), pa.string())
+        return self.snapshot.partition(self.table.spec(definition)).lookup(partitions)
 
     def _excluded(
         self, rows: pa.Table, columns: list[str], predicate: TupleDomain, key: tuple[str, ...]
@@ -295,8 +296,7 @@ class Planner:
         ]
         if not columns:
             return "no EQUAL / IN (without NULL) on a column with bloom filters"
-        partitions = sorted({f.partition for f in files})
-        rows = self.snapshot.partition(self.table.spec(definition)).lookup(pa.array(partitions, pa.string()))
+        rows = self._rows_for(definition, files)
         survivors = files
         for column in columns:
             subset = rows.filter(pc.equal(rows["column"], column))

@@ -6,18 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pruner.cli.main import app
+from tests.cli.test_cli import lakeprune as run
 from tests.cli.test_cli import write_input
-
-runner = CliRunner()
-
-
-def run(*args: str, expect: int = 0) -> str:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == expect, result.stdout + result.stderr + repr(result.exception)
-    return result.stdout if expect == 0 else result.stderr
 
 
 @pytest.mark.usefixtures("spark")
