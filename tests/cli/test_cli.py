@@ -33,6 +33,28 @@ def write_input(path: Path, keys: range, version: int = 0) -> Path:
     return path
 
 
+def create_trips(warehouse: str, *options: str) -> str:
+    """`lakeprune table create trips` under a warehouse, partitioned by city, keyed by id."""
+    return lakeprune(
+        "table",
+        "create",
+        "trips",
+        "-w",
+        warehouse,
+        "--schema",
+        SCHEMA,
+        "--record-key",
+        "id",
+        "--partition-by",
+        "city",
+        *options,
+    )
+
+
+def write_trips(warehouse: str, source: Path, mode: str, *options: str) -> str:
+    return lakeprune("write", "trips", "-w", warehouse, "--input", str(source), "--mode", mode, *options)
+
+
 def test_create_show_and_user_errors(tmp_path: Path) -> None:
     table = str(tmp_path / "t")
     assert "created table t" in lakeprune(
@@ -88,47 +110,14 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("spark")
 def test_write_read_time_travel_compact_clean_by_warehouse(tmp_path: Path) -> None:
     warehouse = str(tmp_path / "wh")
-    lakeprune(
-        "table",
-        "create",
-        "trips",
-        "-w",
-        warehouse,
-        "--schema",
-        SCHEMA,
-        "--record-key",
-        "id",
-        "--partition-by",
-        "city",
-        "--ordering-field",
-        "ts",
-    )
+    create_trips(warehouse, "--ordering-field", "ts")
     first = json.loads(
-        lakeprune(
-            "write",
-            "trips",
-            "-w",
-            warehouse,
-            "--input",
-            str(write_input(tmp_path / "a.parquet", range(10))),
-            "--mode",
-            "insert",
-            "--json",
-        )
+        write_trips(warehouse, write_input(tmp_path / "a.parquet", range(10)), "insert", "--json")
     )
     assert first["inserted"] == 10
-    lakeprune(
-        "write",
-        "trips",
-        "-w",
-        warehouse,
-        "--input",
-        str(write_input(tmp_path / "b.parquet", range(5, 15), version=1)),
-        "--mode",
-        "upsert",
-    )
+    write_trips(warehouse, write_input(tmp_path / "b.parquet", range(5, 15), version=1), "upsert")
     pq.write_table(pa.table({"id": pa.array([0, 1], pa.int64())}), tmp_path / "del.parquet")
-    lakeprune("write", "trips", "-w", warehouse, "--input", str(tmp_path / "del.parquet"), "--mode", "delete")
+    write_trips(warehouse, tmp_path / "del.parquet", "delete")
 
     out = tmp_path / "out.csv"
     lakeprune("table", "read", "trips", "-w", warehouse, "--out", str(out))

@@ -7,42 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli import create_trips, write_input, write_trips
 from tests.cli.test_cli import lakeprune as run
-from tests.cli.test_cli import write_input
 
 
 @pytest.mark.usefixtures("spark")
 def test_indexes_and_prune_from_the_command_line(tmp_path: Path) -> None:
-    from tests.support import SCHEMA
-
     warehouse = str(tmp_path / "wh")
-    run(
-        "table",
-        "create",
-        "trips",
-        "-w",
+    create_trips(
         warehouse,
-        "--schema",
-        SCHEMA,
-        "--record-key",
-        "id",
-        "--partition-by",
-        "city",
         "--property",
         "write.target_file_size_bytes=640",
         "--property",
         "write.small_file_limit_bytes=320",
     )
-    run(
-        "write",
-        "trips",
-        "-w",
-        warehouse,
-        "--input",
-        str(write_input(tmp_path / "a.parquet", range(60))),
-        "--mode",
-        "insert",
-    )
+    write_trips(warehouse, write_input(tmp_path / "a.parquet", range(60)), "insert")
     assert "built up to" in run("sql", "-w", warehouse, "CREATE INDEX stats ON trips USING column_stats")
     assert "run `lakeprune index build`" in run(
         "sql", "-w", warehouse, "--no-build", "CREATE INDEX bf ON trips USING bloom_filters (id)"
