@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 import pyarrow as pa
@@ -180,7 +180,7 @@ class _Write:
         )
         if not targets:
             log.info("nothing to change")
-            return WriteResult(**{**asdict(result), "timings_ms": self.timer.phases})
+            return replace(result, timings_ms=self.timer.phases)
         return self._commit(work, targets, live, result)
 
     def _annotate(self, conformed: DataFrame) -> DataFrame:
@@ -362,14 +362,12 @@ class _Write:
                 files_logs += write_logs(storage, spec, instant, changes_by_index[definition.partition])
             self.timer.phase("indexes", start)
 
-            final = WriteResult(
-                **{
-                    **asdict(result),
-                    "instant": instant,
-                    "files_added": len(added),
-                    "files_removed": len(removed),
-                    "timings_ms": self.timer.phases,
-                }
+            final = replace(
+                result,
+                instant=instant,
+                files_added=len(added),
+                files_removed=len(removed),
+                timings_ms=self.timer.phases,
             )
             pending.complete(
                 {
@@ -397,4 +395,4 @@ class _Write:
                 "index compaction after commit %s failed; run `lakeprune compact`", instant, exc_info=True
             )
             compaction = None
-        return WriteResult(**{**asdict(final), "compaction_instant": compaction})
+        return replace(final, compaction_instant=compaction)
