@@ -111,6 +111,12 @@ class Storage:
                 entries.append(FileEntry(rel=info.path[len(prefix) :], size=int(info.size)))
         return sorted(entries, key=lambda e: e.rel)
 
+    def list_dirs(self, rel_dir: str) -> list[str]:
+        """Names of the directories directly under `rel_dir`, sorted; empty when it does not exist."""
+        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True)
+        infos = self.fs.get_file_info(selector)
+        return sorted(info.base_name for info in infos if info.type == pafs.FileType.Directory)
+
     def delete(self, rel: str) -> None:
         """Delete a file; a file that is already gone is not an error."""
         with contextlib.suppress(FileNotFoundError):

@@ -18,6 +18,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
+from pruner.metadata.cache import IndexCache
 from pruner.metadata.merge import last_of_each_key, merge
 from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
 from pruner.storage import Storage
@@ -41,21 +42,28 @@ class PartitionView:
     storage: Storage
     spec: PartitionSpec
     buckets: dict[int, BucketFiles] = field(default_factory=dict)
+    cache: IndexCache | None = field(default=None, compare=False)
 
     @classmethod
     def load(
-        cls, storage: Storage, spec: PartitionSpec, visible: frozenset[str], as_of: str | None
+        cls,
+        storage: Storage,
+        spec: PartitionSpec,
+        visible: frozenset[str],
+        as_of: str | None,
+        cache: IndexCache | None = None,
     ) -> PartitionView:
         """The partition as of instant `as_of` (None: nothing committed yet), reading only files
-        whose instant is in `visible` (the completed instants)."""
+        whose instant is in `visible` (the completed instants). With a `cache`, merged buckets are
+        kept there between calls (see `pruner.metadata.cache`)."""
         if as_of is None:
-            return cls(storage, spec, {})
+            return cls(storage, spec, {}, cache)
         names = list_index_files(storage, spec)
         by_bucket: dict[int, list[IndexFileName]] = defaultdict(list)
         for name in names:
             if name.instant in visible and name.instant <= as_of:
                 by_bucket[name.bucket].append(name)
-        return cls(storage, spec, {b: select_bucket_files(files) for b, files in by_bucket.items()})
+        return cls(storage, spec, {b: select_bucket_files(files) for b, files in by_bucket.items()}, cache)
 
     def rel(self, name: IndexFileName) -> str:
         return f"{self.spec.directory}/{name}"
@@ -68,8 +76,13 @@ class PartitionView:
         files = self.buckets.get(bucket)
         if files is None:
             return self.spec.schema.empty_table()
-        layers = [self._read_file(name, keys) for name in files.names]
-        return merge(self.spec, layers)
+        if self.cache is None:
+            return merge(self.spec, [self._read_file(name, keys) for name in files.names])
+        key = (self.storage.full_uri(self.spec.directory), tuple(str(n) for n in files.names))
+        rows = self.cache.get_or_load(
+            key, lambda: merge(self.spec, [self._read_file(n, None) for n in files.names])
+        )
+        return rows if keys is None else rows.filter(pc.is_in(rows.column(self.spec.hash_field), keys))
 
     def read_all(self) -> pa.Table:
         tables = [self.read_bucket(b) for b in sorted(self.buckets)]

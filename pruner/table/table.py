@@ -6,7 +6,7 @@ completed instant; instants whose files a clean removed are refused with the ear
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -15,6 +15,7 @@ from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorrupt
 from pruner.index.definitions import IndexDefinition, load_definitions
 from pruner.index.partitions import spec_for
 from pruner.metadata import files_index, record_index
+from pruner.metadata.cache import IndexCache
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.partition import PartitionView
 from pruner.metadata.spec import PartitionSpec
@@ -39,15 +40,17 @@ class LakeTable:
     config: TableConfig
     timeline: Timeline
     definitions: tuple[IndexDefinition, ...] = ()
+    # Shared by long-running readers (the sidecar) so that repeated prunes do not re-read storage.
+    cache: IndexCache | None = field(default=None, compare=False)
 
     @classmethod
-    def open(cls, location: str) -> LakeTable:
+    def open(cls, location: str, cache: IndexCache | None = None) -> LakeTable:
         storage = Storage.from_uri(location)
         config = load_config(storage)
-        return cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)))
+        return cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)), cache)
 
     def refresh(self) -> LakeTable:
-        return LakeTable.open(self.storage.uri)
+        return LakeTable.open(self.storage.uri, self.cache)
 
     @property
     def files_spec(self) -> PartitionSpec:
@@ -103,7 +106,11 @@ class Snapshot:
 
     def partition(self, spec: PartitionSpec) -> PartitionView:
         return PartitionView.load(
-            self.table.storage, spec, self.table.timeline.completed_timestamps(), self.instant
+            self.table.storage,
+            spec,
+            self.table.timeline.completed_timestamps(),
+            self.instant,
+            self.table.cache,
         )
 
     def files(self) -> list[DataFile]:

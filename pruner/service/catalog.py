@@ -1,0 +1,90 @@
+"""The sidecar's catalog: schema names are the configured warehouse roots, table names are the
+table directories under them. It is the only way a request reaches storage: a request names a
+schema and a table, never a path, and the name must be a plain directory name under a configured
+root. Opened tables are kept and reused while their timeline is unchanged (one directory listing
+per request checks that), and all tables share one `IndexCache`, so a new commit is visible at the
+next call while repeated prunes of an unchanged table read nothing but the timeline listing."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pruner.errors import TableNotFoundError
+from pruner.metadata.cache import IndexCache
+from pruner.storage import Storage
+from pruner.table.layout import TABLE_JSON
+from pruner.table.table import LakeTable, Snapshot, table_location
+from pruner.table.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+# Table names engines can address: Trino and Presto lower-case identifiers, so only such
+# directories are listed (and only such names accepted).
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class TableName:
+    schema: str
+    table: str
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+
+class Catalog:
+    def __init__(self, warehouses: Mapping[str, str], cache: IndexCache) -> None:
+        self.warehouses = dict(warehouses)
+        self.cache = cache
+        self._open: dict[TableName, LakeTable] = {}
+        self._lock = threading.Lock()
+
+    def schemas(self) -> list[str]:
+        return sorted(self.warehouses)
+
+    def tables(self, schema: str) -> list[str]:
+        """The lakeprune tables directly under the schema's warehouse root, sorted."""
+        root = Storage.from_uri(self._root(schema))
+        names = []
+        for name in root.list_dirs(""):
+            if TABLE_NAME.match(name) and root.exists(f"{name}/{TABLE_JSON}"):
+                names.append(name)
+        return sorted(names)
+
+    def table(self, name: TableName) -> LakeTable:
+        """The table as of its latest timeline; reopened only when the timeline changed."""
+        location = self._location(name)
+        with self._lock:
+            cached = self._open.get(name)
+        if cached is not None:
+            timeline = Timeline.load(cached.storage)
+            if timeline.instants == cached.timeline.instants:
+                return cached
+            log.info("table %s changed (latest instant %s); reloading", name, timeline.last_timestamp())
+        try:
+            table = LakeTable.open(location, self.cache)
+        except TableNotFoundError as exc:
+            raise TableNotFoundError(f"table {name} does not exist ({exc})") from exc
+        with self._lock:
+            self._open[name] = table
+        return table
+
+    def snapshot(self, name: TableName, instant: str | None = None) -> Snapshot:
+        return self.table(name).snapshot(instant)
+
+    def _root(self, schema: str) -> str:
+        root = self.warehouses.get(schema)
+        if root is None:
+            known = ", ".join(self.schemas())
+            raise TableNotFoundError(f"schema {schema!r} does not exist (schemas: {known})")
+        return root
+
+    def _location(self, name: TableName) -> str:
+        root = self._root(name.schema)
+        if not TABLE_NAME.match(name.table):
+            raise TableNotFoundError(f"table {name} does not exist (table names match [a-z][a-z0-9_]*)")
+        return table_location(name.table, root)

@@ -1,0 +1,291 @@
+"""The sidecar's configuration: which schema names map to which warehouse roots, where the gRPC,
+Thrift and metrics endpoints listen, which Thrift addresses are advertised as split hosts, the index
+cache size, request limits and the security settings. It is read from a YAML file (`lakeprune serve
+--config FILE`, example in `connector-config/sidecar.yaml`) or built from command-line options, and
+validated once at start: every mistake is reported as one `ConfigError` line naming the key, never
+as a traceback and never discovered later at the first request."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pruner.errors import LakepruneError
+
+SCHEMA_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_GRPC_PORT = 7777
+DEFAULT_THRIFT_PORT = 7778
+DEFAULT_METRICS_PORT = 9464
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+class ConfigError(LakepruneError):
+    """The sidecar configuration is invalid."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-request limits; requests beyond them are refused with a clear error."""
+
+    max_discrete_values: int = 100_000  # values in one IN list / equatable value set
+    max_splits_per_response: int = 10_000  # gRPC Prune; larger results use PruneStream
+    request_timeout_seconds: float = 60.0  # used when the caller sets no deadline
+    max_frame_bytes: int = 16 * 1024**2  # Thrift frame limit, as Trino's default
+
+
+@dataclass(frozen=True)
+class Security:
+    """Bearer token for gRPC, TLS for gRPC, and the key that authenticates Thrift split ids."""
+
+    token: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    # Several sidecars behind one catalog must share this key so that any of them accepts a split
+    # another one issued; without one configured, a random per-process key is used.
+    split_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert_file is not None
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    warehouses: Mapping[str, str]
+    host: str = DEFAULT_HOST
+    grpc_port: int | None = DEFAULT_GRPC_PORT  # None: endpoint disabled; 0: any free port
+    thrift_port: int | None = DEFAULT_THRIFT_PORT
+    metrics_port: int | None = DEFAULT_METRICS_PORT
+    advertise: tuple[str, ...] = ()  # host:port of the Thrift endpoints engines use for GetRows
+    cache_bytes: int = 512 * 1024**2
+    limits: Limits = field(default_factory=Limits)
+    security: Security = field(default_factory=Security)
+
+    def __post_init__(self) -> None:
+        if not self.warehouses:
+            raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
+        for name, root in self.warehouses.items():
+            if not SCHEMA_NAME.match(name):
+                raise ConfigError(
+                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* (it is the schema name engines see)"
+                )
+            if not root:
+                raise ConfigError(f"warehouse {name!r} has an empty root")
+        for key in ("grpc_port", "thrift_port", "metrics_port"):
+            port = getattr(self, key)
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"{key} {port} is not a port number (0-65535; 0 picks a free port)")
+        for address in self.advertise:
+            _split_address(address, "advertise")
+        if (self.security.tls_cert_file is None) != (self.security.tls_key_file is None):
+            raise ConfigError("security.tls needs both cert_file and key_file")
+        for path in (self.security.tls_cert_file, self.security.tls_key_file):
+            if path is not None and not os.path.isfile(path):
+                raise ConfigError(f"TLS file {path} does not exist")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> ServeConfig:
+        """Read and validate a YAML config file."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"config {path} must be a YAML mapping")
+        return cls.from_mapping(data, base_dir=Path(path).resolve().parent)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], base_dir: Path | None = None) -> ServeConfig:
+        """Build from parsed YAML; relative file paths are resolved against `base_dir`."""
+        reader = _Reader(data, "")
+        warehouses = reader.mapping("warehouses", required=True)
+        listen = _Reader(reader.mapping("listen"), "listen.")
+        cache = _Reader(reader.mapping("cache"), "cache.")
+        limits = _Reader(reader.mapping("limits"), "limits.")
+        security = _Reader(reader.mapping("security"), "security.")
+        reader.reject_unknown()
+
+        def local(value: str | None) -> str | None:
+            if value is None or base_dir is None or "://" in value:
+                return value
+            return str(base_dir / os.path.expanduser(value))
+
+        defaults = Limits()
+        built = cls(
+            warehouses={str(k): local(_text(v, f"warehouses.{k}")) or "" for k, v in warehouses.items()},
+            host=listen.text("host") or DEFAULT_HOST,
+            grpc_port=listen.port("grpc_port", DEFAULT_GRPC_PORT),
+            thrift_port=listen.port("thrift_port", DEFAULT_THRIFT_PORT),
+            metrics_port=listen.port("metrics_port", DEFAULT_METRICS_PORT),
+            advertise=tuple(listen.text_list("advertise")),
+            cache_bytes=cache.size("max_bytes", 512 * 1024**2),
+            limits=Limits(
+                max_discrete_values=limits.integer("max_discrete_values", defaults.max_discrete_values),
+                max_splits_per_response=limits.integer(
+                    "max_splits_per_response", defaults.max_splits_per_response
+                ),
+                request_timeout_seconds=limits.number(
+                    "request_timeout_seconds", defaults.request_timeout_seconds
+                ),
+                max_frame_bytes=limits.size("max_frame_bytes", defaults.max_frame_bytes),
+            ),
+            security=Security(
+                token=_secret(security, "token", local),
+                tls_cert_file=local(security.text("tls_cert_file")),
+                tls_key_file=local(security.text("tls_key_file")),
+                **_split_key(security, local),
+            ),
+        )
+        for reader_ in (listen, cache, limits, security):
+            reader_.reject_unknown()
+        return built
+
+    def thrift_hosts(self, bound_port: int) -> list[tuple[str, int]]:
+        """The split hosts for GetRows: the advertised addresses, else this sidecar's own."""
+        if self.advertise:
+            return [_split_address(a, "advertise") for a in self.advertise]
+        host = self.host if self.host not in ("0.0.0.0", "::", "") else DEFAULT_HOST
+        return [(host, bound_port)]
+
+
+def parse_warehouse_option(value: str) -> tuple[str, str]:
+    """`NAME=ROOT` from the command line."""
+    name, sep, root = value.partition("=")
+    if not sep or not name or not root:
+        raise ConfigError(f"--warehouse {value!r} must be NAME=ROOT (for example demo=/data/warehouse)")
+    return name.strip(), root.strip()
+
+
+def parse_size(value: object, key: str) -> int:
+    """A byte size: an integer, or text such as `512MiB`, `16MB`, `1g`."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.match(str(value)) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(f"{key} must be a size such as 536870912 or 512MiB, got {value!r}")
+    unit = (match.group(2) or "").lower()[:1]
+    return int(match.group(1)) * _UNITS[unit]
+
+
+def _split_address(address: str, key: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise ConfigError(f"{key} address {address!r} must be HOST:PORT")
+    return host, int(port)
+
+
+def _text(value: object, key: str) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise ConfigError(f"{key} must be text, got {value!r}")
+    return str(value)
+
+
+def _secret(reader: _Reader, key: str, local: Any) -> str | None:
+    """A secret given inline (`token`) or in a file (`token_file`), never both."""
+    inline, path = reader.text(key), local(reader.text(f"{key}_file"))
+    if inline is not None and path is not None:
+        raise ConfigError(f"security.{key} and security.{key}_file are mutually exclusive")
+    if path is None:
+        return inline
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read security.{key}_file {path}: {exc.strerror or exc}") from exc
+
+
+def _split_key(reader: _Reader, local: Any) -> dict[str, bytes]:
+    key = _secret(reader, "split_key", local)
+    if key is None:
+        return {}
+    if len(key) < 16:
+        raise ConfigError("security.split_key must be at least 16 characters")
+    return {"split_key": key.encode("utf-8")}
+
+
+class _Reader:
+    """Typed access to one YAML section that remembers which keys were used."""
+
+    def __init__(self, data: object, prefix: str) -> None:
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping")
+        self.data: Mapping[str, Any] = data
+        self.prefix = prefix
+        self.used: set[str] = set()
+
+    def get(self, key: str) -> Any:
+        self.used.add(key)
+        return self.data.get(key)
+
+    def mapping(self, key: str, required: bool = False) -> Mapping[str, Any]:
+        value = self.get(key)
+        if value is None:
+            if required:
+                raise ConfigError(f"{self.prefix}{key} is required")
+            return {}
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{self.prefix}{key} must be a mapping")
+        return value
+
+    def text(self, key: str) -> str | None:
+        value = self.get(key)
+        return None if value is None else _text(value, self.prefix + key)
+
+    def text_list(self, key: str) -> list[str]:
+        value = self.get(key)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"{self.prefix}{key} must be a list")
+        return [_text(v, self.prefix + key) for v in value]
+
+    def integer(self, key: str, default: int) -> int:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f"{self.prefix}{key} must be a non-negative integer, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"{self.prefix}{key} must be a positive number, got {value!r}")
+        return float(value)
+
+    def port(self, key: str, default: int) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        if value is False or value == "off":
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"{self.prefix}{key} must be a port number or off, got {value!r}")
+        return value
+
+    def size(self, key: str, default: int) -> int:
+        value = self.get(key)
+        return default if value is None else parse_size(value, self.prefix + key)
+
+    def reject_unknown(self) -> None:
+        unknown = sorted(set(self.data) - self.used)
+        if unknown:
+            raise ConfigError(f"unknown config key {self.prefix}{unknown[0]}")
