@@ -1,0 +1,582 @@
+"""The TCP server of the Thrift connector. Each connection has a reader thread that reads frames (a
+4-byte big-endian length, at most `max_frame_size` bytes: a larger frame is logged and the
+connection closed) and recognises both transports in use: FRAMED (Trino's default) and HEADER
+(Presto's default, magic 0x0FFF after the length; unwrapped and rewrapped with Apache Thrift's
+`THeaderTransport` on in-memory buffers, echoing the frame's sequence id and flags). Each request,
+a strict binary-protocol message, goes to a shared thread pool, so several requests in flight on one
+connection run concurrently (at most `max_in_flight_per_connection`; beyond that the reader waits);
+each reply is written as one whole frame, in the request's transport, under the connection's write
+lock, with the request's seqid. Method names lose their `trino` or `presto` prefix and go to a
+`ConnectorService`. Errors are mapped in one place: a `LakepruneError` becomes the method's
+`ServiceException` (not retryable), an `OSError` (storage trouble) a retryable one, an unknown
+method `TApplicationException(UNKNOWN_METHOD)`, a request that does not decode `PROTOCOL_ERROR`,
+and anything else is logged with its traceback and answered with `INTERNAL_ERROR`; the server keeps
+serving in every case. `get_rows` may return the bytes of a `PageResult`
+(`blocks.encode_page_result`), which are spliced into the reply as they are."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.transport.THeaderTransport import THeaderClientType, THeaderSubprotocolID, THeaderTransport
+from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE, TMemoryBuffer
+
+from pruner.errors import LakepruneError
+from pruner.thrift import idl
+from pruner.thrift.errors import ThriftRequestError
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FRAME_SIZE = 16 * 1024 * 1024
+"""Drift's default on both engines (`trino.thrift.client.max-frame-size`)."""
+
+_LENGTH = struct.Struct(">i")
+_HEADER_MAGIC = b"\x0f\xff"
+_METHOD_PREFIXES = ("trino", "presto")
+_ACCEPT_POLL_SECONDS = 0.2
+_MAX_MESSAGE_CHARS = 300
+
+
+class ConnectorService(Protocol):
+    """What the server calls, one method per Thrift method, with the decoded (generated) argument
+    structs. A `Nullable*` argument absent on the wire arrives as its empty wrapper (= null); any
+    other absent argument is refused before the call. Methods are called concurrently from the
+    server's worker threads. Raise `LakepruneError` for a request that cannot be served;
+    `get_rows` may return `blocks.encode_page_result` bytes."""
+
+    def list_schema_names(self) -> list[str]: ...
+
+    def list_tables(self, schema_or_none: idl.NullableSchemaName, /) -> list[idl.SchemaTableName]: ...
+
+    def get_table_metadata(self, schema_table_name: idl.SchemaTableName, /) -> idl.NullableTableMetadata: ...
+
+    def get_splits(
+        self,
+        schema_table_name: idl.SchemaTableName,
+        desired_columns: idl.NullableColumnSet,
+        output_constraint: idl.TupleDomain,
+        max_split_count: int,
+        next_token: idl.NullableToken,
+        /,
+    ) -> idl.SplitBatch: ...
+
+    def get_index_splits(
+        self,
+        schema_table_name: idl.SchemaTableName,
+        index_column_names: list[str],
+        output_column_names: list[str],
+        keys: idl.PageResult,
+        output_constraint: idl.TupleDomain,
+        max_split_count: int,
+        next_token: idl.NullableToken,
+        /,
+    ) -> idl.SplitBatch: ...
+
+    def get_rows(
+        self, split_id: idl.Id, columns: list[str], max_bytes: int, next_token: idl.NullableToken, /
+    ) -> idl.PageResult | bytes: ...
+
+
+# Methods ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Method:
+    """A service method: its generated argument and result structs and how to call the handler."""
+
+    args: type
+    result: type
+    call: Callable[[ConnectorService, Any], object]
+    returns_page: bool = False
+
+    @property
+    def success_field(self) -> int:
+        return idl.field(self.result, "success").id
+
+
+def _arg(args: Any, name: str) -> Any:
+    """A required argument; `ThriftRequestError` when the client left it out."""
+    value = getattr(args, name)
+    if value is None:
+        raise ThriftRequestError(f"missing argument {name}")
+    return value
+
+
+def _nullable(args: Any, name: str, empty: type) -> Any:
+    """A `Nullable*` argument, the empty wrapper (= null) when absent."""
+    value = getattr(args, name)
+    return empty() if value is None else value
+
+
+_S = idl.Service
+_METHODS: dict[str, _Method] = {
+    "ListSchemaNames": _Method(
+        _S.trinoListSchemaNames_args, _S.trinoListSchemaNames_result, lambda h, a: h.list_schema_names()
+    ),
+    "ListTables": _Method(
+        _S.trinoListTables_args,
+        _S.trinoListTables_result,
+        lambda h, a: h.list_tables(_nullable(a, "schemaNameOrNull", idl.NullableSchemaName)),
+    ),
+    "GetTableMetadata": _Method(
+        _S.trinoGetTableMetadata_args,
+        _S.trinoGetTableMetadata_result,
+        lambda h, a: h.get_table_metadata(_arg(a, "schemaTableName")),
+    ),
+    "GetSplits": _Method(
+        _S.trinoGetSplits_args,
+        _S.trinoGetSplits_result,
+        lambda h, a: h.get_splits(
+            _arg(a, "schemaTableName"),
+            _nullable(a, "desiredColumns", idl.NullableColumnSet),
+            _arg(a, "outputConstraint"),
+            _arg(a, "maxSplitCount"),
+            _nullable(a, "nextToken", idl.NullableToken),
+        ),
+    ),
+    "GetIndexSplits": _Method(
+        _S.trinoGetIndexSplits_args,
+        _S.trinoGetIndexSplits_result,
+        lambda h, a: h.get_index_splits(
+            _arg(a, "schemaTableName"),
+            _arg(a, "indexColumnNames"),
+            _arg(a, "outputColumnNames"),
+            _arg(a, "keys"),
+            _arg(a, "outputConstraint"),
+            _arg(a, "maxSplitCount"),
+            _nullable(a, "nextToken", idl.NullableToken),
+        ),
+    ),
+    "GetRows": _Method(
+        _S.trinoGetRows_args,
+        _S.trinoGetRows_result,
+        lambda h, a: h.get_rows(
+            _arg(a, "splitId"),
+            _arg(a, "columns"),
+            _arg(a, "maxBytes"),
+            _nullable(a, "nextToken", idl.NullableToken),
+        ),
+        returns_page=True,
+    ),
+}
+
+
+def _method(name: str) -> _Method | None:
+    for prefix in _METHOD_PREFIXES:
+        if name.startswith(prefix):
+            return _METHODS.get(name[len(prefix) :])
+    return None
+
+
+# Messages --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _HeaderFrame:
+    """What a HEADER reply must echo from its request's frame."""
+
+    sequence_id: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class _Request:
+    name: str
+    seqid: int
+    reader: TBinaryProtocolAccelerated  # positioned after the message header
+    header: _HeaderFrame | None  # None: FRAMED
+
+
+class _ConnectionError(Exception):
+    """The peer broke the framing or the message format: the connection is closed."""
+
+
+def _protocol(transport: TMemoryBuffer, limit: int) -> TBinaryProtocolAccelerated:
+    return TBinaryProtocolAccelerated(
+        transport, strictRead=True, string_length_limit=limit, container_length_limit=limit
+    )
+
+
+def _message_prefix(
+    name: str, message_type: int, seqid: int
+) -> tuple[TMemoryBuffer, TBinaryProtocolAccelerated]:
+    buffer = TMemoryBuffer()
+    writer = TBinaryProtocolAccelerated(buffer)
+    writer.writeMessageBegin(name, message_type, seqid)
+    return buffer, writer
+
+
+def _encode_struct(name: str, message_type: int, seqid: int, value: Any) -> list[bytes]:
+    buffer, writer = _message_prefix(name, message_type, seqid)
+    value.write(writer)
+    writer.writeMessageEnd()
+    return [buffer.getvalue()]
+
+
+def _encode_page_reply(name: str, seqid: int, method: _Method, page: bytes) -> list[bytes]:
+    """A REPLY whose result field `success` holds pre-encoded `PageResult` bytes."""
+    buffer, writer = _message_prefix(name, idl.TMessageType.REPLY, seqid)
+    writer.writeStructBegin("result")
+    writer.writeFieldBegin("success", idl.TType.STRUCT, method.success_field)
+    prefix = buffer.getvalue()
+    suffix = TMemoryBuffer()
+    TBinaryProtocolAccelerated(suffix).writeFieldStop()
+    return [prefix, page, suffix.getvalue()]
+
+
+def _application_error(name: str, seqid: int, kind: int, message: str) -> list[bytes]:
+    error = idl.TApplicationException(kind, _one_line(message))
+    return _encode_struct(name, idl.TMessageType.EXCEPTION, seqid, error)
+
+
+def _one_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= _MAX_MESSAGE_CHARS else line[: _MAX_MESSAGE_CHARS - 3] + "..."
+
+
+# Connections -----------------------------------------------------------------------------------
+
+
+class _Connection:
+    """One client socket: replies are written whole under `write_lock`; `slots` bounds the
+    requests in flight so a pipelining client cannot queue unbounded work."""
+
+    def __init__(self, sock: socket.socket, peer: str, max_in_flight: int) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.write_lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(max_in_flight)
+        self._in_flight: set[Future[None]] = set()
+        self._idle = threading.Condition()
+        self._closed = threading.Event()
+
+    def send(self, frame: bytes) -> None:
+        with self.write_lock:
+            self.sock.sendall(frame)
+
+    def track(self, future: Future[None]) -> None:
+        with self._idle:
+            self._in_flight.add(future)
+        future.add_done_callback(self._finished)
+
+    def _finished(self, future: Future[None]) -> None:
+        self.slots.release()
+        with self._idle:
+            self._in_flight.discard(future)
+            self._idle.notify_all()
+
+    def wait_idle(self) -> None:
+        """Wait until no request is in flight, or the connection is closed under them."""
+        with self._idle:
+            while self._in_flight and not self._closed.is_set():
+                self._idle.wait(_ACCEPT_POLL_SECONDS)
+
+    def stop_reading(self) -> None:
+        """No more requests: the reader sees end-of-stream; replies can still be written."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RD)
+
+    def close(self) -> None:
+        """Close; the shutdown comes first and outside the lock, so a reply blocked in `send` on a
+        client that stopped reading fails instead of holding the lock forever."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with self.write_lock:
+            self.sock.close()
+
+    def read_exactly(self, size: int) -> bytes | None:
+        """`size` bytes, or None at a clean end of stream before the first byte."""
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        received = 0
+        while received < size:
+            count = self.sock.recv_into(view[received:])
+            if count == 0:
+                if received == 0:
+                    return None
+                raise _ConnectionError(f"connection closed inside a frame ({received} of {size} bytes)")
+            received += count
+        return bytes(buffer)
+
+
+# Server ----------------------------------------------------------------------------------------
+
+
+class ThriftServer:
+    """Serves a `ConnectorService` on a TCP port: `start()` binds (port 0 picks a free port) and
+    returns the port, `stop(grace_seconds)` stops accepting, lets requests in flight finish and
+    closes every connection. Everything it uses belongs to the instance."""
+
+    def __init__(
+        self,
+        handler: ConnectorService,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        workers: int = 16,
+        max_in_flight_per_connection: int = 64,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        if not 0 < max_frame_size < HARD_MAX_FRAME_SIZE:
+            raise ValueError(f"max_frame_size must be between 1 and {HARD_MAX_FRAME_SIZE - 1}")
+        self._handler = handler
+        self._host = host
+        self._port = port
+        self._max_frame_size = max_frame_size
+        self._max_in_flight = max_in_flight_per_connection
+        self._owns_executor = executor is None
+        self._executor = executor or ThreadPoolExecutor(workers, thread_name_prefix="thrift-worker")
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._bound_port: int | None = None
+        self._acceptor: threading.Thread | None = None
+        self._readers: dict[_Connection, threading.Thread] = {}
+        self._stopping = threading.Event()
+
+    @property
+    def port(self) -> int:
+        """The bound port (after `start`)."""
+        if self._bound_port is None:
+            raise RuntimeError("the server is not started")
+        return self._bound_port
+
+    def start(self) -> int:
+        """Bind, listen and start accepting; the bound port."""
+        with self._lock:
+            if self._listener is not None:
+                raise RuntimeError("the server is already started")
+            listener = socket.create_server((self._host, self._port), backlog=128, reuse_port=False)
+            listener.settimeout(_ACCEPT_POLL_SECONDS)
+            self._listener = listener
+            self._bound_port = int(listener.getsockname()[1])
+            self._acceptor = threading.Thread(target=self._accept_loop, name="thrift-acceptor", daemon=True)
+            self._acceptor.start()
+        _log.info("Thrift connector service listening on %s:%d", self._host, self.port)
+        return self.port
+
+    def stop(self, grace_seconds: float = 5.0) -> None:
+        """Stop accepting, finish the requests in flight (up to `grace_seconds`), close."""
+        deadline = time.monotonic() + grace_seconds
+        self._stopping.set()
+        if self._acceptor is not None:
+            self._acceptor.join()
+        if self._listener is not None:
+            self._listener.close()
+        with self._lock:
+            readers = dict(self._readers)
+        for connection in readers:
+            connection.stop_reading()
+        for connection, thread in readers.items():
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                _log.warning("closing connection from %s with requests still in flight", connection.peer)
+                connection.close()
+                thread.join(1.0)
+        if self._owns_executor:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # Accepting and reading -------------------------------------------------------------------
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._stopping.is_set():
+            try:
+                sock, address = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                if self._stopping.is_set():
+                    return
+                _log.warning("accept failed: %s", exc)
+                time.sleep(_ACCEPT_POLL_SECONDS)
+                continue
+            sock.setblocking(True)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connection = _Connection(sock, f"{address[0]}:{address[1]}", self._max_in_flight)
+            thread = threading.Thread(
+                target=self._read_loop,
+                args=(connection,),
+                name=f"thrift-reader-{connection.peer}",
+                daemon=True,
+            )
+            with self._lock:
+                self._readers[connection] = thread
+            thread.start()
+
+    def _read_loop(self, connection: _Connection) -> None:
+        try:
+            while not self._stopping.is_set():
+                request = self._read_request(connection)
+                if request is None:
+                    break
+                connection.slots.acquire()
+                try:
+                    future = self._executor.submit(self._answer, connection, request)
+                except RuntimeError:  # the executor is shut down
+                    connection.slots.release()
+                    break
+                connection.track(future)
+        except _ConnectionError as exc:
+            _log.error("closing connection from %s: %s", connection.peer, exc)
+        except OSError as exc:
+            _log.debug("connection from %s ended: %s", connection.peer, exc)
+        finally:
+            connection.wait_idle()
+            connection.close()
+            with self._lock:
+                self._readers.pop(connection, None)
+
+    def _read_request(self, connection: _Connection) -> _Request | None:
+        prefix = connection.read_exactly(_LENGTH.size)
+        if prefix is None:
+            return None
+        (size,) = _LENGTH.unpack(prefix)
+        if size < 0:
+            raise _ConnectionError(
+                "not a framed message (unframed transports are not supported; use FRAMED or HEADER)"
+            )
+        if size > self._max_frame_size:
+            raise _ConnectionError(
+                f"frame of {size} bytes exceeds the maximum frame size of {self._max_frame_size}"
+            )
+        if size == 0:
+            raise _ConnectionError("empty frame")
+        frame = connection.read_exactly(size)
+        if frame is None:
+            raise _ConnectionError("connection closed after a frame length")
+        header = None
+        if frame.startswith(_HEADER_MAGIC):
+            frame, header = self._unwrap_header(prefix + frame)
+        reader = _protocol(TMemoryBuffer(frame), self._max_frame_size)
+        try:
+            name, message_type, seqid = reader.readMessageBegin()
+        except Exception as exc:  # TProtocolException, EOFError, UnicodeDecodeError, ...
+            raise _ConnectionError(f"not a strict binary-protocol message: {exc}") from exc
+        if message_type != idl.TMessageType.CALL:
+            raise _ConnectionError(f"message type {message_type} for {name!r}; only calls are served")
+        return _Request(name, seqid, reader, header)
+
+    def _unwrap_header(self, framed: bytes) -> tuple[bytes, _HeaderFrame]:
+        transport = THeaderTransport(TMemoryBuffer(framed), [THeaderClientType.HEADERS])
+        transport.set_max_frame_size(self._max_frame_size)
+        try:
+            transport.readFrame(0)
+        except Exception as exc:  # TTransportException, TApplicationException (unknown transform)
+            raise _ConnectionError(f"bad HEADER frame: {exc}") from exc
+        if transport.protocol_id != THeaderSubprotocolID.BINARY:
+            raise _ConnectionError(
+                f"HEADER frame with protocol {transport.protocol_id}; only binary is served"
+            )
+        payload: bytes = transport.cstringio_buf.read()
+        return payload, _HeaderFrame(transport.sequence_id, transport.flags)
+
+    # Answering -------------------------------------------------------------------------------
+
+    def _answer(self, connection: _Connection, request: _Request) -> None:
+        """Run on a worker: compute the reply, frame it, write it whole."""
+        try:
+            frame = self._frame(self._reply(request), request.header)
+        except Exception as exc:
+            _log.exception("encoding the reply to %s failed", request.name)
+            frame = self._frame(
+                _application_error(
+                    request.name,
+                    request.seqid,
+                    idl.TApplicationException.INTERNAL_ERROR,
+                    f"{type(exc).__name__}: {exc}",
+                ),
+                request.header,
+            )
+        if len(frame) - _LENGTH.size > self._max_frame_size:
+            message = (
+                f"the reply to {request.name} is {len(frame) - _LENGTH.size} bytes, "
+                f"more than the maximum frame size of {self._max_frame_size}"
+            )
+            _log.error("%s (seqid %d, %s)", message, request.seqid, connection.peer)
+            frame = self._frame(
+                _application_error(
+                    request.name, request.seqid, idl.TApplicationException.INTERNAL_ERROR, message
+                ),
+                request.header,
+            )
+        try:
+            connection.send(frame)
+        except OSError as exc:
+            _log.debug("reply to %s on %s not delivered: %s", request.name, connection.peer, exc)
+
+    def _reply(self, request: _Request) -> list[bytes]:
+        name, seqid = request.name, request.seqid
+        method = _method(name)
+        if method is None:
+            _log.warning("unknown method %r called", name)
+            return _application_error(
+                name, seqid, idl.TApplicationException.UNKNOWN_METHOD, f"unknown method {name}"
+            )
+        args = method.args()
+        try:
+            args.read(request.reader)
+            request.reader.readMessageEnd()
+        except Exception as exc:
+            _log.warning("cannot decode the arguments of %s: %s", name, exc)
+            return _application_error(
+                name,
+                seqid,
+                idl.TApplicationException.PROTOCOL_ERROR,
+                f"cannot decode the arguments of {name}: {exc}",
+            )
+        result = method.result()
+        try:
+            value = method.call(self._handler, args)
+        except idl.ServiceException as exc:
+            result.ex1 = exc
+        except LakepruneError as exc:
+            _log.info("%s refused: %s", name, exc)
+            result.ex1 = idl.ServiceException(message=_one_line(str(exc)), retryable=False)
+        except OSError as exc:
+            _log.warning("%s failed on storage, the engine may retry: %s", name, exc)
+            result.ex1 = idl.ServiceException(message=_one_line(f"storage error: {exc}"), retryable=True)
+        except Exception as exc:
+            _log.exception("%s failed", name)
+            return _application_error(
+                name,
+                seqid,
+                idl.TApplicationException.INTERNAL_ERROR,
+                f"{name} failed: {type(exc).__name__}: {exc}",
+            )
+        else:
+            if value is None:
+                raise TypeError(f"the handler returned no result for {name}")
+            if isinstance(value, bytes):
+                if not method.returns_page:
+                    raise TypeError(f"the handler returned bytes for {name}")
+                return _encode_page_reply(name, seqid, method, value)
+            result.success = value
+        return _encode_struct(name, idl.TMessageType.REPLY, seqid, result)
+
+    def _frame(self, message: list[bytes], header: _HeaderFrame | None) -> bytes:
+        if header is None:
+            return b"".join([_LENGTH.pack(sum(len(part) for part in message)), *message])
+        buffer = TMemoryBuffer()
+        transport = THeaderTransport(buffer, [THeaderClientType.HEADERS])
+        transport.set_max_frame_size(HARD_MAX_FRAME_SIZE - 1)  # the size is checked by the caller
+        transport.sequence_id = header.sequence_id
+        transport.flags = header.flags
+        for part in message:
+            transport.write(part)
+        transport.flush()
+        framed: bytes = buffer.getvalue()
+        return framed

@@ -1,0 +1,69 @@
+"""Helpers for the Thrift tests: decode bytes with the generated classes (pure-Python or
+accelerated binary protocol), and build the engine's blocks, markers, ranges and domains."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pyarrow as pa
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol, TBinaryProtocolAccelerated
+from thrift.transport.TTransport import TMemoryBuffer
+
+from pruner.thrift import idl
+from pruner.thrift.blocks import encode_block
+
+T = TypeVar("T")
+_LIMIT = 1 << 30
+
+
+def thrift_decode(data: bytes, struct: type[T], accelerated: bool = True) -> T:
+    """`data` read as one `struct` with the generated code; every byte must be consumed."""
+    transport = TMemoryBuffer(data)
+    protocol = (
+        TBinaryProtocolAccelerated(transport, string_length_limit=_LIMIT, container_length_limit=_LIMIT)
+        if accelerated
+        else TBinaryProtocol(transport)
+    )
+    value: Any = struct()
+    value.read(protocol)
+    assert transport.cstringio_buf.read() == b"", "trailing bytes after the struct"
+    decoded: T = value
+    return decoded
+
+
+def thrift_encode(value: Any) -> bytes:
+    transport = TMemoryBuffer()
+    value.write(TBinaryProtocolAccelerated(transport))
+    encoded: bytes = transport.getvalue()
+    return encoded
+
+
+def block(values: list[Any], arrow_type: pa.DataType) -> idl.Block:
+    """A generated `Block` holding `values` of a connector Arrow type."""
+    return thrift_decode(encode_block(pa.array(values, arrow_type)), idl.Block)
+
+
+def marker(value: Any, arrow_type: pa.DataType, bound: int) -> idl.Marker:
+    return idl.Marker(value=None if value is None else block([value], arrow_type), bound=bound)
+
+
+def thrift_range(low: Any, low_bound: int, high: Any, high_bound: int, arrow_type: pa.DataType) -> idl.Range:
+    return idl.Range(low=marker(low, arrow_type, low_bound), high=marker(high, arrow_type, high_bound))
+
+
+def ranges_domain(*ranges: idl.Range, null_allowed: bool = False) -> idl.Domain:
+    return idl.Domain(
+        valueSet=idl.ValueSet(rangeValueSet=idl.RangeValueSet(ranges=list(ranges))), nullAllowed=null_allowed
+    )
+
+
+def equatable_domain(
+    values: list[Any], arrow_type: pa.DataType, inclusive: bool = True, null_allowed: bool = False
+) -> idl.Domain:
+    value_set = idl.EquatableValueSet(inclusive=inclusive, values=[block([v], arrow_type) for v in values])
+    return idl.Domain(valueSet=idl.ValueSet(equatableValueSet=value_set), nullAllowed=null_allowed)
+
+
+def all_or_none_domain(all_: bool, null_allowed: bool) -> idl.Domain:
+    value_set = idl.ValueSet(allOrNoneValueSet=idl.AllOrNoneValueSet(all=all_))
+    return idl.Domain(valueSet=value_set, nullAllowed=null_allowed)
