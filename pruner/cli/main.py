@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pruner.cli import index_cmds, prune_cmds, table_cmds, write_cmds
+from pruner.cli import engine_cmds, index_cmds, prune_cmds, table_cmds, write_cmds
 from pruner.cli.common import setup_logging
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app.add_typer(table_cmds.app, name="table")
 write_cmds.register(app)
 index_cmds.register(app)
 prune_cmds.register(app)
+engine_cmds.register(app)
 
 
 @app.callback()

@@ -1,0 +1,124 @@
+"""The configuration of one single-node engine instance, written into its data directory:
+`etc/node.properties`, `etc/jvm.config` (a small heap for a laptop-sized machine),
+`etc/config.properties` (a coordinator that also runs tasks, listening on loopback only),
+`etc/log.properties` and `etc/catalog/` (the lakeprune catalog plus any extra catalogs). The text
+of each file is built by a pure function, so tests check it without starting anything."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pruner.engines.catalog import CATALOG_NAME, catalog_file, check_extra_catalogs
+from pruner.engines.errors import InvalidEngineConfigError
+from pruner.engines.spec import EngineSpec
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_HEAP_MB = 2048
+MIN_HEAP_MB = 512
+
+# Trino's recommended flags of that era, minus the ones for big heaps (G1 region size, heap dumps
+# of many GB) and -XX:-UseBiasedLocking (deprecated since Java 15).
+BASE_JVM_FLAGS = (
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:ReservedCodeCacheSize=256M",
+    "-XX:PerMethodRecompilationCutoff=10000",
+    "-XX:PerBytecodeRecompilationCutoff=10000",
+    "-Djdk.attach.allowAttachSelf=true",
+    "-Djdk.nio.maxCachedBufferSize=2000000",
+    "-Dfile.encoding=UTF-8",
+    "-Duser.timezone=UTC",
+)
+
+
+@dataclass(frozen=True)
+class InstanceConfig:
+    """What a launched instance is: the engine, its port, data directory, heap and catalogs."""
+
+    spec: EngineSpec
+    port: int
+    data_dir: Path
+    sidecar: str
+    heap_mb: int = DEFAULT_HEAP_MB
+    extra_catalogs: Mapping[str, Mapping[str, str]] | None = None
+
+    @property
+    def etc(self) -> Path:
+        return self.data_dir / "etc"
+
+
+def render(properties: Mapping[str, str]) -> str:
+    return "".join(f"{key}={value}\n" for key, value in properties.items())
+
+
+def node_properties(config: InstanceConfig) -> dict[str, str]:
+    return {
+        "node.environment": "lakeprune",
+        "node.id": f"lakeprune-{config.spec.kind}-{config.port}",
+        "node.data-dir": str(config.data_dir),
+        # Loopback only: the engine has no authentication, and one node talks only to itself.
+        "node.bind-ip": LOOPBACK,
+        "node.internal-address": LOOPBACK,
+    }
+
+
+def jvm_config(config: InstanceConfig) -> str:
+    if config.heap_mb < MIN_HEAP_MB:
+        raise InvalidEngineConfigError(f"heap must be at least {MIN_HEAP_MB} MB, got {config.heap_mb}")
+    flags = [BASE_JVM_FLAGS[0], f"-Xmx{config.heap_mb}M", *BASE_JVM_FLAGS[1:], *config.spec.extra_jvm_flags]
+    return "".join(f"{flag}\n" for flag in flags)
+
+
+def server_properties(config: InstanceConfig) -> dict[str, str]:
+    # Half the heap for query memory; the engine keeps 30% of the heap as headroom by default.
+    query_memory = f"{config.heap_mb // 2}MB"
+    return {
+        "coordinator": "true",
+        "node-scheduler.include-coordinator": "true",
+        "http-server.http.port": str(config.port),
+        "discovery.uri": f"http://{LOOPBACK}:{config.port}",
+        **dict(config.spec.extra_server_properties),
+        "query.max-memory": query_memory,
+        "query.max-memory-per-node": query_memory,
+        "query.max-total-memory-per-node": query_memory,
+    }
+
+
+def log_properties(config: InstanceConfig) -> dict[str, str]:
+    return {
+        config.spec.log_root: "INFO",
+        # A dozen warnings on every start about resources Jersey skips; harmless.
+        "org.glassfish.jersey.internal.inject.Providers": "ERROR",
+    }
+
+
+def config_files(config: InstanceConfig) -> dict[str, str]:
+    """Relative path under the data directory -> file text."""
+    files = {
+        "etc/node.properties": render(node_properties(config)),
+        "etc/jvm.config": jvm_config(config),
+        "etc/config.properties": render(server_properties(config)),
+        "etc/log.properties": render(log_properties(config)),
+        f"etc/catalog/{CATALOG_NAME}.properties": catalog_file(config.spec, config.sidecar),
+    }
+    for name, properties in check_extra_catalogs(config.extra_catalogs).items():
+        files[f"etc/catalog/{name}.properties"] = render(properties)
+    return files
+
+
+def write_config(config: InstanceConfig) -> None:
+    """Write the instance's etc/ afresh (catalogs of an earlier run in the same directory go)."""
+    files = config_files(config)
+    catalog_dir = config.etc / "catalog"
+    catalog_dir.mkdir(parents=True, exist_ok=True)
+    for stale in catalog_dir.glob("*.properties"):
+        stale.unlink()
+    for relative, text in files.items():
+        target = config.data_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)

