@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from pruner.cli import engine_cmds, index_cmds, prune_cmds, table_cmds, write_cmds
+from pruner.cli import engine_cmds, index_cmds, prune_cmds, serve_cmds, table_cmds, write_cmds
 from pruner.cli.common import setup_logging
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ write_cmds.register(app)
 index_cmds.register(app)
 prune_cmds.register(app)
 engine_cmds.register(app)
+serve_cmds.register(app)
 
 
 @app.callback()

@@ -1,17 +1,21 @@
 """`lakeprune prune`: plan a prune for a SQL predicate and print the splits (and, with
-`--explain`, what each step did). Reads index partitions with pyarrow only; no Spark."""
+`--explain`, what each step did). Reads index partitions with pyarrow only; no Spark. With
+`--server HOST:PORT`, TABLE is `SCHEMA.TABLE` on a running sidecar: the predicate is translated
+here with the schema the sidecar reports, and the sidecar plans the prune; the output is the same."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table as RichTable
 
 from pruner.cli.common import JsonOption, TableArgument, WarehouseOption, cli_command, console, resolve
-from pruner.planner.planner import Planner
-from pruner.predicate.sql import translate
+from pruner.errors import InvalidInputError
+from pruner.planner.planner import Planner, PruneResult
+from pruner.predicate.sql import Translation, translate
 from pruner.table.table import LakeTable
 
 
@@ -26,11 +30,57 @@ def prune(
     explain: Annotated[bool, typer.Option("--explain", help="Show what each pruning step did.")] = False,
     warehouse: WarehouseOption = None,
     as_json: JsonOption = False,
+    server: Annotated[
+        str | None,
+        typer.Option(help="HOST:PORT of a running sidecar; TABLE is then SCHEMA.TABLE there."),
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option(help="With --server: file holding the sidecar's bearer token.")
+    ] = None,
+    tls_ca: Annotated[
+        Path | None, typer.Option(help="With --server: use TLS, trusting this CA certificate (PEM).")
+    ] = None,
 ) -> None:
     """List the files that may hold rows matching a predicate."""
-    lake = LakeTable.open(resolve(table, warehouse))
-    translation = translate(where, lake.config.schema)
-    result = Planner(lake.snapshot(snapshot)).prune(translation.domain)
+    if server is not None:
+        if warehouse is not None:
+            raise InvalidInputError("--warehouse and --server exclude each other")
+        result, translation = _prune_remote(
+            server, table, where, snapshot, explain or as_json, token_file, tls_ca
+        )
+    else:
+        if token_file is not None or tls_ca is not None:
+            raise InvalidInputError("--token-file and --tls-ca need --server")
+        lake = LakeTable.open(resolve(table, warehouse))
+        translation = translate(where, lake.config.schema)
+        result = Planner(lake.snapshot(snapshot)).prune(translation.domain)
+    _show(result, translation, explain, as_json)
+
+
+def _prune_remote(
+    server: str,
+    table: str,
+    where: str,
+    snapshot: str | None,
+    explain: bool,
+    token_file: Path | None,
+    tls_ca: Path | None,
+) -> tuple[PruneResult, Translation]:
+    from pruner.client import PruningClient
+
+    schema, dot, name = table.partition(".")
+    if not dot or not schema or not name:
+        raise InvalidInputError(f"with --server, TABLE is SCHEMA.TABLE, got {table!r}")
+    try:
+        token = token_file.read_text(encoding="utf-8").strip() if token_file is not None else None
+        ca = tls_ca.read_bytes() if tls_ca is not None else None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    with PruningClient(server, token=token, tls_root_cert=ca) as client:
+        return client.prune_sql(schema, name, where, snapshot=snapshot, explain=explain)
+
+
+def _show(result: PruneResult, translation: Translation, explain: bool, as_json: bool) -> None:
     if as_json:
         payload = result.to_json()
         payload["widened"] = list(translation.widened)

@@ -1,9 +1,11 @@
 """The sidecar's catalog: schema names are the configured warehouse roots, table names are the
 table directories under them. It is the only way a request reaches storage: a request names a
 schema and a table, never a path, and the name must be a plain directory name under a configured
-root. Opened tables are kept and reused while their timeline is unchanged (one directory listing
-per request checks that), and all tables share one `IndexCache`, so a new commit is visible at the
-next call while repeated prunes of an unchanged table read nothing but the timeline listing."""
+root. Opened tables are kept and reused while their timeline and index definitions are unchanged
+(a listing of the timeline and a read of `index_defs.json` per request check that: `CREATE INDEX`,
+`DROP INDEX` and an index becoming ready change the definitions without always adding an instant),
+and all tables share one `IndexCache`, so a new commit is visible at the next call while repeated
+prunes of an unchanged table read no index data from storage (only directory listings)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pruner.errors import TableNotFoundError
+from pruner.index.definitions import load_definitions
 from pruner.metadata.cache import IndexCache
 from pruner.storage import Storage
 from pruner.table.layout import TABLE_JSON
@@ -55,6 +58,17 @@ class Catalog:
                 names.append(name)
         return sorted(names)
 
+    def load(self) -> dict[str, list[str]]:
+        """List every schema's tables; raises if a warehouse root is missing or cannot be listed.
+        The sidecar reports SERVING only once this succeeded."""
+        listed = {}
+        for schema in self.schemas():
+            root = Storage.from_uri(self.warehouses[schema])
+            if not root.is_dir(""):
+                raise FileNotFoundError(f"warehouse root {root.uri} of schema {schema} is not a directory")
+            listed[schema] = self.tables(schema)
+        return listed
+
     def table(self, name: TableName) -> LakeTable:
         """The table as of its latest timeline; reopened only when the timeline changed."""
         location = self._location(name)
@@ -62,13 +76,18 @@ class Catalog:
             cached = self._open.get(name)
         if cached is not None:
             timeline = Timeline.load(cached.storage)
-            if timeline.instants == cached.timeline.instants:
+            if timeline.instants != cached.timeline.instants:
+                log.info("table %s changed (latest instant %s); reloading", name, timeline.last_timestamp())
+            elif tuple(load_definitions(cached.storage)) != cached.definitions:
+                log.info("table %s: index definitions changed; reloading", name)
+            else:
                 return cached
-            log.info("table %s changed (latest instant %s); reloading", name, timeline.last_timestamp())
         try:
             table = LakeTable.open(location, self.cache)
         except TableNotFoundError as exc:
-            raise TableNotFoundError(f"table {name} does not exist ({exc})") from exc
+            # The caller gets the name it used; the server's paths stay in the server's log.
+            log.info("table %s not found: %s", name, exc)
+            raise TableNotFoundError(f"table {name} does not exist") from exc
         with self._lock:
             self._open[name] = table
         return table

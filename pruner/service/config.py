@@ -41,17 +41,31 @@ class Limits:
     request_timeout_seconds: float = 60.0  # used when the caller sets no deadline
     max_frame_bytes: int = 16 * 1024**2  # Thrift frame limit, as Trino's default
 
+    def __post_init__(self) -> None:
+        for key in ("max_discrete_values", "max_splits_per_response", "max_frame_bytes"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"limits.{key} must be a positive integer, got {value!r}")
+        if not self.request_timeout_seconds > 0:
+            raise ConfigError(
+                f"limits.request_timeout_seconds must be positive, got {self.request_timeout_seconds!r}"
+            )
+
 
 @dataclass(frozen=True)
 class Security:
     """Bearer token for gRPC, TLS for gRPC, and the key that authenticates Thrift split ids."""
 
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     # Several sidecars behind one catalog must share this key so that any of them accepts a split
     # another one issued; without one configured, a random per-process key is used.
     split_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+
+    def __post_init__(self) -> None:
+        if self.token is not None and not self.token.strip():
+            raise ConfigError("security.token is empty: give a token, or none to disable the check")
 
     @property
     def tls(self) -> bool:
@@ -84,6 +98,13 @@ class ServeConfig:
             port = getattr(self, key)
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{key} {port} is not a port number (0-65535; 0 picks a free port)")
+        bound = [(k, p) for k in ("grpc_port", "thrift_port", "metrics_port") if (p := getattr(self, k))]
+        for i, (key, port) in enumerate(bound):
+            for other, other_port in bound[i + 1 :]:
+                if port == other_port:
+                    raise ConfigError(f"{key} and {other} are both {port}")
+        if self.cache_bytes < 0:
+            raise ConfigError(f"cache size must not be negative, got {self.cache_bytes}")
         for address in self.advertise:
             _split_address(address, "advertise")
         if (self.security.tls_cert_file is None) != (self.security.tls_key_file is None):
@@ -153,6 +174,39 @@ class ServeConfig:
             reader_.reject_unknown()
         return built
 
+    @classmethod
+    def from_options(
+        cls,
+        warehouses: list[str],
+        host: str | None = None,
+        grpc_port: int | bool | None = None,
+        thrift_port: int | bool | None = None,
+        metrics_port: int | bool | None = None,
+        cache_size: str | None = None,
+        token_file: str | None = None,
+    ) -> ServeConfig:
+        """Build from `lakeprune serve` options: `NAME=ROOT` warehouses; a port None takes the
+        default and False turns the endpoint off. Validated exactly as a config file."""
+        roots: dict[str, str] = {}
+        for option in warehouses:
+            name, root = parse_warehouse_option(option)
+            if name in roots:
+                raise ConfigError(f"--warehouse {name} is given twice")
+            roots[name] = root
+        listen = {
+            key: value
+            for key, value in (
+                ("host", host),
+                ("grpc_port", grpc_port),
+                ("thrift_port", thrift_port),
+                ("metrics_port", metrics_port),
+            )
+            if value is not None
+        }
+        security = {"token_file": token_file} if token_file is not None else {}
+        cache = {"max_bytes": cache_size} if cache_size is not None else {}
+        return cls.from_mapping({"warehouses": roots, "listen": listen, "cache": cache, "security": security})
+
     def thrift_hosts(self, bound_port: int) -> list[tuple[str, int]]:
         """The split hosts for GetRows: the advertised addresses, else this sidecar's own."""
         if self.advertise:
@@ -201,9 +255,12 @@ def _secret(reader: _Reader, key: str, local: Any) -> str | None:
     if path is None:
         return inline
     try:
-        return Path(path).read_text(encoding="utf-8").strip()
+        secret = Path(path).read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise ConfigError(f"cannot read security.{key}_file {path}: {exc.strerror or exc}") from exc
+    if not secret:
+        raise ConfigError(f"security.{key}_file {path} is empty")
+    return secret
 
 
 def _split_key(reader: _Reader, local: Any) -> dict[str, bytes]:

@@ -1,0 +1,176 @@
+"""gRPC prune latency (issue 5): the 2,000-file table of `prune_latency.py` (built by its own
+builder), served by an in-process sidecar; the same random predicates pruned
+  - in process, through the sidecar's catalog and index cache (no transport),
+  - over gRPC by 1 client, and by 16 concurrent clients (separate processes),
+after one warm-up pass, so that every figure is measured with the same, warm cache and the
+difference is the transport: encoding, the call, decoding the splits. The in-process figures are
+also taken with 16 threads, which shows what concurrency costs without any transport. Not a test.
+
+    .venv/bin/python bench/grpc_latency.py [--files 2000] [--predicates 700] [--clients 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from prune_latency import build, predicate_shapes  # the sibling benchmark: its table and predicates
+
+from pruner.client import PruningClient
+from pruner.planner.planner import Planner
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service.catalog import TableName
+from pruner.service.config import ServeConfig
+from pruner.service.server import Sidecar
+
+SCHEMA, TABLE = "bench", "t"
+Work = list[tuple[str, TupleDomain]]
+
+
+def _summary(samples: list[tuple[str, float, int]]) -> dict[str, Any]:
+    ms = sorted(m for _, m, _ in samples)
+    by_shape: dict[str, list[float]] = {}
+    for shape, m, _ in samples:
+        by_shape.setdefault(shape, []).append(m)
+    return {
+        "calls": len(ms),
+        "median_ms": round(statistics.median(ms), 2),
+        "p99_ms": round(ms[max(0, int(len(ms) * 0.99) - 1)], 2),
+        "by_shape_median_ms": {k: round(statistics.median(v), 2) for k, v in by_shape.items()},
+    }
+
+
+def _client(address: str, work: Work, ready: Any, start: Any, out: Any) -> None:
+    """One client process: connect, wait for the start signal, prune every predicate, report."""
+    samples = []
+    with PruningClient(address) as client:
+        client.list_tables()  # connect before the clock starts
+        ready.put(os.getpid())
+        start.wait()
+        for shape, predicate in work:
+            begin = time.perf_counter()
+            result = client.prune(SCHEMA, TABLE, predicate)
+            samples.append((shape, (time.perf_counter() - begin) * 1000, result.files_selected))
+    out.put(samples)
+
+
+def _over_grpc(address: str, work: list[Work]) -> tuple[list[tuple[str, float, int]], float]:
+    """Run one client process per work list at once; all samples and the wall time."""
+    context = multiprocessing.get_context("spawn")  # no fork of a process running a gRPC server
+    ready, start, out = context.Queue(), context.Event(), context.Queue()
+    processes = [context.Process(target=_client, args=(address, w, ready, start, out)) for w in work]
+    for p in processes:
+        p.start()
+    for _ in processes:  # every client imported and connected: the clock starts now
+        ready.get(timeout=600)
+    begin = time.perf_counter()
+    start.set()
+    samples = [s for _ in processes for s in out.get(timeout=900)]
+    wall = time.perf_counter() - begin
+    for p in processes:
+        p.join()
+    return samples, wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--predicates", type=int, default=700)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "grpc_latency.json")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="lakeprune-bench-"))
+    try:
+        build(str(workdir / TABLE), args.files)
+        config = ServeConfig({SCHEMA: str(workdir)}, grpc_port=0, thrift_port=None, metrics_port=None)
+        with Sidecar(config) as sidecar:
+            assert sidecar.wait_ready(60)
+            address = f"127.0.0.1:{sidecar.grpc_port}"
+            name = TableName(SCHEMA, TABLE)
+            files = sidecar.catalog.snapshot(name).files()
+            shapes = predicate_shapes(sum(f.rows for f in files))
+            rng = random.Random(7)
+            names = list(shapes)
+            work = [
+                (names[i % len(names)], shapes[names[i % len(names)]](rng)) for i in range(args.predicates)
+            ]
+
+            def plan_all(items: Work) -> list[tuple[str, float, int]]:
+                samples = []
+                for shape, predicate in items:
+                    begin = time.perf_counter()
+                    result = Planner(sidecar.catalog.snapshot(name)).prune(predicate)
+                    samples.append((shape, (time.perf_counter() - begin) * 1000, result.files_selected))
+                return samples
+
+            plan_all(work)  # warm-up: the cache now holds what these predicates read
+            cache_warm = sidecar.cache.stats()
+
+            begin = time.perf_counter()
+            local = plan_all(work)
+            local_wall = time.perf_counter() - begin
+
+            per_client = max(1, args.predicates // args.clients)
+            slices = [work[i * per_client % len(work) :][:per_client] for i in range(args.clients)]
+
+            begin = time.perf_counter()
+            with ThreadPoolExecutor(args.clients) as pool:
+                local_many = [s for part in pool.map(plan_all, slices) for s in part]
+            local_many_wall = time.perf_counter() - begin
+
+            one, one_wall = _over_grpc(address, [work])
+            many, many_wall = _over_grpc(address, slices)
+            cache_end = sidecar.cache.stats()
+        result_json = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            "files": len(files),
+            "rows": sum(f.rows for f in files),
+            "predicates": args.predicates,
+            "cache": {
+                "max_bytes": cache_end.max_bytes,
+                "bytes_after_warm_up": cache_warm.bytes,
+                "entries": cache_end.entries,
+                "misses_after_warm_up": cache_end.misses - cache_warm.misses,
+                "evictions": cache_end.evictions,
+            },
+            "in_process_1_thread": {**_summary(local), "calls_per_second": round(len(local) / local_wall, 1)},
+            f"in_process_{args.clients}_threads": {
+                **_summary(local_many),
+                "calls_per_second": round(len(local_many) / local_many_wall, 1),
+            },
+            "grpc_1_client": {**_summary(one), "calls_per_second": round(len(one) / one_wall, 1)},
+            f"grpc_{args.clients}_clients": {
+                **_summary(many),
+                "calls_per_second": round(len(many) / many_wall, 1),
+            },
+            "median_files_selected": {
+                shape: statistics.median(n for s, _, n in local if s == shape) for shape in names
+            },
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result_json, indent=2) + "\n")
+        print(json.dumps(result_json, indent=2))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""`lakeprune serve`: run the pruning sidecar (gRPC, Thrift, metrics) until SIGTERM or SIGINT, then
+shut down gracefully: health turns NOT_SERVING, new calls are refused, calls in flight finish.
+
+    lakeprune serve --config sidecar.yaml
+    lakeprune serve --warehouse demo=/data/warehouse [--warehouse ...] [--host H] [--grpc-port N]
+                    [--thrift-port N|off] [--metrics-port N|off] [--cache-size 512MiB] [--token-file F]
+
+A configuration mistake prints one `error:` line and exits with status 2 before anything listens."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from pruner.cli.common import cli_command, console
+from pruner.service.config import ConfigError, ServeConfig
+
+log = logging.getLogger(__name__)
+SHUTDOWN_GRACE_SECONDS = 10.0
+
+PortOption = Annotated[str | None, typer.Option(help="Port number, 0 for any free port, or 'off'.")]
+
+
+def serve(
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="YAML config (connector-config/sidecar.yaml).")
+    ] = None,
+    warehouse: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--warehouse", "-w", help="NAME=ROOT: schema NAME is the tables under ROOT. Repeatable."
+        ),
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="Address to listen on (default 127.0.0.1).")] = None,
+    grpc_port: PortOption = None,
+    thrift_port: PortOption = None,
+    metrics_port: PortOption = None,
+    cache_size: Annotated[
+        str | None, typer.Option(help="Index cache size, e.g. 512MiB (default) or 2GiB.")
+    ] = None,
+    token_file: Annotated[
+        str | None, typer.Option(help="File holding the bearer token gRPC callers must send.")
+    ] = None,
+) -> None:
+    """Run the pruning sidecar until SIGTERM / SIGINT."""
+    options = {
+        "--warehouse": warehouse,
+        "--host": host,
+        "--grpc-port": grpc_port,
+        "--thrift-port": thrift_port,
+        "--metrics-port": metrics_port,
+        "--cache-size": cache_size,
+        "--token-file": token_file,
+    }
+    if config is not None:
+        given = [name for name, value in options.items() if value]
+        if given:
+            raise ConfigError(f"--config cannot be combined with {', '.join(given)}: put them in the file")
+        settings = ServeConfig.load(config)
+    else:
+        if not warehouse:
+            raise ConfigError("give --config FILE, or at least one --warehouse NAME=ROOT")
+        settings = ServeConfig.from_options(
+            warehouse,
+            host=host,
+            grpc_port=_port("--grpc-port", grpc_port),
+            thrift_port=_port("--thrift-port", thrift_port),
+            metrics_port=_port("--metrics-port", metrics_port),
+            cache_size=cache_size,
+            token_file=token_file,
+        )
+    run(settings)
+
+
+def run(settings: ServeConfig) -> None:
+    """Start a sidecar and serve until SIGTERM or SIGINT."""
+    from pruner.service.server import Sidecar
+
+    stop = threading.Event()
+
+    def on_signal(number: int, _frame: FrameType | None) -> None:
+        log.info("received %s; shutting down", signal.Signals(number).name)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        sidecar = Sidecar(settings).start()
+        console.print(
+            f"lakeprune sidecar listening: grpc={_shown(settings.host, sidecar.grpc_port)} "
+            f"thrift={_shown(settings.host, sidecar.thrift_port)} "
+            f"metrics={_shown(settings.host, sidecar.metrics_port)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        while not stop.wait(0.5):
+            pass
+        sidecar.stop(SHUTDOWN_GRACE_SECONDS)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _port(option: str, value: str | None) -> int | bool | None:
+    if value is None:
+        return None
+    if value.strip().lower() == "off":
+        return False
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{option} must be a port number or off, got {value!r}") from None
+
+
+def _shown(host: str, port: int | None) -> str:
+    return "off" if port is None else f"{host}:{port}"
+
+
+def register(root: typer.Typer) -> None:
+    root.command("serve")(cli_command(serve))

@@ -1,0 +1,217 @@
+"""A small typed client for the sidecar's gRPC `PruningService`.
+
+    with PruningClient("localhost:7777", token="...") as client:
+        client.list_tables()                                  # [TableName("demo", "trips"), ...]
+        info = client.get_table("demo", "trips")              # TableInfo: columns, keys, indexes, ...
+        result = client.prune("demo", "trips", "city = 'oslo' AND fare > 20", explain=True)
+        [s.path for s in result.splits]
+
+`prune` takes a `TupleDomain`, or a SQL WHERE clause that is translated here, on the client, with
+the table's schema from `GetTable` (`pruner.predicate.sql.translate`; `prune_sql` also returns the
+translation's notes). It returns a `RemotePruneResult`, the planner's `PruneResult` plus the
+server's fallback count; a result with more splits than one response may hold is fetched with
+`PruneStream`. A failed call raises `ServiceError` (a `LakepruneError`, so the CLI prints one line)
+carrying the gRPC status code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from pruner.errors import LakepruneError
+from pruner.planner.planner import PruneResult, Split
+from pruner.predicate.sql import Translation, translate
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service import codec
+from pruner.service.catalog import TableName
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.types import TableSchema
+
+MAX_MESSAGE_BYTES = 64 * 1024**2
+
+
+class ServiceError(LakepruneError):
+    """A call failed; `code` is the gRPC status code, `details` the server's message."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    name: str
+    type: str
+    columns: tuple[str, ...]
+    options: dict[str, str]
+    state: str
+    complete_up_to: str | None
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: TableName
+    schema: TableSchema
+    record_key: tuple[str, ...]
+    partition_columns: tuple[str, ...]
+    ordering_field: str | None
+    indexes: tuple[IndexInfo, ...]
+    latest_snapshot: str | None
+
+
+@dataclass(frozen=True)
+class RemotePruneResult(PruneResult):
+    """A prune result from the sidecar. `explain` is empty unless asked for; the fallback count
+    is the server's either way."""
+
+    fallback_count: int = field(default=0)
+
+    @property
+    def fallbacks(self) -> int:
+        return self.fallback_count
+
+
+class PruningClient:
+    def __init__(
+        self,
+        address: str,
+        token: str | None = None,
+        tls_root_cert: bytes | str | None = None,
+        timeout: float | None = 60.0,
+    ) -> None:
+        """`address` is HOST:PORT; `tls_root_cert` (PEM bytes, or a file path) switches to TLS and
+        says which certificate authority to trust; `timeout` is each call's deadline in seconds."""
+        options = [
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ]
+        if tls_root_cert is None:
+            self._channel = grpc.insecure_channel(address, options=options)
+        else:
+            if isinstance(tls_root_cert, str):
+                with open(tls_root_cert, "rb") as pem:
+                    tls_root_cert = pem.read()
+            credentials = grpc.ssl_channel_credentials(root_certificates=tls_root_cert)
+            self._channel = grpc.secure_channel(address, credentials, options=options)
+        self._stub = spb_grpc.PruningServiceStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.timeout = timeout
+
+    # Calls -----------------------------------------------------------------------------------------
+
+    def list_tables(self, schema: str | None = None) -> list[TableName]:
+        response = self._call(self._stub.ListTables, spb.ListTablesRequest(schema=schema or ""))
+        return [TableName(t.schema, t.table) for t in response.tables]
+
+    def schemas(self) -> list[str]:
+        return list(self._call(self._stub.ListTables, spb.ListTablesRequest()).schemas)
+
+    def get_table(self, schema: str, table: str) -> TableInfo:
+        response = self._call(self._stub.GetTable, spb.GetTableRequest(table=_name(schema, table)))
+        return TableInfo(
+            name=TableName(response.table.schema, response.table.table),
+            schema=codec.decode_schema(response.columns),
+            record_key=tuple(response.record_key),
+            partition_columns=tuple(response.partition_columns),
+            ordering_field=response.ordering_field or None,
+            indexes=tuple(
+                IndexInfo(
+                    i.name, i.type, tuple(i.columns), dict(i.options), i.state, i.complete_up_to or None
+                )
+                for i in response.indexes
+            ),
+            latest_snapshot=response.latest_snapshot or None,
+        )
+
+    def prune(
+        self,
+        schema: str,
+        table: str,
+        where: TupleDomain | str,
+        snapshot: str | None = None,
+        columns: Sequence[str] | None = None,
+        explain: bool = False,
+        stream: bool | None = None,
+    ) -> RemotePruneResult:
+        """The splits that may hold rows matching `where`. `stream`: True uses PruneStream, False
+        Prune, None (default) Prune and PruneStream only when the result is too large for one."""
+        if isinstance(where, str):
+            where = self.translate(schema, table, where).domain
+        request = spb.PruneRequest(
+            table=_name(schema, table),
+            snapshot=snapshot or "",
+            predicate=codec.encode_tuple_domain(where),
+            columns=list(columns or ()),
+            explain=explain,
+        )
+        if stream:
+            return _decode_prune(self._call_stream(request))
+        try:
+            return _decode_prune([self._call(self._stub.Prune, request)])
+        except ServiceError as exc:
+            if stream is None and exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                return _decode_prune(self._call_stream(request))
+            raise
+
+    def prune_sql(
+        self, schema: str, table: str, where: str, **options: Any
+    ) -> tuple[RemotePruneResult, Translation]:
+        """`prune` for a SQL WHERE clause, with the translation (and where it widened)."""
+        translation = self.translate(schema, table, where)
+        return self.prune(schema, table, translation.domain, **options), translation
+
+    def translate(self, schema: str, table: str, where: str) -> Translation:
+        return translate(where, self.get_table(schema, table).schema)
+
+    # Plumbing --------------------------------------------------------------------------------------
+
+    def _call(self, method: Any, request: Any) -> Any:
+        try:
+            return method(request, timeout=self.timeout, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise ServiceError(exc.code(), exc.details() or "") from None
+
+    def _call_stream(self, request: spb.PruneRequest) -> list[spb.PruneResponse]:
+        try:
+            return list(self._stub.PruneStream(request, timeout=self.timeout, metadata=self._metadata))
+        except grpc.RpcError as exc:
+            raise ServiceError(exc.code(), exc.details() or "") from None
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> PruningClient:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _name(schema: str, table: str) -> spb.TableName:
+    return spb.TableName(schema=schema, table=table)
+
+
+def _decode_prune(messages: Iterable[spb.PruneResponse]) -> RemotePruneResult:
+    header: spb.PruneResponse | None = None
+    splits: list[Split] = []
+    for message in messages:
+        header = header or message
+        splits.extend(codec.decode_split(s) for s in message.splits)
+    if header is None:
+        raise ServiceError(grpc.StatusCode.INTERNAL, "the server sent an empty PruneStream")
+    return RemotePruneResult(
+        snapshot=header.snapshot or None,
+        predicate=header.predicate,
+        files_total=header.files_total,
+        splits=splits,
+        explain=[codec.decode_explain(s) for s in header.explain],
+        fallback_count=header.fallbacks,
+    )

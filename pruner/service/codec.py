@@ -1,0 +1,374 @@
+"""Converting between lakeprune's values and the `lakeprune.v1` protobuf messages, for the gRPC
+server and the Python client alike (the only modules besides them that import the generated code).
+
+Decoding a request is binding it to the table's schema: every column must exist, every value must
+be of the field kind its column type takes (see `predicate.proto`) and is normalised with
+`pruner.predicate.values.normalize`, so the planner only ever sees well-typed, canonical domains.
+Nothing is rounded: a value that does not fit its column exactly, a range whose low end lies above
+its high end, an empty or too long IN list, a NaN bound, a column given twice — each is an
+`InvalidInputError` naming the column and what was wrong. Encoding is exact too: floating-point
+values always travel as `double_value`, decimals as unscaled digits plus scale."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from pruner.errors import InvalidInputError
+from pruner.planner.planner import ExplainStep, PruneResult, Split
+from pruner.predicate.domain import Domain, SortedRangeSet
+from pruner.predicate.ranges import Range
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import Value, format_value, normalize
+from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.table.instant import is_instant
+from pruner.types import Column, ColumnType, TableSchema
+
+EPOCH_DATE = date(1970, 1, 1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+_UNSCALED = re.compile(r"^[+-]?\d{1,80}$")
+MAX_SCALE = 38
+
+# Which `Value` field each column type accepts.
+_KINDS: dict[str, tuple[str, ...]] = {
+    "boolean": ("boolean_value",),
+    "tinyint": ("integer_value",),
+    "smallint": ("integer_value",),
+    "int": ("integer_value",),
+    "bigint": ("integer_value",),
+    "float": ("double_value", "float_value"),
+    "double": ("double_value", "float_value"),
+    "decimal": ("decimal_value",),
+    "string": ("string_value",),
+    "binary": ("binary_value",),
+    "date": ("date_days",),
+    "timestamp": ("timestamp_micros",),
+}
+TYPE_KINDS: dict[str, spb.TypeKind] = {
+    "boolean": spb.TYPE_KIND_BOOLEAN,
+    "tinyint": spb.TYPE_KIND_TINYINT,
+    "smallint": spb.TYPE_KIND_SMALLINT,
+    "int": spb.TYPE_KIND_INT,
+    "bigint": spb.TYPE_KIND_BIGINT,
+    "float": spb.TYPE_KIND_FLOAT,
+    "double": spb.TYPE_KIND_DOUBLE,
+    "decimal": spb.TYPE_KIND_DECIMAL,
+    "string": spb.TYPE_KIND_STRING,
+    "binary": spb.TYPE_KIND_BINARY,
+    "date": spb.TYPE_KIND_DATE,
+    "timestamp": spb.TYPE_KIND_TIMESTAMP,
+}
+
+
+# Values --------------------------------------------------------------------------------------------
+
+
+def encode_value(value: Value) -> ppb.Value:
+    """The message for a normalised value (its Python type decides the field)."""
+    if isinstance(value, bool):
+        return ppb.Value(boolean_value=value)
+    if isinstance(value, int):
+        return ppb.Value(integer_value=value)
+    if isinstance(value, float):
+        return ppb.Value(double_value=value)
+    if isinstance(value, Decimal):
+        sign, digits, exponent = value.as_tuple()
+        if not isinstance(exponent, int):
+            raise InvalidInputError(f"cannot encode the decimal {value}: not a finite number")
+        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+        if exponent > 0:
+            unscaled, exponent = unscaled * 10**exponent, 0
+        return ppb.Value(decimal_value=ppb.DecimalValue(unscaled=str(unscaled), scale=-exponent))
+    if isinstance(value, str):
+        return ppb.Value(string_value=value)
+    if isinstance(value, bytes):
+        return ppb.Value(binary_value=value)
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return ppb.Value(timestamp_micros=(moment - EPOCH) // _ONE_MICROSECOND)
+    if isinstance(value, date):
+        return ppb.Value(date_days=(value - EPOCH_DATE).days)
+    raise InvalidInputError(f"cannot encode {value!r}: unsupported value type {type(value).__name__}")
+
+
+def decode_value(message: ppb.Value, column: Column) -> Value:
+    """The normalised value of `message` for `column`; `InvalidInputError` if it does not fit."""
+    kind = message.WhichOneof("kind")
+    accepted = _KINDS[column.type.name]
+    if kind not in accepted:
+        given = "no value" if kind is None else kind
+        raise InvalidInputError(
+            f"column {column.name} ({column.type}) takes {' or '.join(accepted)}, got {given}"
+        )
+    raw: object
+    if kind == "decimal_value":
+        raw = _decimal(message.decimal_value, column)
+    elif kind == "date_days":
+        raw = _from_epoch(column, EPOCH_DATE, "days", message.date_days)
+    elif kind == "timestamp_micros":
+        raw = _from_epoch(column, EPOCH, "microseconds", message.timestamp_micros)
+    else:
+        raw = getattr(message, kind)
+    if isinstance(raw, float) and math.isnan(raw):
+        raise InvalidInputError(f"column {column.name}: NaN cannot be a value or a bound of a domain")
+    try:
+        return normalize(raw, column.type)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"column {column.name}: {exc}") from None
+
+
+def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
+    if not _UNSCALED.match(message.unscaled) or not 0 <= message.scale <= MAX_SCALE:
+        raise InvalidInputError(
+            f"column {column.name}: decimal_value needs unscaled digits and a scale 0..{MAX_SCALE}, "
+            f"got unscaled={message.unscaled[:40]!r} scale={message.scale}"
+        )
+    # From text, so that no context precision applies: scaleb() would round beyond 28 digits.
+    return Decimal(f"{message.unscaled}E{-message.scale}")
+
+
+def _from_epoch(column: Column, epoch: Any, unit: str, count: int) -> Any:
+    try:
+        return epoch + timedelta(**{unit: count})
+    except OverflowError:
+        raise InvalidInputError(f"column {column.name}: {count} is out of range for {column.type}") from None
+
+
+# Domains -------------------------------------------------------------------------------------------
+
+
+def encode_domain(domain: Domain) -> ppb.Domain:
+    values = domain.values
+    if values.is_none() or values.is_all():
+        value_set = ppb.ValueSet(all_or_none=ppb.AllOrNone(all=values.is_all()))
+    elif values.is_discrete():
+        value_set = ppb.ValueSet(
+            discrete=ppb.DiscreteValues(values=[encode_value(v) for v in values.discrete_values()])
+        )
+    else:
+        value_set = ppb.ValueSet(ranges=ppb.RangeSet(ranges=[_encode_range(r) for r in values.ranges]))
+    return ppb.Domain(values=value_set, null_allowed=domain.null_allowed)
+
+
+def _encode_range(r: Range) -> ppb.Range:
+    message = ppb.Range(low_inclusive=r.low_inclusive, high_inclusive=r.high_inclusive)
+    if r.low is not None:
+        message.low.CopyFrom(encode_value(r.low))
+    if r.high is not None:
+        message.high.CopyFrom(encode_value(r.high))
+    return message
+
+
+def encode_tuple_domain(predicate: TupleDomain) -> ppb.TupleDomain:
+    domains = predicate.domains
+    if domains is None:
+        return ppb.TupleDomain(none=True)
+    return ppb.TupleDomain(
+        columns=[ppb.ColumnDomain(column=name, domain=encode_domain(d)) for name, d in domains.items()]
+    )
+
+
+def decode_domain(message: ppb.Domain, column: Column, max_values: int) -> Domain:
+    if not message.HasField("values"):
+        raise InvalidInputError(f"column {column.name}: the domain has no value set")
+    value_set = message.values
+    kind = value_set.WhichOneof("kind")
+    if kind == "all_or_none":
+        values = SortedRangeSet.all() if value_set.all_or_none.all else SortedRangeSet.none()
+    elif kind == "discrete":
+        items = value_set.discrete.values
+        _check_count(column, len(items), "IN list", max_values)
+        values = SortedRangeSet.of_values(*(decode_value(v, column) for v in items))
+    elif kind == "ranges":
+        ranges = value_set.ranges.ranges
+        _check_count(column, len(ranges), "range set", max_values)
+        values = SortedRangeSet.of_ranges(*(_decode_range(r, column) for r in ranges))
+    else:
+        raise InvalidInputError(
+            f"column {column.name}: the value set has none of all_or_none, ranges, discrete"
+        )
+    return Domain(values, message.null_allowed)
+
+
+def _check_count(column: Column, count: int, what: str, limit: int) -> None:
+    if count == 0:
+        raise InvalidInputError(
+            f"column {column.name}: empty {what} (use all_or_none {{all: false}} for no value)"
+        )
+    if count > limit:
+        raise InvalidInputError(
+            f"column {column.name}: {what} of {count:,} values exceeds limits.max_discrete_values ({limit:,})"
+        )
+
+
+def _decode_range(message: ppb.Range, column: Column) -> Range:
+    low = decode_value(message.low, column) if message.HasField("low") else None
+    high = decode_value(message.high, column) if message.HasField("high") else None
+    low_inclusive = message.low_inclusive and low is not None
+    high_inclusive = message.high_inclusive and high is not None
+    if low is not None and high is not None:
+        if low > high:  # type: ignore[operator]
+            raise InvalidInputError(
+                f"column {column.name}: inverted range, low {format_value(low)} > high {format_value(high)}"
+            )
+        if low == high and not (low_inclusive and high_inclusive):
+            raise InvalidInputError(
+                f"column {column.name}: empty range at {format_value(low)} (a single value needs both "
+                "ends inclusive)"
+            )
+    return Range(low, low_inclusive, high, high_inclusive)
+
+
+def decode_tuple_domain(message: ppb.TupleDomain, schema: TableSchema, max_values: int) -> TupleDomain:
+    """The request's predicate bound to `schema`; `InvalidInputError` for anything malformed."""
+    if message.none:
+        if message.columns:
+            raise InvalidInputError("a tuple domain with none = true cannot have column domains")
+        return TupleDomain.none()
+    domains: dict[str, Domain] = {}
+    for entry in message.columns:
+        column = resolve_column(schema, entry.column)
+        if entry.column in domains:
+            raise InvalidInputError(f"column {entry.column} has more than one domain")
+        if not entry.HasField("domain"):
+            raise InvalidInputError(f"column {entry.column}: no domain")
+        domains[entry.column] = decode_domain(entry.domain, column, max_values)
+    return TupleDomain.with_domains(domains)
+
+
+def resolve_column(schema: TableSchema, name: str) -> Column:
+    if not schema.has(name):
+        shown = ", ".join(schema.names)
+        raise InvalidInputError(f"unknown column {name!r} (columns: {shown})")
+    return schema.column(name)
+
+
+def check_columns(schema: TableSchema, names: Iterable[str]) -> list[str]:
+    """Projected column names, each checked to exist."""
+    return [resolve_column(schema, n).name for n in names]
+
+
+def check_snapshot(instant: str) -> str | None:
+    """The requested snapshot: None for the latest, else a well-formed instant."""
+    if not instant:
+        return None
+    if not is_instant(instant):
+        raise InvalidInputError(f"snapshot {instant[:40]!r} is not an instant (expected YYYYMMDDHHMMSSmmm)")
+    return instant
+
+
+# Tables --------------------------------------------------------------------------------------------
+
+
+def encode_column_type(column_type: ColumnType) -> spb.ColumnType:
+    return spb.ColumnType(
+        kind=TYPE_KINDS[column_type.name],
+        precision=column_type.precision,
+        scale=column_type.scale,
+        name=str(column_type),
+    )
+
+
+def decode_column_type(message: spb.ColumnType) -> ColumnType:
+    if message.kind == spb.TYPE_KIND_DECIMAL:
+        return ColumnType("decimal", message.precision, message.scale)
+    for name, kind in TYPE_KINDS.items():
+        if kind == message.kind:
+            return ColumnType(name)
+    raise InvalidInputError(f"unknown column type kind {message.kind} ({message.name})")
+
+
+def encode_schema(schema: TableSchema) -> list[spb.Column]:
+    return [
+        spb.Column(name=c.name, type=encode_column_type(c.type), nullable=c.nullable) for c in schema.columns
+    ]
+
+
+def decode_schema(columns: Sequence[spb.Column]) -> TableSchema:
+    return TableSchema(tuple(Column(c.name, decode_column_type(c.type), c.nullable) for c in columns))
+
+
+# Prune results ---------------------------------------------------------------------------------------
+
+
+def encode_split(split: Split) -> spb.Split:
+    return spb.Split(
+        path=split.path,
+        partition=split.partition,
+        partition_values=[
+            spb.PartitionValue(column=k, value=v) if v is not None else spb.PartitionValue(column=k)
+            for k, v in split.partition_values.items()
+        ],
+        file_group=split.file_group,
+        start=split.start,
+        length=split.length,
+        row_count=split.row_count,
+    )
+
+
+def decode_split(message: spb.Split) -> Split:
+    return Split(
+        path=message.path,
+        partition=message.partition,
+        partition_values={
+            p.column: (p.value if p.HasField("value") else None) for p in message.partition_values
+        },
+        file_group=message.file_group,
+        start=message.start,
+        length=message.length,
+        row_count=message.row_count,
+    )
+
+
+def encode_explain(step: ExplainStep) -> spb.ExplainStep:
+    message = spb.ExplainStep(
+        step=step.step,
+        columns=step.columns,
+        files_in=step.files_in,
+        files_out=step.files_out,
+        millis=step.millis,
+    )
+    if step.index is not None:
+        message.index = step.index
+    if step.skipped is not None:
+        message.skipped = step.skipped
+    if step.fallback is not None:
+        message.fallback = step.fallback
+    return message
+
+
+def decode_explain(message: spb.ExplainStep) -> ExplainStep:
+    return ExplainStep(
+        step=message.step,
+        index=message.index if message.HasField("index") else None,
+        columns=tuple(message.columns),
+        files_in=message.files_in,
+        files_out=message.files_out,
+        millis=message.millis,
+        skipped=message.skipped if message.HasField("skipped") else None,
+        fallback=message.fallback if message.HasField("fallback") else None,
+    )
+
+
+def encode_prune_header(result: PruneResult, explain: bool) -> spb.PruneResponse:
+    """A response with everything but the splits."""
+    return spb.PruneResponse(
+        snapshot=result.snapshot or "",
+        predicate=result.predicate,
+        files_total=result.files_total,
+        files_selected=result.files_selected,
+        fallbacks=result.fallbacks,
+        explain=[encode_explain(s) for s in result.explain] if explain else [],
+    )
+
+
+def encode_prune_result(result: PruneResult, explain: bool) -> spb.PruneResponse:
+    response = encode_prune_header(result, explain)
+    response.splits.extend(encode_split(s) for s in result.splits)
+    return response

@@ -1,0 +1,108 @@
+"""What a failed request tells its caller, decided in one place for every endpoint. `classify` maps
+an exception to a `Failure`: a transport-neutral `Status` (also the `status` label of the request
+metrics) and a one-line message saying what was wrong. The gRPC layer turns the status into a
+`grpc.StatusCode` with `grpc_code`; the Thrift layer can map the same statuses to its exceptions.
+
+- unknown schema, table or snapshot                        -> NOT_FOUND
+- a malformed request (unknown column, a value that does not fit its column, an inverted range,
+  an empty or too long IN list, a bad instant)              -> INVALID_ARGUMENT
+- a result too large for one response                      -> RESOURCE_EXHAUSTED
+- storage failures, unreadable table metadata, a locked table -> UNAVAILABLE (retrying may help)
+- the request's deadline passed                            -> DEADLINE_EXCEEDED
+- a missing or wrong bearer token                          -> UNAUTHENTICATED
+- any other lakeprune error                                -> FAILED_PRECONDITION
+- anything else is a bug                                   -> INTERNAL; the caller gets no internals
+  (the endpoint logs the traceback)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import grpc
+import pyarrow as pa
+
+from pruner.errors import (
+    InvalidInputError,
+    InvalidSchemaError,
+    LakepruneError,
+    SchemaMismatchError,
+    SnapshotNotFoundError,
+    TableCorruptError,
+    TableLockedError,
+    TableNotFoundError,
+)
+
+
+class Status(StrEnum):
+    OK = "ok"
+    INVALID_ARGUMENT = "invalid_argument"
+    NOT_FOUND = "not_found"
+    RESOURCE_EXHAUSTED = "resource_exhausted"
+    UNAVAILABLE = "unavailable"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    UNAUTHENTICATED = "unauthenticated"
+    FAILED_PRECONDITION = "failed_precondition"
+    CANCELLED = "cancelled"
+    INTERNAL = "internal"
+
+
+class RequestError(LakepruneError):
+    """An error the service layer raises with its status decided up front."""
+
+    status = Status.INTERNAL
+
+
+class DeadlineExceededError(RequestError):
+    status = Status.DEADLINE_EXCEEDED
+
+
+class ResultTooLargeError(RequestError):
+    status = Status.RESOURCE_EXHAUSTED
+
+
+class UnauthenticatedError(RequestError):
+    status = Status.UNAUTHENTICATED
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: Status
+    message: str
+
+
+_BY_TYPE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Status], ...] = (
+    ((TableNotFoundError, SnapshotNotFoundError), Status.NOT_FOUND),
+    ((InvalidInputError, InvalidSchemaError, SchemaMismatchError), Status.INVALID_ARGUMENT),
+    ((TableCorruptError, TableLockedError), Status.UNAVAILABLE),
+    (LakepruneError, Status.FAILED_PRECONDITION),
+)
+
+_GRPC_CODES = {
+    Status.OK: grpc.StatusCode.OK,
+    Status.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    Status.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Status.RESOURCE_EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Status.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Status.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
+    Status.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    Status.FAILED_PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
+    Status.CANCELLED: grpc.StatusCode.CANCELLED,
+    Status.INTERNAL: grpc.StatusCode.INTERNAL,
+}
+
+
+def classify(exc: BaseException) -> Failure:
+    """The status and message a caller gets for `exc`."""
+    if isinstance(exc, RequestError):
+        return Failure(exc.status, str(exc))
+    for types, status in _BY_TYPE:
+        if isinstance(exc, types):
+            return Failure(status, str(exc))
+    if isinstance(exc, OSError | pa.ArrowException):
+        return Failure(Status.UNAVAILABLE, f"storage error: {exc}")
+    return Failure(Status.INTERNAL, f"internal error ({type(exc).__name__}); see the sidecar's log")
+
+
+def grpc_code(status: Status) -> grpc.StatusCode:
+    return _GRPC_CODES[status]

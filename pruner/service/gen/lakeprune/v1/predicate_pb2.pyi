@@ -1,0 +1,101 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Value(_message.Message):
+    __slots__ = ("boolean_value", "integer_value", "float_value", "double_value", "decimal_value", "string_value", "binary_value", "date_days", "timestamp_micros")
+    BOOLEAN_VALUE_FIELD_NUMBER: _ClassVar[int]
+    INTEGER_VALUE_FIELD_NUMBER: _ClassVar[int]
+    FLOAT_VALUE_FIELD_NUMBER: _ClassVar[int]
+    DOUBLE_VALUE_FIELD_NUMBER: _ClassVar[int]
+    DECIMAL_VALUE_FIELD_NUMBER: _ClassVar[int]
+    STRING_VALUE_FIELD_NUMBER: _ClassVar[int]
+    BINARY_VALUE_FIELD_NUMBER: _ClassVar[int]
+    DATE_DAYS_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_MICROS_FIELD_NUMBER: _ClassVar[int]
+    boolean_value: bool
+    integer_value: int
+    float_value: float
+    double_value: float
+    decimal_value: DecimalValue
+    string_value: str
+    binary_value: bytes
+    date_days: int
+    timestamp_micros: int
+    def __init__(self, boolean_value: _Optional[bool] = ..., integer_value: _Optional[int] = ..., float_value: _Optional[float] = ..., double_value: _Optional[float] = ..., decimal_value: _Optional[_Union[DecimalValue, _Mapping]] = ..., string_value: _Optional[str] = ..., binary_value: _Optional[bytes] = ..., date_days: _Optional[int] = ..., timestamp_micros: _Optional[int] = ...) -> None: ...
+
+class DecimalValue(_message.Message):
+    __slots__ = ("unscaled", "scale")
+    UNSCALED_FIELD_NUMBER: _ClassVar[int]
+    SCALE_FIELD_NUMBER: _ClassVar[int]
+    unscaled: str
+    scale: int
+    def __init__(self, unscaled: _Optional[str] = ..., scale: _Optional[int] = ...) -> None: ...
+
+class Range(_message.Message):
+    __slots__ = ("low", "low_inclusive", "high", "high_inclusive")
+    LOW_FIELD_NUMBER: _ClassVar[int]
+    LOW_INCLUSIVE_FIELD_NUMBER: _ClassVar[int]
+    HIGH_FIELD_NUMBER: _ClassVar[int]
+    HIGH_INCLUSIVE_FIELD_NUMBER: _ClassVar[int]
+    low: Value
+    low_inclusive: bool
+    high: Value
+    high_inclusive: bool
+    def __init__(self, low: _Optional[_Union[Value, _Mapping]] = ..., low_inclusive: _Optional[bool] = ..., high: _Optional[_Union[Value, _Mapping]] = ..., high_inclusive: _Optional[bool] = ...) -> None: ...
+
+class RangeSet(_message.Message):
+    __slots__ = ("ranges",)
+    RANGES_FIELD_NUMBER: _ClassVar[int]
+    ranges: _containers.RepeatedCompositeFieldContainer[Range]
+    def __init__(self, ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ...) -> None: ...
+
+class DiscreteValues(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedCompositeFieldContainer[Value]
+    def __init__(self, values: _Optional[_Iterable[_Union[Value, _Mapping]]] = ...) -> None: ...
+
+class AllOrNone(_message.Message):
+    __slots__ = ("all",)
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    all: bool
+    def __init__(self, all: _Optional[bool] = ...) -> None: ...
+
+class ValueSet(_message.Message):
+    __slots__ = ("all_or_none", "ranges", "discrete")
+    ALL_OR_NONE_FIELD_NUMBER: _ClassVar[int]
+    RANGES_FIELD_NUMBER: _ClassVar[int]
+    DISCRETE_FIELD_NUMBER: _ClassVar[int]
+    all_or_none: AllOrNone
+    ranges: RangeSet
+    discrete: DiscreteValues
+    def __init__(self, all_or_none: _Optional[_Union[AllOrNone, _Mapping]] = ..., ranges: _Optional[_Union[RangeSet, _Mapping]] = ..., discrete: _Optional[_Union[DiscreteValues, _Mapping]] = ...) -> None: ...
+
+class Domain(_message.Message):
+    __slots__ = ("values", "null_allowed")
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    NULL_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    values: ValueSet
+    null_allowed: bool
+    def __init__(self, values: _Optional[_Union[ValueSet, _Mapping]] = ..., null_allowed: _Optional[bool] = ...) -> None: ...
+
+class ColumnDomain(_message.Message):
+    __slots__ = ("column", "domain")
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    column: str
+    domain: Domain
+    def __init__(self, column: _Optional[str] = ..., domain: _Optional[_Union[Domain, _Mapping]] = ...) -> None: ...
+
+class TupleDomain(_message.Message):
+    __slots__ = ("none", "columns")
+    NONE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    none: bool
+    columns: _containers.RepeatedCompositeFieldContainer[ColumnDomain]
+    def __init__(self, none: _Optional[bool] = ..., columns: _Optional[_Iterable[_Union[ColumnDomain, _Mapping]]] = ...) -> None: ...

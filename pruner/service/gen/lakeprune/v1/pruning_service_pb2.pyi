@@ -1,0 +1,207 @@
+from pruner.service.gen.lakeprune.v1 import predicate_pb2 as _predicate_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class TypeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TYPE_KIND_UNSPECIFIED: _ClassVar[TypeKind]
+    TYPE_KIND_BOOLEAN: _ClassVar[TypeKind]
+    TYPE_KIND_TINYINT: _ClassVar[TypeKind]
+    TYPE_KIND_SMALLINT: _ClassVar[TypeKind]
+    TYPE_KIND_INT: _ClassVar[TypeKind]
+    TYPE_KIND_BIGINT: _ClassVar[TypeKind]
+    TYPE_KIND_FLOAT: _ClassVar[TypeKind]
+    TYPE_KIND_DOUBLE: _ClassVar[TypeKind]
+    TYPE_KIND_DECIMAL: _ClassVar[TypeKind]
+    TYPE_KIND_STRING: _ClassVar[TypeKind]
+    TYPE_KIND_BINARY: _ClassVar[TypeKind]
+    TYPE_KIND_DATE: _ClassVar[TypeKind]
+    TYPE_KIND_TIMESTAMP: _ClassVar[TypeKind]
+TYPE_KIND_UNSPECIFIED: TypeKind
+TYPE_KIND_BOOLEAN: TypeKind
+TYPE_KIND_TINYINT: TypeKind
+TYPE_KIND_SMALLINT: TypeKind
+TYPE_KIND_INT: TypeKind
+TYPE_KIND_BIGINT: TypeKind
+TYPE_KIND_FLOAT: TypeKind
+TYPE_KIND_DOUBLE: TypeKind
+TYPE_KIND_DECIMAL: TypeKind
+TYPE_KIND_STRING: TypeKind
+TYPE_KIND_BINARY: TypeKind
+TYPE_KIND_DATE: TypeKind
+TYPE_KIND_TIMESTAMP: TypeKind
+
+class TableName(_message.Message):
+    __slots__ = ("schema", "table")
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    schema: str
+    table: str
+    def __init__(self, schema: _Optional[str] = ..., table: _Optional[str] = ...) -> None: ...
+
+class ListTablesRequest(_message.Message):
+    __slots__ = ("schema",)
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    schema: str
+    def __init__(self, schema: _Optional[str] = ...) -> None: ...
+
+class ListTablesResponse(_message.Message):
+    __slots__ = ("schemas", "tables")
+    SCHEMAS_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    schemas: _containers.RepeatedScalarFieldContainer[str]
+    tables: _containers.RepeatedCompositeFieldContainer[TableName]
+    def __init__(self, schemas: _Optional[_Iterable[str]] = ..., tables: _Optional[_Iterable[_Union[TableName, _Mapping]]] = ...) -> None: ...
+
+class GetTableRequest(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ...) -> None: ...
+
+class ColumnType(_message.Message):
+    __slots__ = ("kind", "precision", "scale", "name")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_FIELD_NUMBER: _ClassVar[int]
+    SCALE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    kind: TypeKind
+    precision: int
+    scale: int
+    name: str
+    def __init__(self, kind: _Optional[_Union[TypeKind, str]] = ..., precision: _Optional[int] = ..., scale: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
+
+class Column(_message.Message):
+    __slots__ = ("name", "type", "nullable")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    NULLABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: ColumnType
+    nullable: bool
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., nullable: _Optional[bool] = ...) -> None: ...
+
+class IndexInfo(_message.Message):
+    __slots__ = ("name", "type", "columns", "options", "state", "complete_up_to")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_UP_TO_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: str
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    options: _containers.ScalarMap[str, str]
+    state: str
+    complete_up_to: str
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[str] = ..., complete_up_to: _Optional[str] = ...) -> None: ...
+
+class GetTableResponse(_message.Message):
+    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    RECORD_KEY_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    ORDERING_FIELD_FIELD_NUMBER: _ClassVar[int]
+    INDEXES_FIELD_NUMBER: _ClassVar[int]
+    LATEST_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    columns: _containers.RepeatedCompositeFieldContainer[Column]
+    record_key: _containers.RepeatedScalarFieldContainer[str]
+    partition_columns: _containers.RepeatedScalarFieldContainer[str]
+    ordering_field: str
+    indexes: _containers.RepeatedCompositeFieldContainer[IndexInfo]
+    latest_snapshot: str
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ...) -> None: ...
+
+class PruneRequest(_message.Message):
+    __slots__ = ("table", "snapshot", "predicate", "columns", "explain")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PREDICATE_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    snapshot: str
+    predicate: _predicate_pb2.TupleDomain
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    explain: bool
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., explain: _Optional[bool] = ...) -> None: ...
+
+class PartitionValue(_message.Message):
+    __slots__ = ("column", "value")
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    column: str
+    value: str
+    def __init__(self, column: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class Split(_message.Message):
+    __slots__ = ("path", "partition", "partition_values", "file_group", "start", "length", "row_count")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_VALUES_FIELD_NUMBER: _ClassVar[int]
+    FILE_GROUP_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    ROW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    partition: str
+    partition_values: _containers.RepeatedCompositeFieldContainer[PartitionValue]
+    file_group: str
+    start: int
+    length: int
+    row_count: int
+    def __init__(self, path: _Optional[str] = ..., partition: _Optional[str] = ..., partition_values: _Optional[_Iterable[_Union[PartitionValue, _Mapping]]] = ..., file_group: _Optional[str] = ..., start: _Optional[int] = ..., length: _Optional[int] = ..., row_count: _Optional[int] = ...) -> None: ...
+
+class ExplainStep(_message.Message):
+    __slots__ = ("step", "index", "columns", "files_in", "files_out", "millis", "skipped", "fallback")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    FILES_IN_FIELD_NUMBER: _ClassVar[int]
+    FILES_OUT_FIELD_NUMBER: _ClassVar[int]
+    MILLIS_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
+    step: str
+    index: str
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    files_in: int
+    files_out: int
+    millis: float
+    skipped: str
+    fallback: str
+    def __init__(self, step: _Optional[str] = ..., index: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., files_in: _Optional[int] = ..., files_out: _Optional[int] = ..., millis: _Optional[float] = ..., skipped: _Optional[str] = ..., fallback: _Optional[str] = ...) -> None: ...
+
+class PruneResponse(_message.Message):
+    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain")
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PREDICATE_FIELD_NUMBER: _ClassVar[int]
+    FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    FILES_SELECTED_FIELD_NUMBER: _ClassVar[int]
+    FALLBACKS_FIELD_NUMBER: _ClassVar[int]
+    SPLITS_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    snapshot: str
+    predicate: str
+    files_total: int
+    files_selected: int
+    fallbacks: int
+    splits: _containers.RepeatedCompositeFieldContainer[Split]
+    explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
+    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ...) -> None: ...

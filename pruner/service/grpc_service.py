@@ -1,0 +1,165 @@
+"""The gRPC `lakeprune.v1.PruningService`: a thin servicer. Each RPC decodes its request with
+`pruner.service.codec`, calls the catalog and the planner, and encodes the answer; the work runs
+in `Workers` under the request's deadline, inside `Metrics.request` (count, latency, log line), and
+every exception becomes a status code through `pruner.service.errors` — the same path for all four
+methods."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+
+from pruner.errors import InvalidInputError
+from pruner.planner.planner import Planner, PruneResult
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service import codec
+from pruner.service.catalog import Catalog, TableName
+from pruner.service.config import Limits
+from pruner.service.errors import Failure, ResultTooLargeError, Status, classify, grpc_code
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.service.metrics import Metrics, RequestRecord
+from pruner.service.workers import Workers
+from pruner.table.describe import index_summaries
+
+API = "grpc"
+log = logging.getLogger(__name__)
+SERVICE_NAME: str = spb.DESCRIPTOR.services_by_name["PruningService"].full_name
+T = TypeVar("T")
+
+
+class PruningServicer(spb_grpc.PruningServiceServicer):
+    def __init__(self, catalog: Catalog, limits: Limits, metrics: Metrics, workers: Workers) -> None:
+        self.catalog = catalog
+        self.limits = limits
+        self.metrics = metrics
+        self.workers = workers
+
+    # RPCs ------------------------------------------------------------------------------------------
+
+    def ListTables(  # noqa: N802
+        self, request: spb.ListTablesRequest, context: grpc.ServicerContext
+    ) -> spb.ListTablesResponse:
+        return self._call(context, "ListTables", None, lambda _: self._list_tables(request))
+
+    def GetTable(  # noqa: N802
+        self, request: spb.GetTableRequest, context: grpc.ServicerContext
+    ) -> spb.GetTableResponse:
+        name = _table_name(request)
+        return self._call(context, "GetTable", name, lambda _: self._get_table(request))
+
+    def Prune(  # noqa: N802
+        self, request: spb.PruneRequest, context: grpc.ServicerContext
+    ) -> spb.PruneResponse:
+        def work(record: RequestRecord) -> spb.PruneResponse:
+            result = self._prune(request, record)
+            if len(result.splits) > self.limits.max_splits_per_response:
+                raise ResultTooLargeError(
+                    f"{len(result.splits):,} splits exceed limits.max_splits_per_response "
+                    f"({self.limits.max_splits_per_response:,}); use PruneStream"
+                )
+            return codec.encode_prune_result(result, request.explain)
+
+        return self._call(context, "Prune", _table_name(request), work)
+
+    def PruneStream(  # noqa: N802
+        self, request: spb.PruneRequest, context: grpc.ServicerContext
+    ) -> Iterator[spb.PruneResponse]:
+        result = self._call(context, "PruneStream", _table_name(request), lambda r: self._prune(request, r))
+        size = self.limits.max_splits_per_response
+        first = codec.encode_prune_header(result, request.explain)
+        first.splits.extend(codec.encode_split(s) for s in result.splits[:size])
+        yield first
+        for start in range(size, len(result.splits), size):
+            chunk = spb.PruneResponse()
+            chunk.splits.extend(codec.encode_split(s) for s in result.splits[start : start + size])
+            yield chunk
+
+    # Work ------------------------------------------------------------------------------------------
+
+    def _list_tables(self, request: spb.ListTablesRequest) -> spb.ListTablesResponse:
+        schemas = [request.schema] if request.schema else self.catalog.schemas()
+        response = spb.ListTablesResponse(schemas=self.catalog.schemas())
+        for schema in schemas:
+            response.tables.extend(spb.TableName(schema=schema, table=t) for t in self.catalog.tables(schema))
+        return response
+
+    def _get_table(self, request: spb.GetTableRequest) -> spb.GetTableResponse:
+        name = _resolve(request)
+        table = self.catalog.table(name)
+        config = table.config
+        return spb.GetTableResponse(
+            table=spb.TableName(schema=name.schema, table=name.table),
+            columns=codec.encode_schema(config.schema),
+            record_key=config.record_key,
+            partition_columns=config.partition_fields,
+            ordering_field=config.ordering_field or "",
+            indexes=[
+                spb.IndexInfo(
+                    name=s["name"],
+                    type=s["type"],
+                    columns=s["columns"],
+                    options=s["options"],
+                    state=s["state"],
+                    complete_up_to=s["complete_up_to"] or "",
+                )
+                for s in index_summaries(table)
+            ],
+            latest_snapshot=table.snapshot().instant or "",
+        )
+
+    def _prune(self, request: spb.PruneRequest, record: RequestRecord) -> PruneResult:
+        name = _resolve(request)
+        snapshot = self.catalog.snapshot(name, codec.check_snapshot(request.snapshot))
+        schema = snapshot.table.config.schema
+        predicate = (
+            codec.decode_tuple_domain(request.predicate, schema, self.limits.max_discrete_values)
+            if request.HasField("predicate")
+            else TupleDomain.all()
+        )
+        codec.check_columns(schema, request.columns)
+        result = Planner(snapshot).prune(predicate)
+        record.prune(result)
+        self.metrics.prune_result(API, result)
+        return result
+
+    def _call(
+        self,
+        context: grpc.ServicerContext,
+        method: str,
+        table: str | None,
+        work: Callable[[RequestRecord], T],
+    ) -> T:
+        """Run `work` under the request's deadline; count, time and log it; map failures."""
+        failure: Failure
+        with self.metrics.request(API, method, table) as record:
+            try:
+                timeout = self.workers.timeout(context.time_remaining())
+                return self.workers.run(lambda: work(record), timeout)
+            except Exception as exc:
+                failure = classify(exc)
+                record.status = failure.status
+                if failure.status == Status.INTERNAL:
+                    log.error("%s failed", method, exc_info=exc)
+        _abort(context, failure)
+
+
+def _abort(context: grpc.ServicerContext, failure: Failure) -> NoReturn:
+    context.abort(grpc_code(failure.status), failure.message)
+    raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
+
+
+def _table_name(request: Any) -> str | None:
+    """The table a request names, for logs and metrics (None when it names none)."""
+    if not request.HasField("table"):
+        return None
+    return f"{request.table.schema}.{request.table.table}"
+
+
+def _resolve(request: spb.GetTableRequest | spb.PruneRequest) -> TableName:
+    if not request.HasField("table") or not request.table.schema or not request.table.table:
+        raise InvalidInputError("the request must name a table: table { schema: ..., table: ... }")
+    return TableName(request.table.schema, request.table.table)

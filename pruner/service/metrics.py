@@ -1,0 +1,173 @@
+"""The sidecar's metrics and request log. Every endpoint (gRPC, Thrift) wraps each request in
+`Metrics.request(api, method)`: it times the request, counts it by api, method and status, and
+writes one log line of `key=value` pairs (api, method, table, files in / out, ms, status) to the
+`pruner.service.requests` logger. Prunes add their file counts and fallbacks (`prune_result`),
+row readers what they served (`rows_served`); the index cache's counters are read at scrape time.
+
+Metrics live on a `CollectorRegistry` of their own, not prometheus_client's global one, so several
+sidecars in one process (tests) do not clash. `serve_http` exposes them for Prometheus."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_wsgi_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from pruner.metadata.cache import IndexCache
+from pruner.planner.planner import PruneResult
+from pruner.service.errors import Status, classify
+
+request_log = logging.getLogger("pruner.service.requests")
+
+# Prunes take milliseconds when the index is cached and up to seconds when it is read cold.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+@dataclass
+class RequestRecord:
+    """What one request did, filled in by its handler; logged and counted when it ends."""
+
+    api: str
+    method: str
+    table: str | None = None
+    status: Status | None = None  # None: decided at the end (OK, or from the exception)
+    fields: dict[str, object] = field(default_factory=dict)
+
+    def prune(self, result: PruneResult) -> None:
+        self.fields.update(
+            snapshot=result.snapshot,
+            files_in=result.files_total,
+            files_out=result.files_selected,
+            fallbacks=result.fallbacks,
+        )
+
+
+class Metrics:
+    def __init__(self, cache: IndexCache | None = None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        labels = ("api", "method", "status")
+        self.requests = Counter(
+            "lakeprune_requests", "Requests served, by api, method and status", labels, registry=self.registry
+        )
+        self.latency = Histogram(
+            "lakeprune_request_seconds",
+            "Request latency in seconds, by api, method and status",
+            labels,
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.files_in = Counter(
+            "lakeprune_prune_files_in", "Live files considered by prunes", ("api",), registry=self.registry
+        )
+        self.files_out = Counter(
+            "lakeprune_prune_files_out",
+            "Files kept (returned as splits) by prunes",
+            ("api",),
+            registry=self.registry,
+        )
+        self.fallbacks = Counter(
+            "lakeprune_prune_fallbacks",
+            "Pruning steps that kept files because index data was missing, stale or unreadable",
+            ("api",),
+            registry=self.registry,
+        )
+        self.rows = Counter(
+            "lakeprune_rows_served", "Rows served to engines", ("api",), registry=self.registry
+        )
+        self.bytes = Counter(
+            "lakeprune_bytes_served", "Bytes of row data served to engines", ("api",), registry=self.registry
+        )
+        if cache is not None:
+            self.registry.register(_CacheCollector(cache))
+        self._http: WSGIServer | None = None
+        self._http_thread: threading.Thread | None = None
+
+    @contextmanager
+    def request(self, api: str, method: str, table: str | None = None) -> Iterator[RequestRecord]:
+        """Time, count and log one request. The status is the record's if the handler set one,
+        else OK when the block ends normally and the exception's `classify` status otherwise."""
+        record = RequestRecord(api, method, table)
+        start = time.perf_counter()
+        try:
+            yield record
+        except BaseException as exc:
+            if record.status is None:
+                record.status = classify(exc).status
+            raise
+        finally:
+            elapsed = time.perf_counter() - start
+            status = record.status or Status.OK
+            self.requests.labels(api, method, status).inc()
+            self.latency.labels(api, method, status).observe(elapsed)
+            request_log.info("%s", _log_line(record, status, elapsed))
+
+    def prune_result(self, api: str, result: PruneResult) -> None:
+        self.files_in.labels(api).inc(result.files_total)
+        self.files_out.labels(api).inc(result.files_selected)
+        if result.fallbacks:
+            self.fallbacks.labels(api).inc(result.fallbacks)
+
+    def rows_served(self, api: str, rows: int, nbytes: int) -> None:
+        self.rows.labels(api).inc(rows)
+        self.bytes.labels(api).inc(nbytes)
+
+    def serve_http(self, host: str, port: int) -> int:
+        """Expose the metrics at http://host:port/metrics; returns the bound port."""
+        server, thread = start_wsgi_server(port, addr=host, registry=self.registry)
+        self._http, self._http_thread = server, thread
+        return int(server.server_port)
+
+    def stop_http(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+
+
+def _log_line(record: RequestRecord, status: Status, elapsed: float) -> str:
+    items: dict[str, object] = {"api": record.api, "method": record.method}
+    if record.table is not None:
+        items["table"] = record.table
+    items.update(record.fields)
+    items["ms"] = f"{elapsed * 1000:.1f}"
+    items["status"] = status
+    return " ".join(f"{k}={_quote(v)}" for k, v in items.items())
+
+
+def _quote(value: object) -> str:
+    text = "-" if value is None else str(value)
+    if not text or any(c in text for c in ' "=\n'):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return text
+
+
+class _CacheCollector(Collector):
+    """The index cache's counters and size, read from `IndexCache.stats()` at scrape time."""
+
+    def __init__(self, cache: IndexCache) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.cache.stats()
+        yield CounterMetricFamily(
+            "lakeprune_index_cache_hits", "Index bucket reads served from the cache", stats.hits
+        )
+        yield CounterMetricFamily(
+            "lakeprune_index_cache_misses", "Index bucket reads that went to storage", stats.misses
+        )
+        yield CounterMetricFamily(
+            "lakeprune_index_cache_evictions",
+            "Index buckets evicted to stay within the size",
+            stats.evictions,
+        )
+        yield GaugeMetricFamily("lakeprune_index_cache_bytes", "Bytes of index data held", stats.bytes)
+        yield GaugeMetricFamily("lakeprune_index_cache_entries", "Index buckets held", stats.entries)
+        yield GaugeMetricFamily("lakeprune_index_cache_max_bytes", "Configured cache size", stats.max_bytes)

@@ -1,0 +1,46 @@
+"""Running request work with a deadline. A request's handler hands its work (open the snapshot,
+decode, plan) to a bounded pool and waits at most until the request's deadline, or for
+`limits.request_timeout_seconds` when the caller set none; then it stops waiting and the request
+fails with DEADLINE_EXCEEDED. Python cannot interrupt the work itself: it finishes in the
+background and its result is dropped, so the pool is sized like the server's own thread pool and a
+flood of hopeless requests queues (and times out) instead of piling up threads."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
+from pruner.service.errors import DeadlineExceededError
+
+T = TypeVar("T")
+
+
+class Workers:
+    def __init__(self, max_workers: int, default_timeout: float) -> None:
+        self.default_timeout = default_timeout
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers, thread_name_prefix="lakeprune-work")
+
+    def timeout(self, remaining: float | None) -> float:
+        """Seconds to wait: the caller's remaining time, else the configured default."""
+        if remaining is None or math.isinf(remaining) or remaining > 10 * 365 * 86400:
+            return self.default_timeout
+        return max(remaining, 0.0)
+
+    def run(self, work: Callable[[], T], timeout: float) -> T:
+        if timeout <= 0:
+            raise DeadlineExceededError("the request's deadline had passed before it could start")
+        future = self._pool.submit(work)
+        try:
+            return future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            if future.done():  # finished after all, or the work's own TimeoutError (storage)
+                return future.result()
+            future.cancel()
+            raise DeadlineExceededError(
+                f"the request did not finish within its deadline ({timeout:.3g} s)"
+            ) from None
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,85 @@
+"""Running sidecars for the service tests: in-process, on free ports (0), Thrift off, called through
+real gRPC channels. `lake` is the warehouse root holding the shared indexed table (read only);
+tests that change a table use `table_copy` (under a root of its own) and a sidecar of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from pruner.client import PruningClient
+from pruner.service.config import Limits, Security, ServeConfig
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.service.server import Sidecar
+
+SCHEMA = "lake"
+TABLE = "events"
+StartSidecar = Callable[..., Sidecar]
+
+
+def make_config(
+    root: str, limits: Limits | None = None, security: Security | None = None, **kwargs: Any
+) -> ServeConfig:
+    return ServeConfig(
+        {SCHEMA: root},
+        grpc_port=0,
+        thrift_port=None,
+        metrics_port=kwargs.pop("metrics_port", None),
+        limits=limits or Limits(),
+        security=security or Security(),
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def start_sidecar() -> Iterator[StartSidecar]:
+    """Start sidecars for one test (ready before they are returned); all are stopped after it."""
+    started: list[Sidecar] = []
+
+    def start(root: str, **kwargs: Any) -> Sidecar:
+        sidecar = Sidecar(make_config(root, **kwargs)).start()
+        started.append(sidecar)
+        assert sidecar.wait_ready(10)
+        return sidecar
+
+    yield start
+    for sidecar in started:
+        sidecar.stop(0)
+
+
+@pytest.fixture(scope="session")
+def lake(indexed_table: str) -> str:
+    return str(Path(indexed_table).parent)
+
+
+@pytest.fixture(scope="module")
+def sidecar(lake: str) -> Iterator[Sidecar]:
+    """One sidecar over the shared table, with metrics, for the tests that only read."""
+    with Sidecar(make_config(lake, metrics_port=0)) as running:
+        assert running.wait_ready(10)
+        yield running
+
+
+def address(sidecar: Sidecar) -> str:
+    return f"127.0.0.1:{sidecar.grpc_port}"
+
+
+@pytest.fixture
+def client(sidecar: Sidecar) -> Iterator[PruningClient]:
+    with PruningClient(address(sidecar)) as connected:
+        yield connected
+
+
+@pytest.fixture
+def channel(sidecar: Sidecar) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(address(sidecar)) as opened:
+        yield opened
+
+
+@pytest.fixture
+def stub(channel: grpc.Channel) -> Any:
+    return spb_grpc.PruningServiceStub(channel)

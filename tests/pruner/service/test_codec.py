@@ -1,0 +1,238 @@
+"""The codec: every value of every column type survives encode -> decode exactly (extremes
+included), TupleDomains round-trip in canonical form, and malformed messages are
+`InvalidInputError`s naming the column."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pruner.errors import InvalidInputError
+from pruner.planner.planner import ExplainStep, PruneResult, Split
+from pruner.predicate.domain import Domain, SortedRangeSet
+from pruner.predicate.ranges import Range
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service import codec
+from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.types import Column, TableSchema, parse_type
+
+SCHEMA = TableSchema.parse(
+    "b boolean, t tinyint, s smallint, i int, l bigint, f float, d double, m decimal(38,9), "
+    "p decimal(10,2), str string, bin binary, day date, ts timestamp"
+)
+EXTREMES: dict[str, list[Any]] = {
+    "b": [True, False],
+    "t": [-128, 127],
+    "s": [-(2**15), 2**15 - 1],
+    "i": [-(2**31), 2**31 - 1],
+    "l": [-(2**63), 2**63 - 1, 0],
+    "f": [-3.4028234663852886e38, 1.5, -0.0, math.inf, -math.inf, 0.1],
+    "d": [5e-324, -1.7976931348623157e308, math.inf, 0.1],
+    "m": [
+        Decimal("-99999999999999999999999999999.999999999"),
+        Decimal("0E-9"),
+        Decimal("12345678901234567890.123456789"),
+    ],
+    "p": [Decimal("-99999999.99"), Decimal("0.01"), Decimal("100.00")],
+    "str": ["", "Zürich → 東京", "emoji 🚕", "a" * 300, "\x00"],
+    "bin": [b"", b"\x00\xff", bytes(range(256))],
+    "day": [date(1, 1, 1), date(9999, 12, 31), date(1969, 12, 31), date(1970, 1, 1)],
+    "ts": [
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(2026, 11, 22, 1, 2, 3, 4, tzinfo=UTC),
+    ],
+}
+
+
+@pytest.mark.parametrize(("name", "value"), [(n, v) for n, values in EXTREMES.items() for v in values])
+def test_every_value_round_trips_exactly(name: str, value: Any) -> None:
+    column = SCHEMA.column(name)
+    message = ppb.Value.FromString(codec.encode_value(value).SerializeToString())
+    decoded = codec.decode_value(message, column)
+    assert decoded == value and type(decoded) is type(value)
+    if isinstance(value, float):
+        assert math.copysign(1, decoded) == math.copysign(1, value)
+    if isinstance(value, Decimal):
+        assert decoded.as_tuple() == value.as_tuple()
+
+
+def test_float_values_travel_as_doubles_and_float32_is_accepted() -> None:
+    assert codec.encode_value(0.1).WhichOneof("kind") == "double_value"
+    assert codec.decode_value(ppb.Value(float_value=0.5), SCHEMA.column("f")) == 0.5
+
+
+def test_decimals_need_not_carry_the_columns_scale() -> None:
+    column = SCHEMA.column("p")
+    for unscaled, scale in (("15", 1), ("1500", 3), ("-7", 0)):
+        value = codec.decode_value(
+            ppb.Value(decimal_value=ppb.DecimalValue(unscaled=unscaled, scale=scale)), column
+        )
+        assert value == Decimal(unscaled).scaleb(-scale) and value.as_tuple().exponent == -2
+    wide = "9" * 38
+    assert codec.decode_value(
+        ppb.Value(decimal_value=ppb.DecimalValue(unscaled=wide, scale=9)), SCHEMA.column("m")
+    ) == Decimal("99999999999999999999999999999.999999999")  # no context rounding (28 digits)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("l", ppb.Value(string_value="1"), "column l (bigint) takes integer_value, got string_value"),
+        (
+            "d",
+            ppb.Value(integer_value=1),
+            "column d (double) takes double_value or float_value, got integer_value",
+        ),
+        ("t", ppb.Value(integer_value=128), "column t: cannot use 128 as a tinyint value: out of range"),
+        ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="1", scale=3)), "has more than 2 fractional"),
+        (
+            "p",
+            ppb.Value(decimal_value=ppb.DecimalValue(unscaled="10000000000", scale=2)),
+            "needs more than 10 digits",
+        ),
+        ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="1.5", scale=0)), "needs unscaled digits"),
+        ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="1", scale=-1)), "a scale 0..38"),
+        ("day", ppb.Value(date_days=2**31 - 1), "column day: 2147483647 is out of range for date"),
+        ("ts", ppb.Value(timestamp_micros=2**63 - 1), "is out of range for timestamp"),
+        ("d", ppb.Value(double_value=math.nan), "NaN cannot be a value"),
+        ("str", ppb.Value(), "got no value"),
+    ],
+)
+def test_values_that_do_not_fit_their_column(name: str, value: ppb.Value, message: str) -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        codec.decode_value(value, SCHEMA.column(name))
+    assert message in str(raised.value)
+
+
+def _value_sets(pool: list[Any]) -> st.SearchStrategy[Domain]:
+    def build(kind: str, picked: list[Any], null: bool, incl: tuple[bool, bool]) -> Domain:
+        low, high = min(picked), max(picked)
+        if kind == "values":
+            return Domain.multiple_values(picked, null)
+        if kind == "range":
+            bounded = Range.between(low, incl[0], high, incl[1]) or Range.equal(low)
+            return Domain(SortedRangeSet.of_ranges(bounded, Range.greater_than(high)), null)
+        if kind == "below":
+            return Domain(SortedRangeSet.of_ranges(Range.less_than(low)), null)
+        return Domain(SortedRangeSet.of_values(*picked).complement(), null)
+
+    return st.builds(
+        build,
+        st.sampled_from(["values", "range", "below", "complement"]),
+        st.lists(st.sampled_from(pool), min_size=1, max_size=4),
+        st.booleans(),
+        st.tuples(st.booleans(), st.booleans()),
+    )
+
+
+ORDERED = {k: [v for v in vs if not (isinstance(v, float) and math.isinf(v))] for k, vs in EXTREMES.items()}
+
+
+@given(st.data())
+def test_tuple_domains_round_trip(data: st.DataObject) -> None:
+    columns = data.draw(st.lists(st.sampled_from(sorted(ORDERED)), min_size=0, max_size=4, unique=True))
+    predicate = TupleDomain.with_domains({c: data.draw(_value_sets(ORDERED[c])) for c in columns})
+    message = codec.encode_tuple_domain(predicate)
+    decoded = codec.decode_tuple_domain(
+        type(message).FromString(message.SerializeToString()), SCHEMA, max_values=100
+    )
+    assert decoded == predicate
+
+
+def test_all_none_and_only_null() -> None:
+    for predicate in (
+        TupleDomain.all(),
+        TupleDomain.none(),
+        TupleDomain.with_domains({"str": Domain.only_null(), "l": Domain.not_null()}),
+    ):
+        assert codec.decode_tuple_domain(codec.encode_tuple_domain(predicate), SCHEMA, 10) == predicate
+
+
+def _domain_message(**value_set: Any) -> ppb.TupleDomain:
+    domain = ppb.Domain(values=ppb.ValueSet(**value_set))
+    return ppb.TupleDomain(columns=[ppb.ColumnDomain(column="l", domain=domain)])
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        (
+            ppb.TupleDomain(none=True, columns=[ppb.ColumnDomain(column="l")]),
+            "none = true cannot have column",
+        ),
+        (_domain_message(), "the value set has none of all_or_none, ranges, discrete"),
+        (_domain_message(ranges=ppb.RangeSet()), "column l: empty range set"),
+        (_domain_message(discrete=ppb.DiscreteValues()), "column l: empty IN list"),
+        (
+            _domain_message(
+                discrete=ppb.DiscreteValues(values=[ppb.Value(integer_value=i) for i in range(11)])
+            ),
+            "column l: IN list of 11 values exceeds limits.max_discrete_values (10)",
+        ),
+        (
+            _domain_message(
+                ranges=ppb.RangeSet(
+                    ranges=[ppb.Range(low=ppb.Value(integer_value=2), high=ppb.Value(integer_value=1))]
+                )
+            ),
+            "column l: inverted range, low 2 > high 1",
+        ),
+        (ppb.TupleDomain(columns=[ppb.ColumnDomain(column="L", domain=ppb.Domain())]), "unknown column 'L'"),
+    ],
+)
+def test_malformed_tuple_domains(message: ppb.TupleDomain, error: str) -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        codec.decode_tuple_domain(message, SCHEMA, max_values=10)
+    assert error in str(raised.value)
+
+
+def test_unbounded_ends_ignore_their_inclusive_flags() -> None:
+    message = _domain_message(
+        ranges=ppb.RangeSet(
+            ranges=[ppb.Range(low_inclusive=True, high=ppb.Value(integer_value=5), high_inclusive=True)]
+        )
+    )
+    assert codec.decode_tuple_domain(message, SCHEMA, 10) == TupleDomain.with_domains(
+        {"l": Domain(SortedRangeSet.of_ranges(Range.less_than_or_equal(5)), False)}
+    )
+
+
+def test_schemas_splits_and_explain_round_trip() -> None:
+    assert codec.decode_schema(codec.encode_schema(SCHEMA)) == SCHEMA
+    for text in ("decimal(38,0)", "decimal(1,1)", "timestamp"):
+        column_type = parse_type(text)
+        assert codec.decode_column_type(codec.encode_column_type(column_type)) == column_type
+    split = Split("s3://b/t/region=eu/f.parquet", "region=eu", {"region": "eu", "day": None}, "g1", 0, 123, 7)
+    assert codec.decode_split(codec.encode_split(split)) == split
+    step = ExplainStep("bloom_filters", "bloom_filters", ("token",), 10, 2, 1.25, None, "OSError: x")
+    assert codec.decode_explain(codec.encode_explain(step)) == step
+    result = PruneResult("20260101000000000", "token = 'a'", 10, [split], [step])
+    response = codec.encode_prune_result(result, explain=False)
+    assert (response.files_selected, response.fallbacks, len(response.explain)) == (1, 1, 0)
+
+
+def test_snapshots_and_projected_columns() -> None:
+    assert codec.check_snapshot("") is None
+    assert codec.check_snapshot("20260101000000000") == "20260101000000000"
+    with pytest.raises(InvalidInputError, match="is not an instant"):
+        codec.check_snapshot("../../etc")
+    assert codec.check_columns(SCHEMA, ["l", "ts"]) == ["l", "ts"]
+    with pytest.raises(InvalidInputError, match="unknown column 'x'"):
+        codec.check_columns(SCHEMA, ["x"])
+    assert codec.resolve_column(SCHEMA, "m") == Column("m", parse_type("decimal(38,9)"))
+
+
+def test_timestamps_before_the_epoch_keep_their_microseconds() -> None:
+    moment = datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=UTC)
+    assert codec.encode_value(moment).timestamp_micros == -999_999
+    assert codec.decode_value(ppb.Value(timestamp_micros=-1), SCHEMA.column("ts")) == datetime(
+        1970, 1, 1, tzinfo=UTC
+    ) - timedelta(microseconds=1)
