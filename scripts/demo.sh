@@ -2,7 +2,9 @@
 # The demo: the main job on the embedded default (Spark local[*]). Creates a partitioned table of
 # trips, inserts 200,000 rows, upserts 1% (some records change partition), deletes some keys,
 # re-inserts one, then shows the table, its history, time travel, compaction and clean, and checks
-# the final contents against a reference computed independently by scripts/demo_data.py.
+# the final contents against a reference computed independently by scripts/demo_data.py. Then it
+# indexes the table, starts the sidecar and a local Trino 368 (`lakeprune trino start`: downloaded
+# from Maven Central into ~/.cache/lakeprune on first use) and queries the table through Trino.
 # Output goes to $LAKEPRUNE_DEMO_DIR (default ./demo-output), recreated on every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,3 +54,26 @@ fi
 
 step "checking the table against the independently computed reference"
 "$PY" scripts/demo_data.py verify "$DEMO/input" "$DEMO/latest.parquet" "$DEMO/first_snapshot.parquet"
+
+step "index the table: column stats on every column, partition stats, a bloom filter on driver"
+"$LP" sql "CREATE INDEX stats ON trips USING column_stats" -t "$DEMO/warehouse/trips"
+"$LP" sql "CREATE INDEX pstats ON trips USING partition_stats" -t "$DEMO/warehouse/trips"
+"$LP" sql "CREATE INDEX bf ON trips USING bloom_filters (driver)" -t "$DEMO/warehouse/trips"
+"$LP" prune trips -w "$DEMO/warehouse" --where "trip_id = 123457" --explain
+
+THRIFT_PORT=${LAKEPRUNE_DEMO_THRIFT_PORT:-17778}
+METRICS_PORT=${LAKEPRUNE_DEMO_METRICS_PORT:-19464}
+TRINO_PORT=${LAKEPRUNE_DEMO_TRINO_PORT:-18080}
+step "start the sidecar (schema demo = $DEMO/warehouse; Thrift :$THRIFT_PORT) and Trino 368 (:$TRINO_PORT)"
+"$LP" serve --warehouse "demo=$DEMO/warehouse" --grpc-port off --thrift-port "$THRIFT_PORT" \
+  --metrics-port "$METRICS_PORT" > "$DEMO/sidecar.log" 2>&1 &
+SIDECAR=$!
+cleanup() {
+  "$LP" trino stop --port "$TRINO_PORT" >/dev/null 2>&1 || true
+  kill "$SIDECAR" 2>/dev/null && wait "$SIDECAR" 2>/dev/null || true
+}
+trap cleanup EXIT
+"$LP" trino start --port "$TRINO_PORT" --sidecar "127.0.0.1:$THRIFT_PORT"
+
+step "query the table through Trino's lakeprune catalog"
+"$PY" scripts/demo_trino.py "$DEMO/input" "$TRINO_PORT" "$METRICS_PORT"

@@ -4,6 +4,7 @@ slowest thing here); tests that use it are marked `spark`."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -23,3 +24,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def lake_warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The end-to-end warehouse (`tests/e2e/warehouse.py`): trips, drivers and types, written once."""
+    from tests.e2e.warehouse import build
+
+    return build(spark, tmp_path_factory.mktemp("warehouse"))

@@ -102,9 +102,11 @@ def connector_type(column_type: ColumnType) -> ConnectorType:
     return _BY_COLUMN_TYPE[column_type.name]
 
 
-def sql_type(column_type: ColumnType) -> str:
-    """The SQL type string the engine sees for a column of `column_type`."""
-    return connector_type(column_type).sql
+def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
+    """The SQL type string `engine` ("trino" or "presto") sees for a column of `column_type`:
+    Presto 0.287 has no timestamp precision and calls timestamp(3) `timestamp`."""
+    kind = connector_type(column_type)
+    return "timestamp" if engine == "presto" and kind is ConnectorType.TIMESTAMP else kind.sql
 
 
 def is_exact(column_type: ColumnType) -> bool:

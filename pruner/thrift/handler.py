@@ -30,6 +30,7 @@ from pruner.table.keys import encode_record_keys
 from pruner.table.table import LakeTable, Snapshot
 from pruner.thrift import blocks, connector_types, domains, idl
 from pruner.thrift.tokens import TokenSealer
+from pruner.thrift.wire import calling_engine
 from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class LakepruneConnector:
         columns = [
             idl.ColumnMetadata(
                 c.name,
-                connector_types.sql_type(c.type),
+                connector_types.sql_type(c.type, calling_engine.get()),
                 connector_types.comment(c.type),
                 False,
             )

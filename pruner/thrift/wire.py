@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -176,6 +177,11 @@ def _method(name: str) -> _Method | None:
         if name.startswith(prefix):
             return _METHODS.get(name[len(prefix) :])
     return None
+
+
+# The engine whose call is being handled ("trino" or "presto", from the method prefix), for the few
+# answers that differ between them (Presto 0.287 names Trino's timestamp(3) `timestamp`).
+calling_engine: ContextVar[str] = ContextVar("calling_engine", default="trino")
 
 
 # Messages --------------------------------------------------------------------------------------
@@ -539,6 +545,7 @@ class ThriftServer:
                 f"cannot decode the arguments of {name}: {exc}",
             )
         result = method.result()
+        engine = calling_engine.set(next(p for p in _METHOD_PREFIXES if name.startswith(p)))
         try:
             value = method.call(self._handler, args)
         except idl.ServiceException as exc:
@@ -565,6 +572,8 @@ class ThriftServer:
                     raise TypeError(f"the handler returned bytes for {name}")
                 return _encode_page_reply(name, seqid, method, value)
             result.success = value
+        finally:
+            calling_engine.reset(engine)
         return _encode_struct(name, idl.TMessageType.REPLY, seqid, result)
 
     def _frame(self, message: list[bytes], header: _HeaderFrame | None) -> bytes:

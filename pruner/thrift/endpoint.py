@@ -1,0 +1,78 @@
+"""The Thrift endpoint of `lakeprune serve`: the connector service (`handler`) on the wire server
+(`wire`), with every call timed, counted and logged through the sidecar's `Metrics`, the split key
+from the config, and the split hosts it advertises (the configured addresses, else its own), so
+that several sidecars behind one catalog share the data path."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, cast
+
+from pruner.planner.planner import PruneResult
+from pruner.service.catalog import Catalog
+from pruner.service.config import ServeConfig
+from pruner.service.metrics import Metrics
+from pruner.thrift import idl
+from pruner.thrift.handler import LakepruneConnector
+from pruner.thrift.tokens import TokenSealer
+from pruner.thrift.wire import ConnectorService, ThriftServer
+
+API = "thrift"
+
+
+class ThriftEndpoint:
+    def __init__(self, config: ServeConfig, catalog: Catalog, metrics: Metrics) -> None:
+        self.config = config
+        self.metrics = metrics
+        self._port: int | None = None
+        self.connector = LakepruneConnector(
+            catalog,
+            TokenSealer(config.security.split_key),
+            self._hosts,
+            on_prune=self._on_prune,
+            on_rows=lambda rows, nbytes: metrics.rows_served(API, rows, nbytes),
+        )
+        self.server = ThriftServer(
+            cast(ConnectorService, _Metered(self.connector, metrics)),
+            config.host,
+            config.thrift_port or 0,
+            max_frame_size=config.limits.max_frame_bytes,
+        )
+
+    def start(self) -> int:
+        self._port = self.server.start()
+        return self._port
+
+    def stop(self, grace: float) -> None:
+        self.server.stop(grace)
+
+    def _hosts(self) -> list[idl.HostAddress]:
+        if self._port is None:
+            raise RuntimeError("the Thrift endpoint is not started")
+        return [idl.HostAddress(host, port) for host, port in self.config.thrift_hosts(self._port)]
+
+    def _on_prune(self, method: str, result: PruneResult) -> None:
+        self.metrics.prune_result(API, result)
+
+
+class _Metered:
+    """The connector with each service method wrapped in `Metrics.request`."""
+
+    def __init__(self, connector: LakepruneConnector, metrics: Metrics) -> None:
+        self._connector = connector
+        self._metrics = metrics
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self._connector, name)
+        wire_name = "".join(part.capitalize() if i else part for i, part in enumerate(name.split("_")))
+
+        @functools.wraps(method)
+        def metered(*args: Any) -> Any:
+            table = next(
+                (f"{a.schemaName}.{a.tableName}" for a in args if isinstance(a, idl.SchemaTableName)), None
+            )
+            with self._metrics.request(API, wire_name, table):
+                return method(*args)
+
+        return metered

@@ -1,0 +1,121 @@
+"""Fixtures of the end-to-end suites: the warehouse (`lake_warehouse`, tests/conftest.py), a real
+sidecar (`Sidecar`, as `lakeprune serve` runs it) in this process, and a Trino or Presto server
+whose lakeprune catalog points at it — a local process from the official tarball (always), and the
+official container image when a Docker engine answers (skipped with the reason otherwise)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pruner.engines.catalog import catalog_properties
+from pruner.engines.spec import engine_spec
+from pruner.service.config import ServeConfig
+from pruner.service.server import Sidecar
+from tests.e2e.engines import (
+    HOST_FROM_CONTAINER,
+    Engine,
+    container_address,
+    container_engine,
+    docker_unavailable_reason,
+    local_engine,
+)
+from tests.e2e.warehouse import SCHEMA_NAME
+
+
+def _start_sidecar(warehouse: Path, host: str, advertise: tuple[str, ...] = (), port: int = 0) -> Sidecar:
+    config = ServeConfig(
+        {SCHEMA_NAME: str(warehouse)},
+        host=host,
+        grpc_port=None,
+        thrift_port=port,
+        metrics_port=None,
+        advertise=advertise,
+    )
+    sidecar = Sidecar(config).start()
+    assert sidecar.wait_ready(30), "the sidecar did not load its catalog"
+    return sidecar
+
+
+@pytest.fixture(scope="session")
+def local_sidecar(lake_warehouse: Path) -> Iterator[Sidecar]:
+    sidecar = _start_sidecar(lake_warehouse, "127.0.0.1")
+    yield sidecar
+    sidecar.stop(2)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        return int(probe.getsockname()[1])
+
+
+PAGED_CATALOG = "lakeprune_paged"
+SCAN_READY_SECONDS = 90
+
+
+def _wait_for_scans(engine: Engine) -> None:
+    """Until a table scan runs: a fresh Presto answers `SELECT 1` before its node is schedulable
+    for splits (NO_NODES_AVAILABLE)."""
+    deadline = time.monotonic() + SCAN_READY_SECONDS
+    while True:
+        try:
+            engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.drivers")
+            return
+        except Exception as exc:
+            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def paged_catalog(kind: str, sidecar: str) -> dict[str, dict[str, str]]:
+    """A second lakeprune catalog with the smallest max-response-size the engine accepts (1 MB),
+    so that scans of the `wide` table take several GetRows pages."""
+    spec = engine_spec(kind)
+    properties = {p.key: p.value for p in catalog_properties(spec, sidecar)}
+    properties[f"{spec.property_prefix}-thrift.max-response-size"] = "1MB"
+    return {PAGED_CATALOG: properties}
+
+
+def engine_fixture(
+    kind: str, path: str, request: pytest.FixtureRequest, warehouse: Path
+) -> Iterator[tuple[Engine, Sidecar]]:
+    """The engine of `kind` on `path` ("local" or "container") and the sidecar it uses."""
+    if path == "local":
+        sidecar: Sidecar = request.getfixturevalue("local_sidecar")
+        address = f"127.0.0.1:{sidecar.thrift_port}"
+        with local_engine(kind, address, paged_catalog(kind, address)) as engine:
+            _wait_for_scans(engine)
+            yield engine, sidecar
+        return
+    reason = docker_unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"container path skipped: {reason}")
+    port = _free_port()  # containers reach the sidecar through the host gateway, so it advertises that
+    sidecar = _start_sidecar(warehouse, "0.0.0.0", (f"{HOST_FROM_CONTAINER}:{port}",), port)
+    try:
+        address = f"127.0.0.1:{port}"
+        with container_engine(kind, address, paged_catalog(kind, container_address(address))) as engine:
+            _wait_for_scans(engine)
+            yield engine, sidecar
+    finally:
+        sidecar.stop(2)
+
+
+ENGINES = [
+    pytest.param(("trino", path), id=f"trino-{path}", marks=pytest.mark.engine)
+    for path in ("local", "container")
+] + [
+    pytest.param(("presto", path), id=f"presto-{path}", marks=[pytest.mark.engine, pytest.mark.presto])
+    for path in ("local", "container")
+]
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def running(request: pytest.FixtureRequest, lake_warehouse: Path) -> Iterator[tuple[Engine, Sidecar]]:
+    """Trino 368 and Presto 0.287, each as a local process and (with Docker) as a container."""
+    yield from engine_fixture(*request.param, request, lake_warehouse)
