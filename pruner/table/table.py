@@ -42,6 +42,11 @@ class LakeTable:
     definitions: tuple[IndexDefinition, ...] = ()
     # Shared by long-running readers (the sidecar) so that repeated prunes do not re-read storage.
     cache: IndexCache | None = field(default=None, compare=False)
+    # With a cache, the partition views (index directory listings) of this loaded timeline, so that
+    # repeated prunes do not list storage either; a new commit means a new timeline, a new table.
+    _views: dict[tuple[str, str | None], PartitionView] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def open(cls, location: str, cache: IndexCache | None = None) -> LakeTable:
@@ -105,13 +110,19 @@ class Snapshot:
     instant: str | None  # None: the table has no completed instant yet
 
     def partition(self, spec: PartitionSpec) -> PartitionView:
-        return PartitionView.load(
-            self.table.storage,
-            spec,
-            self.table.timeline.completed_timestamps(),
-            self.instant,
-            self.table.cache,
-        )
+        key = (spec.directory, self.instant)
+        view = self.table._views.get(key) if self.table.cache is not None else None
+        if view is None:
+            view = PartitionView.load(
+                self.table.storage,
+                spec,
+                self.table.timeline.completed_timestamps(),
+                self.instant,
+                self.table.cache,
+            )
+            if self.table.cache is not None:
+                self.table._views[key] = view
+        return view
 
     def files(self) -> list[DataFile]:
         return files_index.from_rows(self.partition(self.table.files_spec).read_all())
