@@ -1,6 +1,7 @@
-"""Fetching an engine into the cache: the server tarball (and, only if the tarball lacks the Thrift
-connector, the plugin zip) come from Maven Central through `mvn dependency:get` into the cache's
-own Maven repository; the tarball is unpacked once into `engines/<engine>-<version>/`. Unpacking
+"""Fetching an engine into the cache: the server tarball and the Thrift connector's plugin zip come
+from Maven Central through `mvn dependency:get` into the cache's own Maven repository; the tarball
+is unpacked once into `engines/<engine>-<version>/` and the zip replaces the connector directory
+the tarball bundles (the same jars; installing both would register the connector twice). Unpacking
 goes to a temporary directory that is renamed into place at the end, under a lock, so an
 interrupted or concurrent fetch never leaves a half-unpacked engine that a later start would use.
 Long steps report progress through logging (the CLI shows it on stderr)."""
@@ -113,18 +114,14 @@ def fetch_engine(spec: EngineSpec, layout: CacheLayout | None = None, *, mvn: st
             server = _unpack_tarball(tarball, staging / "server")
             if not (server / "bin" / "launcher.py").is_file():
                 raise ArtifactFetchError(f"{tarball} holds no bin/launcher.py: not an engine server tarball")
+            # The connector comes from the official plugin zip. The tarball already bundles the
+            # same jars in plugin/<dir>; the zip replaces that directory (a second copy beside
+            # it would register the connector twice, which the engine refuses).
             plugin = server / "plugin" / spec.plugin_dir
-            if (plugin / spec.plugin_jar).is_file():
-                logger.info(
-                    "the server tarball already carries the Thrift connector (plugin/%s)", spec.plugin_dir
-                )
-            else:
-                # Installing it again next to a bundled copy would register the connector twice,
-                # which the engine refuses; so only a tarball without it gets the zip.
-                archive = ensure_artifact(layout, spec.plugin, mvn=mvn)
-                _unpack_plugin(archive, staging / "plugin", plugin)
-                if not (plugin / spec.plugin_jar).is_file():
-                    raise ArtifactFetchError(f"{archive} does not contain {spec.plugin_jar}")
+            archive = ensure_artifact(layout, spec.plugin, mvn=mvn)
+            _unpack_plugin(archive, staging / "plugin", plugin)
+            if not (plugin / spec.plugin_jar).is_file():
+                raise ArtifactFetchError(f"{archive} does not contain {spec.plugin_jar}")
             server.rename(home)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

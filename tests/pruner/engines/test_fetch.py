@@ -1,6 +1,6 @@
 """Fetching into a fake cache: artifacts already in the Maven repository are used as they are,
 missing ones come from (a fake) `mvn`, the tarball is unpacked once and atomically, and the plugin
-zip is installed only when the tarball lacks the Thrift connector."""
+zip replaces the tarball's bundled copy of the Thrift connector."""
 
 from __future__ import annotations
 
@@ -60,15 +60,17 @@ def test_maven_command(layout: CacheLayout) -> None:
     ]
 
 
-def test_cached_tarball_with_bundled_plugin_is_unpacked_once_without_maven(
+def test_cached_artifacts_are_unpacked_once_without_maven_and_the_zip_replaces_the_bundled_plugin(
     layout: CacheLayout, mvn_calls: Path
 ) -> None:
     put_artifact(layout, TRINO.server.path, server_tarball(TRINO))
+    put_artifact(layout, TRINO.plugin.path, plugin_zip(TRINO))
     home = fetch_engine(TRINO, layout)
     assert home == layout.engines / "trino-368"
     assert (home / "bin" / "launcher.py").stat().st_mode & 0o111
     assert (home / "plugin" / "thrift" / "trino-thrift-368.jar").is_file()
-    assert not (home / "plugin" / "trino-thrift").exists()  # a second copy would register twice
+    assert (home / "plugin" / "thrift" / "drift-api-1.14.jar").is_file()  # the zip's content
+    assert not (home / "plugin" / "trino-thrift-368").exists()  # a second copy would register twice
     marker = home / "lib" / "marker"
     marker.write_text("kept")
     assert fetch_engine(TRINO, layout) == home
@@ -77,7 +79,7 @@ def test_cached_tarball_with_bundled_plugin_is_unpacked_once_without_maven(
     assert [p.name for p in layout.engines.iterdir() if not p.name.endswith(".lock")] == ["trino-368"]
 
 
-def test_missing_artifacts_come_from_maven_and_the_plugin_zip_fills_a_gap(
+def test_missing_artifacts_come_from_maven(
     layout: CacheLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = tmp_path / "calls.jsonl"
@@ -101,6 +103,7 @@ def test_interrupted_unpacks_are_cleaned_up_and_an_incomplete_home_replaced(
     layout: CacheLayout, mvn_calls: Path
 ) -> None:
     put_artifact(layout, TRINO.server.path, server_tarball(TRINO))
+    put_artifact(layout, TRINO.plugin.path, plugin_zip(TRINO))
     leftover = layout.engines / ".trino-368.tmp-abc" / "server"
     leftover.mkdir(parents=True)
     incomplete = layout.engines / "trino-368" / "lib"
