@@ -10,3 +10,9 @@ from pruner.errors import LakepruneError
 
 class ThriftRequestError(LakepruneError):
     """A Thrift request or one of its values is malformed."""
+
+
+class RetryableRequestError(ThriftRequestError):
+    """A request that failed on something transient (storage): the engine may retry it."""
+
+    retryable = True

@@ -552,7 +552,8 @@ class ThriftServer:
             result.ex1 = exc
         except LakepruneError as exc:
             _log.info("%s refused: %s", name, exc)
-            result.ex1 = idl.ServiceException(message=_one_line(str(exc)), retryable=False)
+            retryable = bool(getattr(exc, "retryable", False))
+            result.ex1 = idl.ServiceException(message=_one_line(str(exc)), retryable=retryable)
         except OSError as exc:
             _log.warning("%s failed on storage, the engine may retry: %s", name, exc)
             result.ex1 = idl.ServiceException(message=_one_line(f"storage error: {exc}"), retryable=True)

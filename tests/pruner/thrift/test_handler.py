@@ -211,3 +211,21 @@ def test_tampered_split_ids_and_tokens_are_refused(client: Client) -> None:
     with pytest.raises(idl.ServiceException, match="unknown column"):
         client.trinoGetRows(split.splitId, ["nope"], 1 << 20, NO_TOKEN)
     assert client.trinoListSchemaNames() == [SCHEMA_NAME]  # still serving
+
+
+def test_storage_failures_are_retryable_and_request_errors_are_not(
+    client: Client, lake_warehouse: Path
+) -> None:
+    with pytest.raises(idl.ServiceException) as final:
+        client.trinoGetSplits(name("trips"), idl.NullableColumnSet(None), ALL, 0, NO_TOKEN)
+    assert not final.value.retryable
+    (split,) = splits(client, "drivers")  # one small file
+    (victim,) = (lake_warehouse / "drivers").glob("*.parquet")
+    saved = victim.read_bytes()
+    victim.write_bytes(b"not parquet")
+    try:
+        with pytest.raises(idl.ServiceException) as transient:
+            client.trinoGetRows(split.splitId, ["driver_id"], 1 << 20, NO_TOKEN)
+        assert transient.value.retryable and "cannot read data file" in transient.value.message
+    finally:
+        victim.write_bytes(saved)
