@@ -5,8 +5,10 @@ all of them (evidence combines: any one index proving "cannot match" prunes a fi
 1. partition values (from the partition path),
 2. partition stats,
 3. the record index, for EQUAL / IN on the record key,
-4. column stats,
-5. bloom filters, for EQUAL / IN.
+4. secondary indexes (RFC-77), for EQUAL / IN on an indexed column: values -> record keys ->
+   record index -> file groups,
+5. column stats,
+6. bloom filters, for EQUAL / IN.
 An index that is still building, missing, unreadable or corrupt is skipped ("keep"), and the
 fallback is logged, counted and written into the explain record. Files without index rows (written
 before an index existed and not yet built) are always kept."""
@@ -155,6 +157,7 @@ class Planner:
             ("partition_values", self._partition_values),
             ("partition_stats", self._partition_stats),
             ("record_index", self._record_index),
+            ("secondary_index", self._secondary_index),
             ("column_stats", self._column_stats),
             ("bloom_filters", self._bloom_filters),
         ]
@@ -282,6 +285,42 @@ class Planner:
         found = self.snapshot.record_index().lookup(encode_record_keys(arrow, key_fields))
         locations = set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
         return [f for f in files if (f.partition, f.file_group) in locations]
+
+    def _secondary_index(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        """Each EQUAL / IN (without NULL: NULLs are not indexed) on a column with a ready secondary
+        index keeps only the file groups holding one of the record keys the index lists for it."""
+        definitions = [d for d in self.table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
+        if not definitions:
+            return "no secondary index"
+        usable = [d for d in definitions if d.columns[0] in predicate.columns]
+        if not usable:
+            return "no predicate on a column with a secondary index"
+        reasons: list[str] = []
+        used = False
+        survivors = files
+        for definition in usable:
+            column = definition.columns[0]
+            domain = predicate.domain(column)
+            if definition.state != IndexState.READY:
+                reasons.append(f"index {definition.name} is still building")
+            elif domain.is_null_allowed():
+                reasons.append(f"{column}: NULLs are not indexed by {definition.name}")
+            elif not domain.values.is_discrete():
+                reasons.append(f"{column}: not EQUAL / IN (ranges are left to column stats)")
+            elif len(domain.values.discrete_values()) > MAX_KEY_LOOKUPS:
+                reasons.append(f"{column}: more than {MAX_KEY_LOOKUPS} values")
+            else:
+                values = list(domain.values.discrete_values())
+                arrow = pa.array(values, self.schema.column(column).type.to_arrow())
+                # One read per bucket for all the values that hash to it.
+                pairs = self.snapshot.partition(self.table.spec(definition)).lookup(arrow)
+                found = self.snapshot.record_index().lookup(pairs["key"])
+                locations = set(
+                    zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
+                )
+                survivors = [f for f in survivors if (f.partition, f.file_group) in locations]
+                used = True
+        return survivors if used else "; ".join(reasons)
 
     def _bloom_filters(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
         definition = _ready(self.snapshot, IndexType.BLOOM_FILTERS)
