@@ -101,6 +101,40 @@ class PartitionView:
                 tables.append(self.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket))))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
+    def scan(self, expression: ds.Expression) -> pa.Table:
+        """Live rows satisfying `expression` (on key fields only, so that a tombstone is read
+        whenever the row it hides is), from every bucket; row groups are skipped by their footer
+        statistics, which for the leading sort key makes a narrow range cheap."""
+        tables = []
+        for bucket in sorted(self.buckets):
+            layers = []
+            for name in self.buckets[bucket].names:
+                path = self.storage.path(self.rel(name))
+                try:
+                    dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
+                    layers.append(dataset.to_table(filter=expression))
+                except (OSError, pa.ArrowInvalid) as exc:
+                    raise TableCorruptError(
+                        f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+                    ) from exc
+            tables.append(merge(self.spec, layers))
+        return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
+
+    def estimate_fraction(self, expression: ds.Expression) -> float:
+        """The share of row groups (over every file of every bucket) whose footer statistics admit
+        `expression`: a cheap estimate, from footers only, of how much of the partition a scan
+        reads."""
+        total = kept = 0
+        for bucket in self.buckets.values():
+            for name in bucket.names:
+                path = self.storage.path(self.rel(name))
+                fragment = next(
+                    iter(ds.dataset(path, filesystem=self.storage.fs, format="parquet").get_fragments())
+                )
+                total += fragment.metadata.num_row_groups
+                kept += len(fragment.split_by_row_group(filter=expression))
+        return kept / total if total else 0.0
+
     def log_counts(self) -> dict[int, int]:
         return {b: len(files.logs) for b, files in self.buckets.items()}
 

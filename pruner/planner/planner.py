@@ -6,7 +6,8 @@ all of them (evidence combines: any one index proving "cannot match" prunes a fi
 2. partition stats,
 3. the record index, for EQUAL / IN on the record key,
 4. secondary indexes (RFC-77), for EQUAL / IN on an indexed column: values -> record keys ->
-   record index -> file groups,
+   record index -> file groups; ranges (and LIKE 'prefix%') scan the sorted index when footer
+   statistics say they are selective, else the step says so and leaves them to column stats,
 5. column stats,
 6. bloom filters, for EQUAL / IN.
 An index that is still building, missing, unreadable or corrupt is skipped ("keep"), and the
@@ -15,8 +16,10 @@ before an index existed and not yet built) are always kept."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from datetime import date
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from pruner.errors import LakepruneError
 from pruner.index import bloom
@@ -40,6 +44,9 @@ from pruner.types import ColumnType
 
 log = logging.getLogger(__name__)
 MAX_KEY_LOOKUPS = 100_000
+# A range on a secondary-indexed column uses the index when footers say it reads at most this
+# share of the index's row groups; otherwise column stats (which run next) are cheaper.
+SELECTIVE_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
@@ -305,15 +312,26 @@ class Planner:
                 reasons.append(f"index {definition.name} is still building")
             elif domain.is_null_allowed():
                 reasons.append(f"{column}: NULLs are not indexed by {definition.name}")
-            elif not domain.values.is_discrete():
-                reasons.append(f"{column}: not EQUAL / IN (ranges are left to column stats)")
-            elif len(domain.values.discrete_values()) > MAX_KEY_LOOKUPS:
-                reasons.append(f"{column}: more than {MAX_KEY_LOOKUPS} values")
+            elif domain.values.is_all():
+                reasons.append(f"{column}: only IS NOT NULL")
+            elif len(domain.values.ranges) > MAX_KEY_LOOKUPS:
+                reasons.append(f"{column}: more than {MAX_KEY_LOOKUPS} values or ranges")
             else:
-                values = list(domain.values.discrete_values())
-                arrow = pa.array(values, self.schema.column(column).type.to_arrow())
-                # One read per bucket for all the values that hash to it.
-                pairs = self.snapshot.partition(self.table.spec(definition)).lookup(arrow)
+                view = self.snapshot.partition(self.table.spec(definition))
+                arrow_type = self.schema.column(column).type.to_arrow()
+                if domain.values.is_discrete():
+                    values = pa.array(list(domain.values.discrete_values()), arrow_type)
+                    pairs = view.lookup(values)  # one read per bucket for all its values
+                else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
+                    expression = _ranges_expression(domain, arrow_type)
+                    fraction = view.estimate_fraction(expression)
+                    if fraction > SELECTIVE_FRACTION:
+                        reasons.append(
+                            f"{column}: the range admits {fraction:.0%} of {definition.name}'s row groups "
+                            f"(> {SELECTIVE_FRACTION:.0%}), not selective; left to column stats"
+                        )
+                        continue
+                    pairs = view.scan(expression)
                 found = self.snapshot.record_index().lookup(pairs["key"])
                 locations = set(
                     zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
@@ -356,6 +374,22 @@ class Planner:
             keep = bloom.might_contain_any(filters, hashes)
             survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
         return survivors
+
+
+def _ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:
+    """The domain's ranges as a dataset filter on `secondary_key` (NULL not included)."""
+    key = ds.field("secondary_key")
+    alternatives = []
+    for item in domain.values.ranges:
+        parts = []
+        if item.low is not None:
+            low = pa.scalar(item.low, arrow_type)
+            parts.append(key >= low if item.low_inclusive else key > low)
+        if item.high is not None:
+            high = pa.scalar(item.high, arrow_type)
+            parts.append(key <= high if item.high_inclusive else key < high)
+        alternatives.append(functools.reduce(operator.and_, parts) if parts else key.is_valid())
+    return functools.reduce(operator.or_, alternatives)
 
 
 def _is_float32(value: Value) -> bool:

@@ -124,3 +124,23 @@ def test_a_move_between_file_groups_keeps_the_pair() -> None:
     upsert = with_op(pa.table({"secondary_key": ["a"], "key": ["1"]}).cast(SPEC.schema), OP_UPSERT)
     ordered = secondary.order_for_commit(pa.concat_tables([upsert, tombstone]))
     assert ordered[OP_FIELD].to_pylist() == [OP_DELETE, OP_UPSERT]
+
+
+def test_range_scan_honours_tombstones_and_estimates_from_footers(tmp_path: Path) -> None:
+    from pruner.planner.planner import _ranges_expression
+    from pruner.predicate.domain import Domain, SortedRangeSet
+    from pruner.predicate.ranges import Range
+
+    storage = Storage.from_uri(str(tmp_path))
+    _write_example(storage)
+    view = _view(storage, I2)
+    between = Range.between("b", True, "m", False)
+    assert between is not None
+    expression = _ranges_expression(Domain.of(SortedRangeSet.of_ranges(between), False), pa.string())
+    # chennai and los-angeles are in [b, m); the tombstoned los-angeles pair stays hidden.
+    assert sorted(_pairs(view.scan(expression))) == [MERGED[1], MERGED[2], MERGED[3]]
+    assert 0.0 < view.estimate_fraction(expression) <= 1.0
+    nothing = _ranges_expression(
+        Domain.of(SortedRangeSet.of_ranges(Range.greater_than("zz")), False), pa.string()
+    )
+    assert view.scan(nothing).num_rows == 0 and view.estimate_fraction(nothing) == 0.0
