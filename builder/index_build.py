@@ -5,8 +5,10 @@ for the files it writes. `build` then covers the files that existed before: it c
 rows in Spark *without* holding the table lock (writers carry on), and in a short final step under
 the lock keeps only the rows of files that are still live, writes them as a commit of its own
 (operation `index_build`), and marks the index `ready` up to that instant. Partition stats are
-aggregated from `column_stats`, which must be ready first. `DROP INDEX` removes the definition and
-the partition's files."""
+aggregated from `column_stats`, which must be ready first. A secondary index's build scans every
+live file for its `(value, record key)` pairs; writes during the build upsert every pair of the
+files they write (not only changed ones), so dropping the pairs of replaced files loses nothing.
+`DROP INDEX` removes the definition and the partition's files."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.write.tasks import BatchFunction
 from pruner.errors import InvalidInputError
+from pruner.index import secondary
 from pruner.index.definitions import (
     IndexDefinition,
     IndexState,
@@ -37,7 +40,7 @@ from pruner.index.partitions import from_ipc, rows_for_file, to_ipc
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.merge import with_op
 from pruner.metadata.partition import write_logs
-from pruner.metadata.spec import OP_UPSERT
+from pruner.metadata.spec import OP_UPSERT, PartitionSpec
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
 from pruner.table.describe import index_summaries
@@ -208,21 +211,33 @@ def _compute_rows(table: LakeTable, definition: IndexDefinition, spark: SparkSes
         [(f.partition, f.file_name, f.path) for f in files], "partition string, file_name string, path string"
     )
     parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
-    task = _index_files(table.storage, table.config, definition)
+    task = _index_files(table.storage, table.config, definition, spec)
     out = T.StructType([T.StructField("rows", T.BinaryType())])
     shipped = listing.repartition(parallelism).mapInArrow(task, out).collect()
     tables = [from_ipc(r["rows"]) for r in shipped]
     return pa.concat_tables(tables) if tables else spec.schema.empty_table()
 
 
-def _index_files(storage: Storage, config: TableConfig, definition: IndexDefinition) -> BatchFunction:
+def _index_files(
+    storage: Storage, config: TableConfig, definition: IndexDefinition, spec: PartitionSpec
+) -> BatchFunction:
+    is_secondary = definition.index_type == IndexType.SECONDARY_INDEX
+    columns = list(definition.columns) + (list(config.record_key) if is_secondary else [])
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for item in batch.to_pylist():
                 rows = pq.read_table(
-                    storage.path(item["path"]), filesystem=storage.fs, columns=list(definition.columns)
+                    storage.path(item["path"]), filesystem=storage.fs, columns=list(dict.fromkeys(columns))
                 )
-                built = rows_for_file(rows, config.schema, [definition], item["partition"], item["file_name"])
+                if is_secondary:  # pairs of the file, tagged with it for the catch-up filter
+                    found = secondary.pairs(rows, definition.columns[0], config.record_key, spec)
+                    file_names = pa.array([item["file_name"]] * found.num_rows, pa.string())
+                    built = {definition.partition: found.append_column("file_name", file_names)}
+                else:
+                    built = rows_for_file(
+                        rows, config.schema, [definition], item["partition"], item["file_name"]
+                    )
                 data = to_ipc(built)[definition.partition]
                 yield pa.RecordBatch.from_pydict({"rows": [data]})
 

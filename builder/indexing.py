@@ -4,7 +4,9 @@ added and the files it removed, the log rows each index partition gets in that c
 Per-file indexes (`column_stats`, `bloom_filters`) upsert the added files' rows and tombstone
 every (column, partition, file) of a removed file. `partition_stats` is re-aggregated for each
 touched partition from the partition's file stats after the commit; a partition whose live files
-are not all covered by file stats gets a tombstone instead (unknown, so never pruned)."""
+are not all covered by file stats gets a tombstone instead (unknown, so never pruned).
+Secondary indexes arrive as log rows already: the write tasks diffed each file group's old image
+against its new rows (`pruner.index.secondary`); here they are only ordered tombstones first."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.secondary import order_for_commit
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
@@ -43,6 +46,10 @@ def index_changes(
         if definition.index_type == IndexType.PARTITION_STATS:
             continue
         spec = table.spec(definition)
+        if definition.index_type == IndexType.SECONDARY_INDEX:  # rows already carry their op
+            shipped = added_rows.get(definition.partition, spec.log_schema.empty_table())
+            changes[definition.partition] = order_for_commit(shipped.cast(spec.log_schema))
+            continue
         upserts = added_rows.get(definition.partition, spec.schema.empty_table())
         changes[definition.partition] = pa.concat_tables(
             [

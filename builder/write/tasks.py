@@ -5,7 +5,8 @@ re-implements a format rule.
 
 - `annotate`: adds the encoded record key, its record-index bucket and the partition path.
 - `lookup_locations`: tags keys with their current (partition, file group) from the record index.
-- `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write).
+- `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), and
+  diffs the old image against the new rows for the secondary indexes.
 - `write_index_logs`: writes one index log file per bucket."""
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pruner.index.definitions import IndexDefinition
-from pruner.index.partitions import rows_for_file, to_ipc
+from pruner.index import secondary
+from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.index.partitions import rows_for_file, spec_for, to_ipc
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.partition import PartitionView, write_logs
 from pruner.metadata.spec import PartitionSpec
@@ -128,6 +130,19 @@ def rewrite_file_groups(
     schema = config.schema.to_arrow()
     key_fields = config.record_key
     row_group_bytes = config.properties.write_row_group_bytes
+    secondaries = [
+        (d, spec_for(d, config.properties, config.schema))
+        for d in definitions
+        if d.index_type == IndexType.SECONDARY_INDEX
+    ]
+
+    def secondary_rows(old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
+        return {
+            d.partition: secondary.file_group_changes(
+                old, new, d.columns[0], key_fields, spec, full=d.state != IndexState.READY
+            )
+            for d, spec in secondaries
+        }
 
     def rewrite(group: pa.Table, token: str) -> dict[str, object]:
         file_group = group.column(FILE_GROUP)[0].as_py()
@@ -135,6 +150,7 @@ def rewrite_file_groups(
         added = group.filter(is_add).select(schema.names).cast(schema)
         existing = live.get(file_group)
         parts = [added]
+        old = None
         if existing is not None:
             old = pq.read_table(storage.path(existing.path), filesystem=storage.fs).select(schema.names)
             touched = pc.unique(group.column(KEY))
@@ -150,6 +166,8 @@ def rewrite_file_groups(
             "rows": rows.num_rows,
             "index_rows": [],
         }
+        # Secondary indexes diff the old image against the new rows, also for a group that empties.
+        index_rows = secondary_rows(old, rows)
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)
@@ -164,8 +182,8 @@ def rewrite_file_groups(
                 )
             result["file_name"] = str(name)
             result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
-            index_rows = rows_for_file(rows, config.schema, definitions, partition, str(name))
-            result["index_rows"] = list(to_ipc(index_rows).items())
+            index_rows |= rows_for_file(rows, config.schema, definitions, partition, str(name))
+        result["index_rows"] = list(to_ipc(index_rows).items())
         return result
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -4,7 +4,8 @@ has caught up, then `ready`) and the instant it is complete up to. The `files` a
 partitions are built in and always present; they are not listed here.
 
 Each data-skipping type exists at most once per table and owns the metadata partition named after
-the type (`column_stats`, `partition_stats`, `bloom_filters`)."""
+the type (`column_stats`, `partition_stats`, `bloom_filters`). Secondary indexes (RFC-77) cover one
+column each, any number per table, each in partition `secondary_index_<name>`."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class IndexType(StrEnum):
     COLUMN_STATS = "column_stats"
     PARTITION_STATS = "partition_stats"
     BLOOM_FILTERS = "bloom_filters"
+    SECONDARY_INDEX = "secondary_index"
 
 
 class IndexState(StrEnum):
@@ -60,7 +62,10 @@ class IndexDefinition:
 
     @property
     def partition(self) -> str:
-        """The metadata partition holding this index."""
+        """The metadata partition holding this index (`secondary_index_<name>` for secondary
+        indexes, of which a table may have any number; the type's name for the others)."""
+        if self.index_type == IndexType.SECONDARY_INDEX:
+            return f"secondary_index_{self.name}"
         return str(self.index_type)
 
     @property
@@ -122,17 +127,21 @@ def define(
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
     if index_type is None:
-        raise InvalidInputError(
-            "give the index type with USING (column_stats, partition_stats or bloom_filters); "
-            "secondary and functional indexes are not supported yet"
-        )
+        if len(columns) == 1 and columns[0] not in config.record_key:
+            index_type = IndexType.SECONDARY_INDEX.value  # RFC-77: CREATE INDEX name ON t (col)
+        else:
+            raise InvalidInputError(
+                "give the index type with USING (column_stats, partition_stats, bloom_filters or "
+                "secondary_index), or one non-key column for a secondary index; functional "
+                "indexes are not supported yet"
+            )
     try:
         kind = IndexType(index_type.lower())
     except ValueError:
         known = ", ".join(t.value for t in IndexType)
         raise InvalidInputError(f"unknown index type {index_type!r} (known: {known})") from None
     same = [d.name for d in existing if d.index_type == kind]
-    if same:
+    if same and kind != IndexType.SECONDARY_INDEX:
         raise InvalidInputError(
             f"table {config.name} already has a {kind} index ({same[0]}); "
             f"drop it first to redefine its columns"
@@ -150,6 +159,8 @@ def define(
         for column in columns:
             if config.schema.column(column).type.name == "boolean":
                 raise InvalidInputError(f"a bloom filter on boolean column {column!r} cannot prune")
+    if kind == IndexType.SECONDARY_INDEX:
+        _check_secondary(config, columns)
     allowed = _OPTIONS.get(kind, {})
     normalised = {}
     for key, value in options.items():
@@ -159,3 +170,19 @@ def define(
             )
         normalised[key] = allowed[key](value)
     return IndexDefinition(name, kind, tuple(columns) or tuple(config.schema.names), normalised)
+
+
+def _check_secondary(config: TableConfig, columns: list[str]) -> None:
+    from pruner.index.secondary import INDEXABLE
+
+    if len(columns) != 1:
+        raise InvalidInputError("a secondary index covers exactly one column: USING secondary_index (col)")
+    column = columns[0]
+    if config.record_key == (column,):
+        raise InvalidInputError(f"{column!r} is the record key; the record index already indexes it")
+    type_name = config.schema.column(column).type.name
+    if type_name not in INDEXABLE:
+        raise InvalidInputError(
+            f"a secondary index cannot cover {type_name} column {column!r} "
+            f"(types: integers, strings, dates, timestamps, booleans, decimals)"
+        )

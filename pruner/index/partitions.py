@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pruner.index import bloom
+from pruner.index import bloom, secondary
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.stats import column_stats_spec, file_stats, partition_stats_spec
 from pruner.metadata.spec import PartitionSpec
@@ -38,7 +38,10 @@ def bloom_filters_spec(num_buckets: int) -> PartitionSpec:
     )
 
 
-def spec_for(definition: IndexDefinition, properties: TableProperties) -> PartitionSpec:
+def spec_for(definition: IndexDefinition, properties: TableProperties, schema: TableSchema) -> PartitionSpec:
+    if definition.index_type == IndexType.SECONDARY_INDEX:
+        column = schema.column(definition.columns[0]).type
+        return secondary.spec(definition.name, column, properties.index_secondary_index_buckets)
     if definition.index_type == IndexType.COLUMN_STATS:
         return column_stats_spec(properties.index_column_stats_buckets)
     if definition.index_type == IndexType.PARTITION_STATS:

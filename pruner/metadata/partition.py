@@ -6,6 +6,7 @@ compaction; both are named with their instant."""
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
@@ -100,19 +101,88 @@ class PartitionView:
                 tables.append(self.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket))))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
+    def scan(self, expression: ds.Expression) -> pa.Table:
+        """Live rows satisfying `expression` (on key fields only, so that a tombstone is read
+        whenever the row it hides is), from every bucket; row groups are skipped by their footer
+        statistics, which for the leading sort key makes a narrow range cheap."""
+        tables = []
+        for bucket in sorted(self.buckets):
+            layers = []
+            for name in self.buckets[bucket].names:
+                path = self.storage.path(self.rel(name))
+                try:
+                    dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
+                    layers.append(dataset.to_table(filter=expression))
+                except (OSError, pa.ArrowInvalid) as exc:
+                    raise TableCorruptError(
+                        f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+                    ) from exc
+            tables.append(merge(self.spec, layers))
+        return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
+
+    def estimate_fraction(self, expression: ds.Expression) -> float:
+        """The share of row groups (over every file of every bucket) whose footer statistics admit
+        `expression`: a cheap estimate, from footers only, of how much of the partition a scan
+        reads."""
+        total = kept = 0
+        for bucket in self.buckets.values():
+            for name in bucket.names:
+                path = self.storage.path(self.rel(name))
+                fragment = next(
+                    iter(ds.dataset(path, filesystem=self.storage.fs, format="parquet").get_fragments())
+                )
+                total += fragment.metadata.num_row_groups
+                kept += len(fragment.split_by_row_group(filter=expression))
+        return kept / total if total else 0.0
+
     def log_counts(self) -> dict[int, int]:
         return {b: len(files.logs) for b, files in self.buckets.items()}
 
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
         path = self.storage.path(self.rel(name))
         try:
-            dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
-            expr = ds.field(self.spec.hash_field).isin(keys) if keys is not None else None
-            return dataset.to_table(filter=expr)
+            if keys is None:
+                return ds.dataset(path, filesystem=self.storage.fs, format="parquet").to_table()
+            with self.storage.fs.open_input_file(path) as source:
+                parquet = pq.ParquetFile(source)
+                groups = _row_groups_with_keys(parquet, self.spec.hash_field, keys)
+                rows = parquet.read_row_groups(groups) if groups else parquet.schema_arrow.empty_table()
+            return rows.filter(
+                pc.is_in(
+                    rows.column(self.spec.hash_field), keys.cast(rows.schema.field(self.spec.hash_field).type)
+                )
+            )
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
                 f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
             ) from exc
+
+
+def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Array) -> list[int]:
+    """Row groups whose footer min / max of `field_name` admits at least one of `keys` (all row
+    groups when statistics are missing or not comparable). Files are sorted by their key, so for a
+    few keys most row groups are skipped, and for thousands of keys each row group is checked by
+    one binary search instead of a scan."""
+    metadata = parquet.metadata
+    everything = list(range(metadata.num_row_groups))
+    try:
+        column = parquet.schema_arrow.get_field_index(field_name)
+        wanted = sorted(v for v in keys.to_pylist() if v is not None)
+        if column < 0 or not wanted:
+            return everything if wanted else []
+        chosen = []
+        for group in everything:
+            stats = metadata.row_group(group).column(column).statistics
+            if stats is None or not stats.has_min_max:
+                chosen.append(group)
+                continue
+            low, high = stats.min, stats.max
+            at = bisect.bisect_left(wanted, low)
+            if at < len(wanted) and wanted[at] <= high:
+                chosen.append(group)
+        return chosen
+    except (TypeError, ValueError):  # statistics of a type Python cannot compare with the keys
+        return everything
 
 
 def list_index_files(storage: Storage, spec: PartitionSpec) -> list[IndexFileName]:

@@ -1,5 +1,6 @@
 """`PartitionSpec`: what one index partition stores — its name, the key fields rows are merged and
-sorted by, the string field hashed to choose a bucket, the payload fields, and the bucket count."""
+sorted by, the field hashed (as its canonical text) to choose a bucket, the payload fields, and the
+bucket count."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pruner.table.keys import buckets_of
+from pruner.table.keys import buckets_of, encode_record_keys
 from pruner.table.layout import metadata_partition_dir
 
 OP_FIELD = "_op"
@@ -44,7 +45,8 @@ class PartitionSpec:
         return list(self.schema.names[len(self.key_fields) :])
 
     def buckets(self, rows: pa.Table) -> npt.NDArray[np.int32]:
-        return buckets_of(rows.column(self.hash_field), self.num_buckets)
+        # Non-string hash fields (secondary keys) hash their canonical text, as record keys do.
+        return buckets_of(encode_record_keys(rows, (self.hash_field,)), self.num_buckets)
 
     def sort_keys(self) -> list[tuple[str, str]]:
         return [(name, "ascending") for name in self.key_fields]

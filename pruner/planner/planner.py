@@ -5,16 +5,21 @@ all of them (evidence combines: any one index proving "cannot match" prunes a fi
 1. partition values (from the partition path),
 2. partition stats,
 3. the record index, for EQUAL / IN on the record key,
-4. column stats,
-5. bloom filters, for EQUAL / IN.
+4. secondary indexes (RFC-77), for EQUAL / IN on an indexed column: values -> record keys ->
+   record index -> file groups; ranges (and LIKE 'prefix%') scan the sorted index when footer
+   statistics say they are selective, else the step says so and leaves them to column stats,
+5. column stats,
+6. bloom filters, for EQUAL / IN.
 An index that is still building, missing, unreadable or corrupt is skipped ("keep"), and the
 fallback is logged, counted and written into the explain record. Files without index rows (written
 before an index existed and not yet built) are always kept."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +28,7 @@ from datetime import date
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from pruner.errors import LakepruneError
 from pruner.index import bloom
@@ -38,6 +44,9 @@ from pruner.types import ColumnType
 
 log = logging.getLogger(__name__)
 MAX_KEY_LOOKUPS = 100_000
+# A range on a secondary-indexed column uses the index when footers say it reads at most this
+# share of the index's row groups; otherwise column stats (which run next) are cheaper.
+SELECTIVE_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
@@ -155,6 +164,7 @@ class Planner:
             ("partition_values", self._partition_values),
             ("partition_stats", self._partition_stats),
             ("record_index", self._record_index),
+            ("secondary_index", self._secondary_index),
             ("column_stats", self._column_stats),
             ("bloom_filters", self._bloom_filters),
         ]
@@ -283,6 +293,53 @@ class Planner:
         locations = set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
         return [f for f in files if (f.partition, f.file_group) in locations]
 
+    def _secondary_index(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        """Each EQUAL / IN (without NULL: NULLs are not indexed) on a column with a ready secondary
+        index keeps only the file groups holding one of the record keys the index lists for it."""
+        definitions = [d for d in self.table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
+        if not definitions:
+            return "no secondary index"
+        usable = [d for d in definitions if d.columns[0] in predicate.columns]
+        if not usable:
+            return "no predicate on a column with a secondary index"
+        reasons: list[str] = []
+        used = False
+        survivors = files
+        for definition in usable:
+            column = definition.columns[0]
+            domain = predicate.domain(column)
+            if definition.state != IndexState.READY:
+                reasons.append(f"index {definition.name} is still building")
+            elif domain.is_null_allowed():
+                reasons.append(f"{column}: NULLs are not indexed by {definition.name}")
+            elif domain.values.is_all():
+                reasons.append(f"{column}: only IS NOT NULL")
+            elif len(domain.values.ranges) > MAX_KEY_LOOKUPS:
+                reasons.append(f"{column}: more than {MAX_KEY_LOOKUPS} values or ranges")
+            else:
+                view = self.snapshot.partition(self.table.spec(definition))
+                arrow_type = self.schema.column(column).type.to_arrow()
+                if domain.values.is_discrete():
+                    values = pa.array(list(domain.values.discrete_values()), arrow_type)
+                    pairs = view.lookup(values)  # one read per bucket for all its values
+                else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
+                    expression = _ranges_expression(domain, arrow_type)
+                    fraction = view.estimate_fraction(expression)
+                    if fraction > SELECTIVE_FRACTION:
+                        reasons.append(
+                            f"{column}: the range admits {fraction:.0%} of {definition.name}'s row groups "
+                            f"(> {SELECTIVE_FRACTION:.0%}), not selective; left to column stats"
+                        )
+                        continue
+                    pairs = view.scan(expression)
+                found = self.snapshot.record_index().lookup(pairs["key"])
+                locations = set(
+                    zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
+                )
+                survivors = [f for f in survivors if (f.partition, f.file_group) in locations]
+                used = True
+        return survivors if used else "; ".join(reasons)
+
     def _bloom_filters(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
         definition = _ready(self.snapshot, IndexType.BLOOM_FILTERS)
         if isinstance(definition, str):
@@ -317,6 +374,22 @@ class Planner:
             keep = bloom.might_contain_any(filters, hashes)
             survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
         return survivors
+
+
+def _ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:
+    """The domain's ranges as a dataset filter on `secondary_key` (NULL not included)."""
+    key = ds.field("secondary_key")
+    alternatives = []
+    for item in domain.values.ranges:
+        parts = []
+        if item.low is not None:
+            low = pa.scalar(item.low, arrow_type)
+            parts.append(key >= low if item.low_inclusive else key > low)
+        if item.high is not None:
+            high = pa.scalar(item.high, arrow_type)
+            parts.append(key <= high if item.high_inclusive else key < high)
+        alternatives.append(functools.reduce(operator.and_, parts) if parts else key.is_valid())
+    return functools.reduce(operator.or_, alternatives)
 
 
 def _is_float32(value: Value) -> bool:

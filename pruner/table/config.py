@@ -42,6 +42,7 @@ class TableProperties:
     index_column_stats_buckets: int = 4
     index_partition_stats_buckets: int = 2
     index_bloom_filters_buckets: int = 4
+    index_secondary_index_buckets: int = 4
     index_compaction_max_log_files: int = 10
     clean_retain_commits: int = 10
 

@@ -70,7 +70,7 @@ class LakeTable:
         return [self.files_spec, self.record_index_spec, *(self.spec(d) for d in self.definitions)]
 
     def spec(self, definition: IndexDefinition) -> PartitionSpec:
-        return spec_for(definition, self.config.properties)
+        return spec_for(definition, self.config.properties, self.config.schema)
 
     def definition(self, name: str) -> IndexDefinition:
         for definition in self.definitions:

@@ -22,6 +22,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
 from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
+from pruner.index.definitions import IndexState, IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import Planner, PruneResult
 from pruner.service.catalog import Catalog, TableName
@@ -102,11 +103,13 @@ class LakepruneConnector:
         ]
         keys = config.record_key
         indexable = (
-            [set(keys)]
-            if all(connector_types.is_exact(located.schema.column(k).type) for k in keys)
-            else None
+            [set(keys)] if all(connector_types.is_exact(located.schema.column(k).type) for k in keys) else []
         )
-        return idl.NullableTableMetadata(idl.TableMetadata(name, columns, None, indexable))
+        # Each secondary-indexed column is an index of its own for index joins (RFC-77).
+        for column in _secondary_columns(located.table):
+            if connector_types.is_exact(located.schema.column(column).type) and {column} not in indexable:
+                indexable.append({column})
+        return idl.NullableTableMetadata(idl.TableMetadata(name, columns, None, indexable or None))
 
     # Splits ----------------------------------------------------------------------------------
 
@@ -145,16 +148,26 @@ class LakepruneConnector:
     ) -> idl.SplitBatch:
         located = self._locate(name)
         key_fields = located.table.config.record_key
-        if set(index_column_names) != set(key_fields) or len(index_column_names) != len(key_fields):
+        by_record_key = set(index_column_names) == set(key_fields) and len(index_column_names) == len(
+            key_fields
+        )
+        secondary = len(index_column_names) == 1 and index_column_names[0] in _secondary_columns(
+            located.table
+        )
+        if not by_record_key and not secondary:
+            known = [list(key_fields), *([c] for c in _secondary_columns(located.table))]
             raise InvalidInputError(
-                f"table {located.name} is indexed on {list(key_fields)}, not on {index_column_names}"
+                f"table {located.name} is indexed on {known}, not on {index_column_names}"
             )
         page = self._open_page("index_splits", next_token)
         snapshot = located.table.snapshot(page.get("instant"))
         key_page = _key_page(located.schema, index_column_names, keys)
         encoded = _encode_constraint(output_constraint)
         splits = []
-        for data_file, rows in sorted(_locate_keys(snapshot, key_page).items(), key=lambda kv: kv[0].path):
+        located_rows = (
+            _locate_keys(snapshot, key_page) if by_record_key else _locate_values(snapshot, key_page)
+        )
+        for data_file, rows in sorted(located_rows.items(), key=lambda kv: kv[0].path):
             key_rows = key_page.take(pa.array(rows)).to_pydict()
             payload = {c: _jsonable(v) for c, v in key_rows.items()}
             splits.append(self._split(located, snapshot, data_file, encoded, payload))
@@ -304,6 +317,41 @@ def _locate_keys(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[
     for index, key in enumerate(encoded.to_pylist()):
         where = location.get(key)
         if where is not None and where in files:
+            rows[files[where]].append(index)
+    return rows
+
+
+def _secondary_columns(table: LakeTable) -> list[str]:
+    return [d.columns[0] for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
+
+
+def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[int]]:
+    """Which live files hold rows whose secondary-indexed column equals each key row's value:
+    value -> record keys (secondary index) -> file groups (record index). The split's key filter
+    then keeps exactly the rows with those values. While the index is still building, every
+    live file gets every value (a scan, but still exact)."""
+    column = key_page.column_names[0]
+    table = snapshot.table
+    definition = next(
+        d for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX and d.columns[0] == column
+    )
+    values = key_page.column(0).combine_chunks()
+    if definition.state != IndexState.READY:
+        everything = [i for i, v in enumerate(values.to_pylist()) if v is not None]
+        return {f: everything for f in snapshot.files()} if everything else {}
+    pairs = snapshot.partition(table.spec(definition)).lookup(values.drop_null())
+    found = snapshot.record_index().lookup(pairs["key"])
+    places = zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
+    group_of = dict(zip(found["key"].to_pylist(), places, strict=True))
+    files = {(f.partition, f.file_group): f for f in snapshot.files()}
+    groups_of_value: dict[Any, set[tuple[str, str]]] = defaultdict(set)
+    for value, key in zip(pairs["secondary_key"].to_pylist(), pairs["key"].to_pylist(), strict=True):
+        where = group_of.get(key)
+        if where is not None and where in files:
+            groups_of_value[value].add(where)
+    rows: dict[DataFile, list[int]] = defaultdict(list)
+    for index, value in enumerate(values.cast(pairs.schema.field("secondary_key").type).to_pylist()):
+        for where in sorted(groups_of_value.get(value, ())):
             rows[files[where]].append(index)
     return rows
 

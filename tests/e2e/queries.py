@@ -83,6 +83,13 @@ QUERIES = [
         "JOIN {t}trips t ON t.trip_id = v.k",
         index_join=True,
     ),
+    Query(
+        "index join on a secondary index",
+        "SELECT t.trip_id, t.driver_id FROM (VALUES 3, 7, 999) v(k) JOIN {t}trips t ON t.driver_id = v.k",
+        "SELECT t.trip_id, t.driver_id FROM (VALUES (3), (7), (999)) v(k) "
+        "JOIN {t}trips t ON t.driver_id = v.k",
+        index_join=True,
+    ),
 ]
 
 

@@ -165,6 +165,29 @@ def test_index_lookup_returns_exactly_the_key_rows(client: Client) -> None:
     assert sorted(found) == [(3, "dub"), (10, "cdg"), (2_000, "ams")]
 
 
+def test_secondary_indexed_column_is_an_index_and_lookups_are_exact(
+    client: Client, lake_warehouse: Path
+) -> None:
+    metadata = client.trinoGetTableMetadata(name("trips")).tableMetadata
+    assert {"trip_id"} in metadata.indexableKeys and {"driver_id"} in metadata.indexableKeys
+    keys = idl.PageResult([idl.Block(integerData=idl.Integer(None, [3, 7, 999]))], 3, None)
+    batch = client.trinoGetIndexSplits(
+        name("trips"), ["driver_id"], ["trip_id", "driver_id"], keys, ALL, 1000, NO_TOKEN
+    )
+    found = []
+    for split in batch.splits:
+        values, _ = rows(client, split, ["trip_id", "driver_id"])
+        found += list(zip(*values, strict=True))
+    reference = (
+        duckdb_connection(lake_warehouse)
+        .execute("SELECT trip_id, driver_id FROM trips WHERE driver_id IN (3, 7, 999)")
+        .fetchall()
+    )
+    assert sorted(found) == sorted(reference) and len(found) == len(set(found)) > 0
+    all_files = len(splits(client, "trips"))
+    assert len(batch.splits) < all_files
+
+
 def test_every_type_round_trips(client: Client, lake_warehouse: Path) -> None:
     columns = ["id", "t", "s", "i", "b", "f", "d", "m", "str", "bin", "flag", "day", "ts"]
     got: list[tuple[Any, ...]] = []

@@ -1,0 +1,140 @@
+"""Secondary indexes (RFC-77) through build, inserts, updates that change and that keep the
+value, moves between partitions, deletes and re-inserts: after every write the index holds exactly
+the `(value, record key)` pairs of the table's live rows (read from the data files, not from the
+index's own log), and pruning by EQUAL / IN keeps every file holding a matching row."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from builder.compaction import compact
+from builder.index_build import build_index, execute
+from pruner.errors import InvalidInputError
+from pruner.index.definitions import IndexState, IndexType
+from pruner.planner.planner import Planner
+from pruner.predicate.domain import Domain
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.table.table import LakeTable
+from tests.support import CITIES, create, keys_df, make_row, to_df
+
+
+def live_pairs(location: str, column: str) -> set[tuple[Any, str]]:
+    """`(value, record key)` of every live row whose column is not NULL, from the data files."""
+    snapshot = LakeTable.open(location).snapshot()
+    pairs = set()
+    for f in snapshot.files():
+        rows = pq.read_table(snapshot.table.storage.path(f.path), columns=[column, "id"]).to_pylist()
+        pairs |= {(r[column], str(r["id"])) for r in rows if r[column] is not None}
+    return pairs
+
+
+def index_pairs(location: str, index: str) -> set[tuple[Any, str]]:
+    table = LakeTable.open(location)
+    rows = table.snapshot().partition(table.spec(table.definition(index))).read_all().to_pylist()
+    assert len(rows) == len({(r["secondary_key"], r["key"]) for r in rows}), "duplicate pair"
+    return {(r["secondary_key"], r["key"]) for r in rows}
+
+
+def assert_exact(location: str) -> None:
+    assert index_pairs(location, "by_day") == live_pairs(location, "day")
+    assert index_pairs(location, "by_amount") == live_pairs(location, "amount")
+
+
+def assert_pruning_is_safe(location: str, column: str, values: list[Any]) -> None:
+    """EQUAL / IN on the column: no file holding a matching row is pruned, and the secondary index
+    step ran (it is the only one that can use an IN on these columns here)."""
+    snapshot = LakeTable.open(location).snapshot()
+    storage = snapshot.table.storage
+    for chosen in [values[:1], values]:
+        predicate = TupleDomain.with_domains({column: Domain.multiple_values(chosen)})
+        result = Planner(snapshot).prune(predicate)
+        step = next(s for s in result.explain if s.step == "secondary_index")
+        assert step.skipped is None and step.fallback is None, step
+        selected = {s.path for s in result.splits}
+        for f in snapshot.files():
+            rows = pq.read_table(storage.path(f.path), columns=[column]).column(column).to_pylist()
+            if any(v in chosen for v in rows):
+                assert storage.full_uri(f.path) in selected, f"{column} in {chosen}: pruned {f.path}"
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("CREATE INDEX s ON t USING secondary_index (id)", "is the record key"),
+        ("CREATE INDEX s ON t USING secondary_index (score)", "cannot cover double"),
+        ("CREATE INDEX s ON t USING secondary_index (city, day)", "exactly one column"),
+        ("CREATE INDEX s ON t (id)", "give the index type"),
+    ],
+)
+def test_bad_secondary_definitions_are_refused(tmp_path: Path, statement: str, message: str) -> None:
+    from builder.create import create_table
+
+    location = str(tmp_path / "t")
+    create_table(location, "id bigint, city string, score double, day date", "id")
+    with pytest.raises(InvalidInputError, match=message):
+        execute(location, statement)
+
+
+def test_create_index_without_using_makes_a_secondary_index(tmp_path: Path) -> None:
+    from builder.create import create_table
+
+    location = str(tmp_path / "t")
+    create_table(location, "id bigint, city string, day date", "id")
+    execute(location, "CREATE INDEX by_city ON t (city)")
+    execute(location, "CREATE INDEX by_day ON t USING secondary_index (day)")
+    table = LakeTable.open(location)
+    assert [(d.name, d.index_type, d.partition) for d in table.definitions] == [
+        ("by_city", IndexType.SECONDARY_INDEX, "secondary_index_by_city"),
+        ("by_day", IndexType.SECONDARY_INDEX, "secondary_index_by_day"),
+    ]
+    assert table.spec(table.definition("by_day")).key_fields == ("secondary_key", "key")
+    assert table.spec(table.definition("by_day")).hash_field == "secondary_key"
+
+
+def test_build_and_maintenance_keep_exactly_the_live_pairs(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    first = [make_row(k, CITIES[k % 3]) for k in range(40)]
+    for r in first[::6]:
+        r["amount"] = None  # NULLs are not indexed
+    table.insert(to_df(spark, first))
+    table.sql("CREATE INDEX by_day ON t USING secondary_index (day)")
+    table.sql("CREATE INDEX by_amount ON t (amount)", build=False)
+    # A write while by_amount is still building, then the build's catch-up.
+    table.upsert(to_df(spark, [make_row(k, CITIES[k % 3], 1) for k in range(0, 40, 4)]))
+    assert LakeTable.open(location).definition("by_amount").state == IndexState.BUILDING
+    build_index(location, "by_amount", spark)
+    assert_exact(location)
+
+    # Updates that change amount and keep day, moving to another city (another file group); moves
+    # that keep both values; values set to NULL; deletes; re-inserts; a compaction.
+    moved = [make_row(k, CITIES[(k + 1) % 3], 2) for k in range(1, 40, 5)]
+    table.upsert(to_df(spark, moved))
+    assert_exact(location)
+    same_value_move = [make_row(k, CITIES[(k + 2) % 3], 2) for k in range(1, 40, 5)]
+    table.upsert(to_df(spark, same_value_move))  # amount and day unchanged, partition changes
+    assert_exact(location)
+    nulled = [{**make_row(k, CITIES[k % 3], 3), "amount": None} for k in range(2, 40, 7)]
+    table.upsert(to_df(spark, nulled))
+    assert_exact(location)
+    table.delete(keys_df(spark, list(range(0, 40, 3))))
+    assert_exact(location)
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3], 4) for k in range(0, 40, 9)]))
+    assert_exact(location)
+    compact(location, force=True)
+    assert_exact(location)
+
+    days = sorted({v for v, _ in live_pairs(location, "day")})
+    assert_pruning_is_safe(location, "day", days[:2])
+    amounts = sorted({v for v, _ in live_pairs(location, "amount")})
+    assert_pruning_is_safe(location, "amount", amounts[:5])
+    missing = Decimal("999.99")
+    snapshot = LakeTable.open(location).snapshot()
+    predicate = TupleDomain.with_domains({"amount": Domain.single_value(missing)})
+    assert Planner(snapshot).prune(predicate).splits == []
