@@ -28,6 +28,14 @@ class IndexType(StrEnum):
     COLUMN_STATS = "column_stats"
     PARTITION_STATS = "partition_stats"
     BLOOM_FILTERS = "bloom_filters"
+    FUNCTIONAL = "functional"
+
+
+class FunctionalKind(StrEnum):
+    """How a functional index (RFC-63) stores f(col): min / max per file, or value -> files."""
+
+    COLUMN_STATS = "column_stats"
+    VALUE_LIST = "value_list"
 
 
 class IndexState(StrEnum):
@@ -57,10 +65,14 @@ class IndexDefinition:
     options: Mapping[str, str] = field(default_factory=dict)
     state: IndexState = IndexState.BUILDING
     complete_up_to: str | None = None
+    expression: str | None = None  # functional indexes: the call, e.g. "hour(ts)"
+    kind: FunctionalKind = FunctionalKind.COLUMN_STATS
 
     @property
     def partition(self) -> str:
         """The metadata partition holding this index."""
+        if self.index_type == IndexType.FUNCTIONAL:
+            return f"func_index_{self.name}"
         return str(self.index_type)
 
     @property
@@ -71,15 +83,19 @@ class IndexDefinition:
         return replace(self, state=IndexState.READY, complete_up_to=instant)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "type": str(self.index_type),
             "columns": list(self.columns),
-            "expression": None,
+            "expression": self.expression,
             "options": dict(self.options),
             "state": str(self.state),
             "complete_up_to": self.complete_up_to,
         }
+        if self.index_type == IndexType.FUNCTIONAL:
+            data["function"] = (self.expression or "").partition("(")[0]
+            data["index_type"] = str(self.kind)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
@@ -90,6 +106,8 @@ class IndexDefinition:
             dict(data.get("options") or {}),
             IndexState(data["state"]),
             data.get("complete_up_to"),
+            data.get("expression"),
+            FunctionalKind(data.get("index_type") or FunctionalKind.COLUMN_STATS),
         )
 
 
@@ -115,16 +133,19 @@ def define(
     index_type: str | None,
     columns: list[str],
     options: Mapping[str, str],
+    expression: str | None = None,
 ) -> IndexDefinition:
     """A validated new definition (state building). Raises InvalidInputError for any problem."""
     if not name.isidentifier() or name.lower() != name:
         raise InvalidInputError(f"index name {name!r} must be a lowercase identifier")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
+    if expression is not None:
+        return _define_functional(config, name, index_type, expression, options)
     if index_type is None:
         raise InvalidInputError(
-            "give the index type with USING (column_stats, partition_stats or bloom_filters); "
-            "secondary and functional indexes are not supported yet"
+            "give the index type with USING (column_stats, partition_stats or bloom_filters), or "
+            "index an expression for a functional index; secondary indexes are not supported yet"
         )
     try:
         kind = IndexType(index_type.lower())
@@ -159,3 +180,23 @@ def define(
             )
         normalised[key] = allowed[key](value)
     return IndexDefinition(name, kind, tuple(columns) or tuple(config.schema.names), normalised)
+
+
+def _define_functional(
+    config: TableConfig, name: str, index_type: str | None, expression: str, options: Mapping[str, str]
+) -> IndexDefinition:
+    from pruner.functions import parse_expression
+
+    if config.schema.has(name):
+        raise InvalidInputError(
+            f"functional index {name!r} would hide column {name!r}: its name is also a virtual column"
+        )
+    try:
+        kind = FunctionalKind((index_type or FunctionalKind.COLUMN_STATS).lower())
+    except ValueError:
+        known = ", ".join(k.value for k in FunctionalKind)
+        raise InvalidInputError(f"a functional index is USING {known}, not {index_type!r}") from None
+    if options:
+        raise InvalidInputError(f"functional indexes take no options (got {', '.join(options)})")
+    bound = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
+    return IndexDefinition(name, IndexType.FUNCTIONAL, (bound.column,), {}, expression=bound.sql(), kind=kind)
