@@ -4,7 +4,9 @@ has caught up, then `ready`) and the instant it is complete up to. The `files` a
 partitions are built in and always present; they are not listed here.
 
 Each data-skipping type exists at most once per table and owns the metadata partition named after
-the type (`column_stats`, `partition_stats`, `bloom_filters`)."""
+the type (`column_stats`, `partition_stats`, `bloom_filters`). Functional indexes (RFC-63, type
+`functional`) may be many: each has an expression (one registry call over one column), a kind
+(`column_stats` or `value_list`) and its own partition `func_index_<name>`."""
 
 from __future__ import annotations
 
