@@ -4,6 +4,7 @@ of `events`; `WHERE hour_of_day BETWEEN 12 AND 13` returns exactly the rows whos
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,9 +35,23 @@ def trino_events(events_table: str) -> Iterator[tuple[Engine, Sidecar]]:
     assert sidecar.wait_ready(30)
     try:
         with local_engine("trino", f"127.0.0.1:{sidecar.thrift_port}") as engine:
+            _wait_for_scans(engine)
             yield engine, sidecar
     finally:
         sidecar.stop(2)
+
+
+def _wait_for_scans(engine: Engine) -> None:
+    """A fresh engine answers before its node takes splits (NO_NODES_AVAILABLE): retry a scan."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA}.events")
+            return
+        except Exception as exc:
+            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def _duckdb(events_table: str, sql: str) -> list[tuple[object, ...]]:
