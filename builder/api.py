@@ -69,14 +69,14 @@ class LakepruneTable:
         return self.table().snapshot(instant)
 
     # Writes ------------------------------------------------------------------------------------
-    def write(self, df: DataFrame, mode: WriteMode | str) -> WriteResult:
-        return write(self.spark, self.location, df, mode)
+    def write(self, df: DataFrame, mode: WriteMode | str, sort_by: Sequence[str] = ()) -> WriteResult:
+        return write(self.spark, self.location, df, mode, sort_by)
 
-    def insert(self, df: DataFrame) -> WriteResult:
-        return self.write(df, WriteMode.INSERT)
+    def insert(self, df: DataFrame, sort_by: Sequence[str] = ()) -> WriteResult:
+        return self.write(df, WriteMode.INSERT, sort_by)
 
-    def upsert(self, df: DataFrame) -> WriteResult:
-        return self.write(df, WriteMode.UPSERT)
+    def upsert(self, df: DataFrame, sort_by: Sequence[str] = ()) -> WriteResult:
+        return self.write(df, WriteMode.UPSERT, sort_by)
 
     def delete(self, df: DataFrame) -> WriteResult:
         """Delete the records whose keys appear in `df` (only the key columns are used)."""
@@ -113,10 +113,12 @@ class LakepruneTable:
 
     def prune(self, where: str, snapshot: str | None = None) -> PruneResult:
         """The files of a snapshot that may hold rows matching a SQL predicate."""
+        from pruner.index.functional import sql_context
         from pruner.predicate.sql import translate
 
         table = self.table()
-        return Planner(table.snapshot(snapshot)).prune(translate(where, table.config.schema).domain)
+        schema, expressions = sql_context(table.config.schema, table.definitions)
+        return Planner(table.snapshot(snapshot)).prune(translate(where, schema, expressions).domain)
 
     # Maintenance -------------------------------------------------------------------------------
     def compact(self, force: bool = True) -> compaction.CompactionReport:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -109,20 +109,13 @@ def create_index(
             statement.index_type,
             list(statement.columns),
             statement.options,
+            statement.expression,
         )
         if definition.index_type == IndexType.PARTITION_STATS:
             _require_ready_column_stats(table, definition)
         latest = table.snapshot().instant
         if latest is None:  # nothing written yet: every later write maintains it
-            definition = definition.ready(latest or "")
-            definition = IndexDefinition(
-                definition.name,
-                definition.index_type,
-                definition.columns,
-                definition.options,
-                IndexState.READY,
-                None,
-            )
+            definition = replace(definition, state=IndexState.READY, complete_up_to=None)
         save_definitions(table.storage, [*table.definitions, definition])
     if definition.state == IndexState.READY:
         return StatementResult(f"created index {definition.name} ({definition.index_type}); ready", [])

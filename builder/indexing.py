@@ -26,9 +26,22 @@ from pruner.table.table import LakeTable, Snapshot
 
 def _tombstones(table: LakeTable, definition: IndexDefinition, keys: list[dict[str, str]]) -> pa.Table:
     spec = table.spec(definition)
-    rows = [{**key, "column": column} for key in keys for column in definition.columns]
+    names = (definition.name,) if definition.index_type == IndexType.FUNCTIONAL else definition.columns
+    rows = [{**key, "column": column} for key in keys for column in names]
     columns = {name: [r.get(name) for r in rows] for name in spec.schema.names}
     return with_op(pa.table(columns, schema=spec.schema), OP_DELETE)
+
+
+def _previous_rows(
+    previous: Snapshot, definition: IndexDefinition, table: LakeTable, removed: list[DataFile]
+) -> pa.Table:
+    spec = table.spec(definition)
+    if not removed or previous.instant is None:
+        return spec.log_schema.empty_table()
+    rows = previous.partition(spec).lookup(pa.array(sorted({f.partition for f in removed}), pa.string()))
+    gone = pa.array([f.file_name for f in removed], pa.string())
+    rows = rows.filter(pc.is_in(rows["file_name"], value_set=gone)).select(spec.schema.names)
+    return with_op(rows.cast(spec.schema), OP_DELETE)
 
 
 def index_changes(
@@ -51,11 +64,12 @@ def index_changes(
             changes[definition.partition] = order_for_commit(shipped.cast(spec.log_schema))
             continue
         upserts = added_rows.get(definition.partition, spec.schema.empty_table())
+        if "value" in spec.key_fields:  # one row per value: tombstone the rows the files had
+            tombstones = _previous_rows(previous, definition, table, removed)
+        else:
+            tombstones = _tombstones(table, definition, removed_keys)
         changes[definition.partition] = pa.concat_tables(
-            [
-                with_op(upserts.select(spec.schema.names).cast(spec.schema), OP_UPSERT),
-                _tombstones(table, definition, removed_keys),
-            ]
+            [with_op(upserts.select(spec.schema.names).cast(spec.schema), OP_UPSERT), tombstones]
         )
     for definition in table.definitions:
         if definition.index_type == IndexType.PARTITION_STATS:

@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 
 from pruner.errors import LakepruneError
+from pruner.functions.registry import parse_call
 from pruner.planner.planner import PruneResult, Split
 from pruner.predicate.sql import Translation, translate
 from pruner.predicate.tuple_domain import TupleDomain
@@ -30,7 +31,7 @@ from pruner.service import codec
 from pruner.service.catalog import TableName
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.types import TableSchema
+from pruner.types import Column, ColumnType, TableSchema
 
 MAX_MESSAGE_BYTES = 64 * 1024**2
 
@@ -55,6 +56,17 @@ class IndexInfo:
 
 
 @dataclass(frozen=True)
+class VirtualColumnInfo:
+    """A functional index as a hidden column (RFC-63)."""
+
+    name: str
+    type: ColumnType
+    expression: str
+    source_column: str
+    monotonic: bool
+
+
+@dataclass(frozen=True)
 class TableInfo:
     name: TableName
     schema: TableSchema
@@ -63,6 +75,7 @@ class TableInfo:
     ordering_field: str | None
     indexes: tuple[IndexInfo, ...]
     latest_snapshot: str | None
+    virtual_columns: tuple[VirtualColumnInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,12 @@ class PruningClient:
                 for i in response.indexes
             ),
             latest_snapshot=response.latest_snapshot or None,
+            virtual_columns=tuple(
+                VirtualColumnInfo(
+                    v.name, codec.decode_column_type(v.type), v.expression, v.source_column, v.monotonic
+                )
+                for v in response.virtual_columns
+            ),
         )
 
     def prune(
@@ -167,7 +186,13 @@ class PruningClient:
         return self.prune(schema, table, translation.domain, **options), translation
 
     def translate(self, schema: str, table: str, where: str) -> Translation:
-        return translate(where, self.get_table(schema, table).schema)
+        """Translate locally with the remote schema; calls of functional indexes (e.g. `hour(ts)`)
+        become their virtual columns."""
+        info = self.get_table(schema, table)
+        virtual = info.virtual_columns
+        extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
+        expressions = {parse_call(v.expression): v.name for v in virtual}
+        return translate(where, extended, expressions)
 
     # Plumbing --------------------------------------------------------------------------------------
 

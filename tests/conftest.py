@@ -32,3 +32,11 @@ def lake_warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
     from tests.e2e.warehouse import build
 
     return build(spark, tmp_path_factory.mktemp("warehouse"))
+
+
+@pytest.fixture(scope="session")
+def events_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """RFC-63 use case 1 (`tests/support_events.py`): hourly event files with functional indexes."""
+    from tests.support_events import build_events
+
+    return build_events(spark, str(tmp_path_factory.mktemp("events") / "events"))

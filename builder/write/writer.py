@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 import pyarrow as pa
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Row, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -48,6 +49,7 @@ from pruner.metadata.partition import write_logs
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
 from pruner.table.table import LakeTable, Snapshot
 from pruner.table.timeline import Action
+from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
 SEQ = "_lp_seq"
@@ -90,21 +92,54 @@ class _Timer:
         self.phases[name] = round((time.perf_counter() - start) * 1000, 1)
 
 
-def write(spark: SparkSession, location: str, df: DataFrame, mode: WriteMode | str) -> WriteResult:
+def write(
+    spark: SparkSession,
+    location: str,
+    df: DataFrame,
+    mode: WriteMode | str,
+    sort_by: Sequence[str] = (),
+) -> WriteResult:
+    """One commit. `sort_by` (RFC-63 appendix): columns or registry expressions such as `hour(ts)`
+    that decide which new records share a file: inserts are ranked by them (then by key) within
+    their partition before being cut into files, so that files cover narrow ranges of the sort
+    values and min / max indexes skip them. Rows inside a file stay in key order."""
     mode = WriteMode(mode)
     table = LakeTable.open(location)
+    sort_columns = sort_expressions(table.config.schema, sort_by)
     with table_lock(table.storage, f"write ({mode})"):
         rolled_back = rollback_pending(table.storage)
         if rolled_back:
             log.warning(
                 "rolled back incomplete instant(s) %s left by an earlier writer", ", ".join(rolled_back)
             )
-        return _Write(spark, table.refresh(), mode).run(df)
+        return _Write(spark, table.refresh(), mode, sort_columns).run(df)
+
+
+def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column]:
+    """Spark sort keys for `--sort-by` items: a column, or a registry call over one (same Spark
+    implementation as everywhere else). Raises InvalidInputError for unknown columns / functions."""
+    from pruner.functions import parse_expression
+
+    types = {c.name: c.type for c in schema.columns}
+    out = []
+    for item in sort_by:
+        text = item.strip()
+        if "(" in text:
+            function = parse_expression(text, types)
+            out.append(function.spark(F.col(function.column)))
+        elif text.lower() in types:
+            out.append(F.col(text.lower()))
+        else:
+            raise InvalidInputError(f"--sort-by: unknown column {text!r} (columns: {', '.join(types)})")
+    return [c.asc_nulls_first() for c in out]
 
 
 class _Write:
-    def __init__(self, spark: SparkSession, table: LakeTable, mode: WriteMode) -> None:
+    def __init__(
+        self, spark: SparkSession, table: LakeTable, mode: WriteMode, sort_by: Sequence[Column] = ()
+    ) -> None:
         self.spark = spark
+        self.sort_by = list(sort_by)
         self.table = table
         self.config = table.config
         self.mode = mode
@@ -273,7 +308,7 @@ class _Write:
             "b_partition string, b_file_group string, b_start bigint, b_end bigint",
         )
         # Rank by the typed key columns (not the encoded string) so numeric keys cluster numerically.
-        order = [F.col(k) for k in self.config.record_key]
+        order = [*self.sort_by, *(F.col(k) for k in self.config.record_key)]
         rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(*order)) - 1
         ranked = new_rows.withColumn("_lp_rank", rank)
         condition = (

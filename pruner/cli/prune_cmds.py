@@ -52,7 +52,9 @@ def prune(
         if token_file is not None or tls_ca is not None:
             raise InvalidInputError("--token-file and --tls-ca need --server")
         lake = LakeTable.open(resolve(table, warehouse))
-        translation = translate(where, lake.config.schema)
+        from pruner.index.functional import sql_context
+
+        translation = translate(where, *sql_context(lake.config.schema, lake.definitions))
         result = Planner(lake.snapshot(snapshot)).prune(translation.domain)
     _show(result, translation, explain, as_json)
 

@@ -31,6 +31,13 @@ def write(
     mode: Annotated[str, typer.Option(help="insert | upsert | delete (delete needs only the key columns).")],
     warehouse: WarehouseOption = None,
     as_json: JsonOption = False,
+    sort_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sort-by",
+            help="Lay new files out by a column or an expression such as 'hour(ts)' (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Insert, upsert or delete the records of a Parquet input, as one commit."""
     from builder.write.writer import WriteMode
@@ -50,7 +57,7 @@ def write(
     with err_console.status("starting Spark"):
         spark = spark_session()
     df = spark.read.parquet(source.uri)
-    result = run_write(spark, location, df, write_mode)
+    result = run_write(spark, location, df, write_mode, sort_by or ())
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     elif result.instant is None:

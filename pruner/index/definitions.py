@@ -5,7 +5,9 @@ partitions are built in and always present; they are not listed here.
 
 Each data-skipping type exists at most once per table and owns the metadata partition named after
 the type (`column_stats`, `partition_stats`, `bloom_filters`). Secondary indexes (RFC-77) cover one
-column each, any number per table, each in partition `secondary_index_<name>`."""
+column each, any number per table, each in partition `secondary_index_<name>`. Functional indexes
+(RFC-63, type `functional`) may be many too: each has an expression (one registry call over one
+column), a kind (`column_stats` or `value_list`) and its own partition `func_index_<name>`."""
 
 from __future__ import annotations
 
@@ -30,6 +32,14 @@ class IndexType(StrEnum):
     PARTITION_STATS = "partition_stats"
     BLOOM_FILTERS = "bloom_filters"
     SECONDARY_INDEX = "secondary_index"
+    FUNCTIONAL = "functional"
+
+
+class FunctionalKind(StrEnum):
+    """How a functional index (RFC-63) stores f(col): min / max per file, or value -> files."""
+
+    COLUMN_STATS = "column_stats"
+    VALUE_LIST = "value_list"
 
 
 class IndexState(StrEnum):
@@ -59,13 +69,17 @@ class IndexDefinition:
     options: Mapping[str, str] = field(default_factory=dict)
     state: IndexState = IndexState.BUILDING
     complete_up_to: str | None = None
+    expression: str | None = None  # functional indexes: the call, e.g. "hour(ts)"
+    kind: FunctionalKind = FunctionalKind.COLUMN_STATS
 
     @property
     def partition(self) -> str:
-        """The metadata partition holding this index (`secondary_index_<name>` for secondary
-        indexes, of which a table may have any number; the type's name for the others)."""
+        """The metadata partition holding this index (`secondary_index_<name>` and
+        `func_index_<name>`, of which a table may have any number; the type's name for the others)."""
         if self.index_type == IndexType.SECONDARY_INDEX:
             return f"secondary_index_{self.name}"
+        if self.index_type == IndexType.FUNCTIONAL:
+            return f"func_index_{self.name}"
         return str(self.index_type)
 
     @property
@@ -76,15 +90,19 @@ class IndexDefinition:
         return replace(self, state=IndexState.READY, complete_up_to=instant)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "type": str(self.index_type),
             "columns": list(self.columns),
-            "expression": None,
+            "expression": self.expression,
             "options": dict(self.options),
             "state": str(self.state),
             "complete_up_to": self.complete_up_to,
         }
+        if self.index_type == IndexType.FUNCTIONAL:
+            data["function"] = (self.expression or "").partition("(")[0]
+            data["index_type"] = str(self.kind)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> IndexDefinition:
@@ -95,6 +113,8 @@ class IndexDefinition:
             dict(data.get("options") or {}),
             IndexState(data["state"]),
             data.get("complete_up_to"),
+            data.get("expression"),
+            FunctionalKind(data.get("index_type") or FunctionalKind.COLUMN_STATS),
         )
 
 
@@ -120,20 +140,23 @@ def define(
     index_type: str | None,
     columns: list[str],
     options: Mapping[str, str],
+    expression: str | None = None,
 ) -> IndexDefinition:
     """A validated new definition (state building). Raises InvalidInputError for any problem."""
     if not name.isidentifier() or name.lower() != name:
         raise InvalidInputError(f"index name {name!r} must be a lowercase identifier")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
+    if expression is not None:
+        return _define_functional(config, name, index_type, expression, options)
     if index_type is None:
         if len(columns) == 1 and columns[0] not in config.record_key:
             index_type = IndexType.SECONDARY_INDEX.value  # RFC-77: CREATE INDEX name ON t (col)
         else:
             raise InvalidInputError(
                 "give the index type with USING (column_stats, partition_stats, bloom_filters or "
-                "secondary_index), or one non-key column for a secondary index; functional "
-                "indexes are not supported yet"
+                "secondary_index), one non-key column for a secondary index, or an expression for "
+                "a functional index"
             )
     try:
         kind = IndexType(index_type.lower())
@@ -186,3 +209,23 @@ def _check_secondary(config: TableConfig, columns: list[str]) -> None:
             f"a secondary index cannot cover {type_name} column {column!r} "
             f"(types: integers, strings, dates, timestamps, booleans, decimals)"
         )
+
+
+def _define_functional(
+    config: TableConfig, name: str, index_type: str | None, expression: str, options: Mapping[str, str]
+) -> IndexDefinition:
+    from pruner.functions import parse_expression
+
+    if config.schema.has(name):
+        raise InvalidInputError(
+            f"functional index {name!r} would hide column {name!r}: its name is also a virtual column"
+        )
+    try:
+        kind = FunctionalKind((index_type or FunctionalKind.COLUMN_STATS).lower())
+    except ValueError:
+        known = ", ".join(k.value for k in FunctionalKind)
+        raise InvalidInputError(f"a functional index is USING {known}, not {index_type!r}") from None
+    if options:
+        raise InvalidInputError(f"functional indexes take no options (got {', '.join(options)})")
+    bound = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
+    return IndexDefinition(name, IndexType.FUNCTIONAL, (bound.column,), {}, expression=bound.sql(), kind=kind)

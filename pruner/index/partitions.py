@@ -7,6 +7,7 @@ rows are still in memory); `index build` calls it for files written before the i
 | `column_stats` | column, partition path, file name | counts, typed min / max (`stats.py`) |
 | `partition_stats` | column, partition path | the same, aggregated over the partition's live files |
 | `bloom_filters` | column, partition path, file name | Parquet split-block bloom filter bytes |
+| `func_index_<name>` | index name, partition path, file name [, value] | stats of f(col) (`functional.py`) |
 
 All three hash on the partition path, so a commit reads and rewrites only the buckets of the
 partitions it touched."""
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from pruner.index import bloom, secondary
 from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.functional import functional_rows, functional_spec
 from pruner.index.stats import column_stats_spec, file_stats, partition_stats_spec
 from pruner.metadata.spec import PartitionSpec
 from pruner.table.config import TableProperties
@@ -44,6 +46,8 @@ def spec_for(definition: IndexDefinition, properties: TableProperties, schema: T
         return secondary.spec(definition.name, column, properties.index_secondary_index_buckets)
     if definition.index_type == IndexType.COLUMN_STATS:
         return column_stats_spec(properties.index_column_stats_buckets)
+    if definition.index_type == IndexType.FUNCTIONAL:
+        return functional_spec(definition, properties.index_column_stats_buckets)
     if definition.index_type == IndexType.PARTITION_STATS:
         return partition_stats_spec(properties.index_partition_stats_buckets)
     return bloom_filters_spec(properties.index_bloom_filters_buckets)
@@ -57,6 +61,8 @@ def rows_for_file(
     for definition in definitions:
         if definition.index_type == IndexType.COLUMN_STATS:
             out[definition.partition] = file_stats(rows, schema, definition.columns, partition, file_name)
+        elif definition.index_type == IndexType.FUNCTIONAL:
+            out[definition.partition] = functional_rows(rows, schema, definition, partition, file_name)
         elif definition.index_type == IndexType.BLOOM_FILTERS:
             records = []
             for column in definition.columns:

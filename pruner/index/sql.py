@@ -1,6 +1,7 @@
 """Index statements in SQL, parsed with sqlglot:
 
     CREATE INDEX [IF NOT EXISTS] name ON table [USING type] [(column, ...)] [OPTIONS (key = value, ...)]
+    CREATE INDEX name ON table [USING column_stats | value_list] (function(column, literal, ...))
     DROP INDEX [IF EXISTS] name [ON table]
     SHOW INDEXES ON table          (also: SHOW INDEX FROM table)
 
@@ -29,6 +30,7 @@ class CreateIndex:
     columns: tuple[str, ...]
     options: dict[str, str] = field(default_factory=dict)
     if_not_exists: bool = False
+    expression: str | None = None  # a functional index: the call as written
 
 
 @dataclass(frozen=True)
@@ -57,15 +59,47 @@ def parse_statement(sql: str) -> Statement:
         raise InvalidInputError(f"cannot read SQL: {exc}") from None
     if tokens[0].token_type == TokenType.SHOW:
         return _parse_show(text[tokens[0].end + 1 :])
+    text, expression = _expression_as_placeholder(text, tokens)
+    tokens = Tokenizer().tokenize(text)
     try:
         tree = sqlglot.parse_one(_options_as_with(text, tokens))
     except ParseError as exc:
         raise InvalidInputError(f"cannot parse SQL: {str(exc).splitlines()[0]}") from None
     if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "INDEX":
-        return _create(tree)
+        return _create(tree, expression)
     if isinstance(tree, exp.Drop) and str(tree.args.get("kind", "")).upper() == "INDEX":
         return _drop(tree)
     raise InvalidInputError(f"unsupported statement (supported: {_SUPPORTED})")
+
+
+_PLACEHOLDER = "_lp_expression"
+
+
+def _expression_as_placeholder(text: str, tokens: list[Token]) -> tuple[str, str | None]:
+    """CREATE INDEX ... (f(col, ...)): the expression text, replaced by a placeholder column so
+    that sqlglot (which would rewrite calls into its own dialect-neutral nodes) sees a column."""
+    words = [t.text.upper() for t in tokens]
+    if len(words) < 2 or words[0] != "CREATE" or "INDEX" not in words[:6] or "ON" not in words:
+        return text, None
+    start = next(
+        (i for i in range(words.index("ON"), len(tokens)) if tokens[i].token_type == TokenType.L_PAREN), None
+    )
+    if start is None:
+        return text, None
+    depth, end = 0, None
+    for i in range(start, len(tokens)):
+        if tokens[i].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[i].token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    inner = tokens[start + 1 : end] if end is not None else []
+    if end is None or not any(t.token_type == TokenType.L_PAREN for t in inner):
+        return text, None
+    expression = text[inner[0].start : inner[-1].end + 1].strip()
+    return text[: inner[0].start] + _PLACEHOLDER + text[inner[-1].end + 1 :], expression
 
 
 def _options_as_with(text: str, tokens: list[Token]) -> str:
@@ -86,7 +120,7 @@ def _parse_show(rest: str) -> ShowIndexes:
     raise InvalidInputError("expected SHOW INDEXES ON table")
 
 
-def _create(tree: exp.Create) -> CreateIndex:
+def _create(tree: exp.Create, expression: str | None = None) -> CreateIndex:
     index = tree.this
     if not isinstance(index, exp.Index) or index.args.get("table") is None:
         raise InvalidInputError("expected CREATE INDEX name ON table ...")
@@ -100,6 +134,10 @@ def _create(tree: exp.Create) -> CreateIndex:
                 f"index on expression {target.sql()!r}: functional indexes are not supported yet"
             )
         columns.append(target.name)
+    if expression is not None:
+        if columns != [_PLACEHOLDER]:
+            raise InvalidInputError("a functional index is on exactly one expression")
+        columns = []
     options = {}
     storage = params.args.get("with_storage") if params else None
     for prop in storage or []:
@@ -113,6 +151,7 @@ def _create(tree: exp.Create) -> CreateIndex:
         columns=tuple(columns),
         options=options,
         if_not_exists=bool(tree.args.get("exists")),
+        expression=expression,
     )
 
 

@@ -8,8 +8,11 @@ all of them (evidence combines: any one index proving "cannot match" prunes a fi
 4. secondary indexes (RFC-77), for EQUAL / IN on an indexed column: values -> record keys ->
    record index -> file groups; ranges (and LIKE 'prefix%') scan the sorted index when footer
    statistics say they are selective, else the step says so and leaves them to column stats,
-5. column stats,
-6. bloom filters, for EQUAL / IN.
+5. functional indexes (RFC-63): a domain on the index's virtual column (named after the index; the
+   SQL translator also maps the indexed expression to it), and a range on the source column
+   projected onto the function's values when the function is monotonic (and only then),
+6. column stats,
+7. bloom filters, for EQUAL / IN.
 An index that is still building, missing, unreadable or corrupt is skipped ("keep"), and the
 fallback is logged, counted and written into the explain record. Files without index rows (written
 before an index existed and not yet built) are always kept."""
@@ -31,8 +34,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from pruner.errors import LakepruneError
+from pruner.functions import Order
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.index.functional import project, virtual_columns
 from pruner.metadata.files_index import DataFile
 from pruner.planner.stats_eval import might_match
 from pruner.predicate.domain import Domain
@@ -165,6 +170,7 @@ class Planner:
             ("partition_stats", self._partition_stats),
             ("record_index", self._record_index),
             ("secondary_index", self._secondary_index),
+            ("functional_index", self._functional_index),
             ("column_stats", self._column_stats),
             ("bloom_filters", self._bloom_filters),
         ]
@@ -269,6 +275,41 @@ class Planner:
             pruned = subset.filter(pa.array(~keep)).select(list(key)).to_pylist()
             excluded.update(tuple(r[k] for k in key) for r in pruned)
         return excluded
+
+    def _functional_index(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
+        virtual = virtual_columns(self.schema, self.table.definitions)
+        if not virtual:
+            return "no functional index"
+        survivors, used, reasons = files, 0, []
+        for column in virtual:
+            domain = predicate.domain(column.name) if column.name in predicate.columns else None
+            source = column.function.column
+            if source in predicate.columns and column.function.order == Order.MONOTONIC:
+                projected = project(column.function, predicate.domain(source))
+                domain = projected if domain is None else domain.intersect(projected)
+            if domain is None:
+                continue
+            if column.definition.state != IndexState.READY:
+                reasons.append(f"index {column.name} is still building")
+                continue
+            used += 1
+            rows = self._rows_for(column.definition, survivors)
+            rows = rows.filter(pc.equal(rows["column"], column.name))
+            keep = might_match(domain, column.type, rows)
+            key = list(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
+            indexed = set(key)
+            kept = {k for k, ok in zip(key, keep, strict=True) if ok}
+            survivors = [
+                f
+                for f in survivors
+                if (f.partition, f.file_name) not in indexed or (f.partition, f.file_name) in kept
+            ]
+        if not used:
+            return (
+                "; ".join(reasons)
+                or "no predicate on a functional index, its expression or a monotonic source"
+            )
+        return survivors
 
     def _record_index(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
         key_fields = self.table.config.record_key

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, InvalidOperation, localcontext
@@ -44,6 +44,8 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import TokenType
+from sqlglot.tokens import Tokenizer
 
 from pruner.errors import InvalidInputError, InvalidSchemaError
 from pruner.predicate.domain import Domain, SortedRangeSet
@@ -61,8 +63,15 @@ class Translation:
     widened: tuple[str, ...]
 
 
-def translate(where: str, schema: TableSchema) -> Translation:
-    """Translate the WHERE clause `where` (without the keyword) over the columns of `schema`."""
+def translate(
+    where: str, schema: TableSchema, expressions: Mapping[tuple[Any, ...], str] | None = None
+) -> Translation:
+    """Translate the WHERE clause `where` (without the keyword) over the columns of `schema`.
+    `expressions` maps indexed calls (`BoundFunction.key()`) to the virtual column named after their
+    functional index; a call written in `where` that matches one is read as that column (which
+    `schema` must then include)."""
+    if expressions:
+        where = _calls_as_columns(where, expressions)
     tree = _parse(where)
     translator = _Translator(schema)
     try:
@@ -73,6 +82,38 @@ def translate(where: str, schema: TableSchema) -> Translation:
 
 
 # Parsing ---------------------------------------------------------------------------------------
+
+
+def _calls_as_columns(where: str, expressions: Mapping[tuple[Any, ...], str]) -> str:
+    """Replace each call `f(col, literal, ...)` that a functional index indexes by the index's name."""
+    from pruner.functions.registry import parse_call
+
+    try:
+        tokens = Tokenizer().tokenize(where)
+    except SqlglotError:
+        return where  # _parse reports the error
+    out, cursor, i = [], 0, 0
+    while i < len(tokens) - 1:
+        if tokens[i + 1].token_type == TokenType.L_PAREN and tokens[i].text.replace("_", "").isalnum():
+            depth, end = 0, None
+            for j in range(i + 1, len(tokens)):
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[j].token_type, 0)
+                if depth == 0:
+                    end = j
+                    break
+            if end is not None:
+                text = where[tokens[i].start : tokens[end].end + 1]
+                try:
+                    name = expressions.get(parse_call(text))
+                except InvalidInputError:
+                    name = None
+                if name is not None:
+                    out.append(where[cursor : tokens[i].start] + name)
+                    cursor, i = tokens[end].end + 1, end + 1
+                    continue
+        i += 1
+    return "".join(out) + where[cursor:]
+
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _MAX_TEXT = 80

@@ -13,6 +13,8 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 
 from pruner.errors import InvalidInputError
+from pruner.functions import Order
+from pruner.index.functional import virtual_columns, with_virtual
 from pruner.planner.planner import Planner, PruneResult
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
@@ -91,7 +93,18 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         name = _resolve(request)
         table = self.catalog.table(name)
         config = table.config
+        virtual = virtual_columns(config.schema, table.definitions)
         return spb.GetTableResponse(
+            virtual_columns=[
+                spb.VirtualColumn(
+                    name=v.name,
+                    type=codec.encode_column_type(v.type),
+                    expression=v.function.sql(),
+                    source_column=v.function.column,
+                    monotonic=v.function.order == Order.MONOTONIC,
+                )
+                for v in virtual
+            ],
             table=spb.TableName(schema=name.schema, table=name.table),
             columns=codec.encode_schema(config.schema),
             record_key=config.record_key,
@@ -114,7 +127,8 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     def _prune(self, request: spb.PruneRequest, record: RequestRecord) -> PruneResult:
         name = _resolve(request)
         snapshot = self.catalog.snapshot(name, codec.check_snapshot(request.snapshot))
-        schema = snapshot.table.config.schema
+        table_schema = snapshot.table.config.schema
+        schema = with_virtual(table_schema, virtual_columns(table_schema, snapshot.table.definitions))
         predicate = (
             codec.decode_tuple_domain(request.predicate, schema, self.limits.max_discrete_values)
             if request.HasField("predicate")

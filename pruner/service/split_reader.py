@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
+from pruner.index.functional import VirtualColumn
 from pruner.predicate.arrow_filter import row_filter
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.storage import Storage
@@ -61,10 +62,13 @@ class SplitRead:
     columns: tuple[str, ...]
     constraint: TupleDomain
     keys: KeyFilter | None = None
+    # Hidden virtual columns (functional indexes): computed from their source column with the
+    # registry's Arrow implementation. `schema` includes them.
+    virtual: tuple[VirtualColumn, ...] = ()
 
     @property
-    def needed(self) -> list[str]:
-        """Columns to read: the requested ones plus those the filters look at. With no requested
+    def wanted(self) -> list[str]:
+        """Columns the page and its filters look at, virtual ones included. With no requested
         columns (count(*)) the engine filters nothing, so the constraint is not applied either."""
         names = list(self.columns)
         if self.columns:
@@ -72,6 +76,12 @@ class SplitRead:
         if self.keys is not None:
             names += self.keys.columns
         return list(dict.fromkeys(names))
+
+    @property
+    def needed(self) -> list[str]:
+        """Columns to read from the file: the wanted ones, virtual ones replaced by their source."""
+        sources = {v.name: v.function.column for v in self.virtual}
+        return list(dict.fromkeys(sources.get(n, n) for n in self.wanted))
 
 
 class SplitReader:
@@ -141,6 +151,13 @@ class SplitReader:
                 f"cannot read row group {index} of {read.storage.full_uri(read.file)}: {exc}"
             ) from exc
         rows = rows.select(needed).cast(pa.schema([arrow_schema.field(n) for n in needed]))
+        wanted = set(read.wanted)
+        for column in read.virtual:
+            if column.name in wanted:
+                rows = rows.append_column(
+                    arrow_schema.field(column.name),
+                    column.function.arrow(rows.column(column.function.column)),
+                )
         if read.columns:
             expression = row_filter(read.constraint, read.schema)
             if expression is not None:

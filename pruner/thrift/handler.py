@@ -23,6 +23,7 @@ from thrift.TSerialization import deserialize, serialize
 
 from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
 from pruner.index.definitions import IndexState, IndexType
+from pruner.index.functional import VirtualColumn, virtual_columns, with_virtual
 from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import Planner, PruneResult
 from pruner.service.catalog import Catalog, TableName
@@ -55,7 +56,12 @@ class _Located:
 
     @property
     def schema(self) -> TableSchema:
-        return self.table.config.schema
+        """The table's columns and, after them, one hidden virtual column per functional index."""
+        return with_virtual(self.table.config.schema, self.virtual)
+
+    @property
+    def virtual(self) -> tuple[VirtualColumn, ...]:
+        return tuple(virtual_columns(self.table.config.schema, self.table.definitions))
 
 
 class LakepruneConnector:
@@ -92,12 +98,13 @@ class LakepruneConnector:
         except TableNotFoundError:
             return idl.NullableTableMetadata(None)
         config = located.table.config
+        hidden = {v.name for v in located.virtual}
         columns = [
             idl.ColumnMetadata(
                 c.name,
                 connector_types.sql_type(c.type, calling_engine.get()),
                 connector_types.comment(c.type),
-                False,
+                c.name in hidden,
             )
             for c in located.schema.columns
         ]
@@ -197,6 +204,7 @@ class LakepruneConnector:
             tuple(columns),
             constraint,
             keys,
+            located.virtual,
         )
         position = PagePosition(start.get("row_group", 0), start.get("row", 0))
         types = [located.schema.column(c).type for c in columns]

@@ -46,6 +46,7 @@ def test_indexes_and_prune_from_the_command_line(tmp_path: Path) -> None:
         "partition_stats",
         "record_index",
         "secondary_index",
+        "functional_index",
         "column_stats",
         "bloom_filters",
     ]

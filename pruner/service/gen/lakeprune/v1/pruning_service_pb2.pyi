@@ -111,7 +111,7 @@ class IndexInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[str] = ..., complete_up_to: _Optional[str] = ...) -> None: ...
 
 class GetTableResponse(_message.Message):
-    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot")
+    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     RECORD_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +119,7 @@ class GetTableResponse(_message.Message):
     ORDERING_FIELD_FIELD_NUMBER: _ClassVar[int]
     INDEXES_FIELD_NUMBER: _ClassVar[int]
     LATEST_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    VIRTUAL_COLUMNS_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     columns: _containers.RepeatedCompositeFieldContainer[Column]
     record_key: _containers.RepeatedScalarFieldContainer[str]
@@ -126,7 +127,22 @@ class GetTableResponse(_message.Message):
     ordering_field: str
     indexes: _containers.RepeatedCompositeFieldContainer[IndexInfo]
     latest_snapshot: str
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ...) -> None: ...
+    virtual_columns: _containers.RepeatedCompositeFieldContainer[VirtualColumn]
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ...) -> None: ...
+
+class VirtualColumn(_message.Message):
+    __slots__ = ("name", "type", "expression", "source_column", "monotonic")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_COLUMN_FIELD_NUMBER: _ClassVar[int]
+    MONOTONIC_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: ColumnType
+    expression: str
+    source_column: str
+    monotonic: bool
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
     __slots__ = ("table", "snapshot", "predicate", "columns", "explain")
