@@ -6,7 +6,6 @@ official container image when a Docker engine answers (skipped with the reason o
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.e2e.engines import (
     container_engine,
     docker_unavailable_reason,
     local_engine,
+    wait_for_scans,
 )
 from tests.e2e.warehouse import SCHEMA_NAME
 
@@ -55,21 +55,6 @@ def _free_port() -> int:
 
 
 PAGED_CATALOG = "lakeprune_paged"
-SCAN_READY_SECONDS = 90
-
-
-def _wait_for_scans(engine: Engine) -> None:
-    """Until a table scan runs: a fresh Presto answers `SELECT 1` before its node is schedulable
-    for splits (NO_NODES_AVAILABLE)."""
-    deadline = time.monotonic() + SCAN_READY_SECONDS
-    while True:
-        try:
-            engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.drivers")
-            return
-        except Exception as exc:
-            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
 
 
 def paged_catalog(kind: str, sidecar: str) -> dict[str, dict[str, str]]:
@@ -89,7 +74,7 @@ def engine_fixture(
         sidecar: Sidecar = request.getfixturevalue("local_sidecar")
         address = f"127.0.0.1:{sidecar.thrift_port}"
         with local_engine(kind, address, paged_catalog(kind, address)) as engine:
-            _wait_for_scans(engine)
+            wait_for_scans(engine, f"lakeprune.{SCHEMA_NAME}.drivers")
             yield engine, sidecar
         return
     reason = docker_unavailable_reason()
@@ -100,7 +85,7 @@ def engine_fixture(
     try:
         address = f"127.0.0.1:{port}"
         with container_engine(kind, address, paged_catalog(kind, container_address(address))) as engine:
-            _wait_for_scans(engine)
+            wait_for_scans(engine, f"lakeprune.{SCHEMA_NAME}.drivers")
             yield engine, sidecar
     finally:
         sidecar.stop(2)

@@ -180,3 +180,20 @@ def _wait_until_ready(kind: str, engine: Engine, timeout: float) -> None:
                 pass
         time.sleep(1.0)
     raise RuntimeError(f"{IMAGES[kind]} did not answer SELECT 1 within {timeout:.0f} s")
+
+
+SCAN_READY_SECONDS = 120
+
+
+def wait_for_scans(engine: Engine, table: str) -> None:
+    """Until a scan of `table` runs: a fresh engine can answer `SELECT 1` before its node is
+    schedulable for splits (NO_NODES_AVAILABLE, seen with Presto and with Trino under load)."""
+    deadline = time.monotonic() + SCAN_READY_SECONDS
+    while True:
+        try:
+            engine.query(f"SELECT count(*) FROM {table}")
+            return
+        except Exception as exc:
+            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)

@@ -4,7 +4,6 @@ of `events`; `WHERE hour_of_day BETWEEN 12 AND 13` returns exactly the rows whos
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from pruner.service.config import ServeConfig
 from pruner.service.server import Sidecar
 from pruner.table.table import LakeTable
-from tests.e2e.engines import Engine, local_engine
+from tests.e2e.engines import Engine, local_engine, wait_for_scans
 from tests.e2e.queries import served
 from tests.support_events import DAYS
 
@@ -35,23 +34,10 @@ def trino_events(events_table: str) -> Iterator[tuple[Engine, Sidecar]]:
     assert sidecar.wait_ready(30)
     try:
         with local_engine("trino", f"127.0.0.1:{sidecar.thrift_port}") as engine:
-            _wait_for_scans(engine)
+            wait_for_scans(engine, f"lakeprune.{SCHEMA}.events")
             yield engine, sidecar
     finally:
         sidecar.stop(2)
-
-
-def _wait_for_scans(engine: Engine) -> None:
-    """A fresh engine answers before its node takes splits (NO_NODES_AVAILABLE): retry a scan."""
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA}.events")
-            return
-        except Exception as exc:
-            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
 
 
 def _duckdb(events_table: str, sql: str) -> list[tuple[object, ...]]:

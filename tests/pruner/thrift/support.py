@@ -3,11 +3,14 @@ accelerated binary protocol), and build the engine's blocks, markers, ranges and
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pyarrow as pa
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol, TBinaryProtocolAccelerated
-from thrift.transport.TTransport import TMemoryBuffer
+from thrift.transport.TSocket import TSocket
+from thrift.transport.TTransport import TFramedTransport, TMemoryBuffer
 
 from pruner.thrift import idl
 from pruner.thrift.blocks import encode_block
@@ -67,3 +70,25 @@ def equatable_domain(
 def all_or_none_domain(all_: bool, null_allowed: bool) -> idl.Domain:
     value_set = idl.ValueSet(allOrNoneValueSet=idl.AllOrNoneValueSet(all=all_))
     return idl.Domain(valueSet=value_set, nullAllowed=null_allowed)
+
+
+@contextmanager
+def sidecar_client(warehouses: Mapping[str, str]) -> Iterator[Any]:
+    """A generated Thrift client over framed TCP to the Thrift endpoint of a sidecar serving
+    `warehouses` (schema -> root), as `lakeprune serve` runs it; stopped on exit."""
+    from pruner.metadata.cache import IndexCache
+    from pruner.service.catalog import Catalog
+    from pruner.service.config import ServeConfig
+    from pruner.service.metrics import Metrics
+    from pruner.thrift.endpoint import ThriftEndpoint
+
+    config = ServeConfig(warehouses, grpc_port=None, thrift_port=0, metrics_port=None)
+    cache = IndexCache(config.cache_bytes)
+    endpoint = ThriftEndpoint(config, Catalog(config.warehouses, cache), Metrics(cache))
+    transport = TFramedTransport(TSocket("127.0.0.1", endpoint.start()))
+    transport.open()
+    try:
+        yield idl.Service.Client(TBinaryProtocolAccelerated(transport))
+    finally:
+        transport.close()
+        endpoint.stop(1)

@@ -12,17 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport.TSocket import TSocket
-from thrift.transport.TTransport import TFramedTransport
 
-from pruner.metadata.cache import IndexCache
-from pruner.service.catalog import Catalog
-from pruner.service.config import ServeConfig
-from pruner.service.metrics import Metrics
 from pruner.thrift import idl
-from pruner.thrift.endpoint import ThriftEndpoint
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, TRIPS, duckdb_connection
+from tests.pruner.thrift.support import sidecar_client
 
 Client = Any
 NO_TOKEN = idl.NullableToken(None)
@@ -31,15 +24,8 @@ ALL = idl.TupleDomain({})
 
 @pytest.fixture(scope="module")
 def client(lake_warehouse: Path) -> Iterator[Client]:
-    config = ServeConfig({SCHEMA_NAME: str(lake_warehouse)}, grpc_port=None, thrift_port=0, metrics_port=None)
-    cache = IndexCache(config.cache_bytes)
-    endpoint = ThriftEndpoint(config, Catalog(config.warehouses, cache), Metrics(cache))
-    port = endpoint.start()
-    transport = TFramedTransport(TSocket("127.0.0.1", port))
-    transport.open()
-    yield idl.Service.Client(TBinaryProtocolAccelerated(transport))
-    transport.close()
-    endpoint.stop(1)
+    with sidecar_client({SCHEMA_NAME: str(lake_warehouse)}) as connected:
+        yield connected
 
 
 def name(table: str) -> idl.SchemaTableName:

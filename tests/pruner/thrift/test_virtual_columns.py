@@ -10,17 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport.TSocket import TSocket
-from thrift.transport.TTransport import TFramedTransport
 
-from pruner.metadata.cache import IndexCache
-from pruner.service.catalog import Catalog
-from pruner.service.config import ServeConfig
-from pruner.service.metrics import Metrics
 from pruner.thrift import idl
-from pruner.thrift.endpoint import ThriftEndpoint
-from tests.pruner.thrift.support import ranges_domain, thrift_range
+from tests.pruner.thrift.support import ranges_domain, sidecar_client, thrift_range
 from tests.support_events import DAYS, ROWS_PER_HOUR
 
 Client = Any
@@ -30,16 +22,8 @@ EVENTS = idl.SchemaTableName(SCHEMA, "events")
 
 @pytest.fixture(scope="module")
 def client(events_table: str) -> Iterator[Client]:
-    warehouse = str(Path(events_table).parent)
-    config = ServeConfig({SCHEMA: warehouse}, grpc_port=None, thrift_port=0, metrics_port=None)
-    cache = IndexCache(config.cache_bytes)
-    endpoint = ThriftEndpoint(config, Catalog(config.warehouses, cache), Metrics(cache))
-    port = endpoint.start()
-    transport = TFramedTransport(TSocket("127.0.0.1", port))
-    transport.open()
-    yield idl.Service.Client(TBinaryProtocolAccelerated(transport))
-    transport.close()
-    endpoint.stop(1)
+    with sidecar_client({SCHEMA: str(Path(events_table).parent)}) as connected:
+        yield connected
 
 
 def _splits(client: Client, constraint: idl.TupleDomain) -> list[idl.Split]:
