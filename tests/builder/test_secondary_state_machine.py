@@ -137,7 +137,7 @@ class SecondaryIndexMachine(RuleBasedStateMachine):
 
 @pytest.mark.parametrize(
     ("examples", "steps"),
-    [pytest.param(12, 4, id="ci"), pytest.param(60, 10, id="large", marks=pytest.mark.slow)],
+    [pytest.param(12, 4, id="ci"), pytest.param(24, 6, id="large", marks=pytest.mark.slow)],
 )
 def test_secondary_indexes_match_a_full_scan(
     spark: SparkSession, tmp_path: Path, examples: int, steps: int, monkeypatch: pytest.MonkeyPatch
