@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
 from pruner.metadata.cache import IndexCache
-from pruner.metadata.merge import last_of_each_key, merge
+from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
 from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
 from pruner.storage import Storage
 from pruner.table.layout import IndexFileName
@@ -239,5 +239,51 @@ def write_base(storage: Storage, spec: PartitionSpec, bucket: int, instant: str,
 
 
 def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
-    """Fold a bucket's base and logs into a new base file named with `instant`."""
-    return write_base(view.storage, view.spec, bucket, instant, view.read_bucket(bucket))
+    """Fold a bucket's base and logs into a new base file named with `instant`, streaming: the
+    files are merged as sorted runs (`merge_runs`) and written row group by row group, so memory
+    does not grow with the bucket. A file out of key order (not written by this code) is merged in
+    memory instead, with a warning."""
+    files = view.buckets.get(bucket, BucketFiles())
+    name = IndexFileName(bucket, "base", instant)
+    try:
+        merged = merge_runs(view.spec, [_file_chunks(view, n) for n in files.names])
+        return _write_chunks(view.storage, view.spec, name, merged)
+    except UnsortedRunError as exc:
+        log.warning("index bucket %s/%d merged in memory: %s", view.spec.name, bucket, exc)
+        return write_base(view.storage, view.spec, bucket, instant, view.read_bucket(bucket))
+
+
+def _file_chunks(view: PartitionView, name: IndexFileName) -> Iterator[pa.Table]:
+    """One index file, a row group's worth of rows at a time."""
+    path = view.storage.path(view.rel(name))
+    try:
+        with view.storage.fs.open_input_file(path) as source:
+            for batch in pq.ParquetFile(source).iter_batches(batch_size=ROW_GROUP_ROWS):
+                yield pa.Table.from_batches([batch])
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise TableCorruptError(
+            f"cannot read index file {view.storage.full_uri(view.rel(name))}: {exc}"
+        ) from exc
+
+
+def _write_chunks(
+    storage: Storage, spec: PartitionSpec, name: IndexFileName, chunks: Iterable[pa.Table]
+) -> str:
+    """Write chunks (sorted, in the partition's schema) as one file of full row groups."""
+    rel = f"{spec.directory}/{name}"
+    pending: list[pa.Table] = []
+    with (
+        storage.open_output_stream(rel) as sink,
+        pq.ParquetWriter(sink, spec.schema, compression="zstd") as out,
+    ):
+        for chunk in chunks:
+            pending.append(chunk.cast(spec.schema))
+            if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
+                rows = pa.concat_tables(pending)
+                full = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
+                out.write_table(rows.slice(0, full), row_group_size=ROW_GROUP_ROWS)
+                pending = [rows.slice(full)]
+        rest = pa.concat_tables(pending) if pending else spec.schema.empty_table()
+        if rest.num_rows:
+            out.write_table(rest, row_group_size=ROW_GROUP_ROWS)
+    return rel

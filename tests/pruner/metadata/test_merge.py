@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pruner.metadata import record_index
-from pruner.metadata.merge import merge, with_op
+from pruner.metadata.merge import UnsortedRunError, merge, merge_runs, with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, PartitionSpec
 
 SPEC = PartitionSpec(
@@ -111,3 +115,58 @@ def test_null_key_components_are_one_value() -> None:
         {"k1": "a", "k2": None, "v": 10},
         {"k1": None, "k2": 1, "v": 3},
     ]
+
+
+def _sorted_chunks(layer: Layer, with_ops: bool, cuts: list[int]) -> list[pa.Table]:
+    """A layer as a sorted run, cut into chunks at the given positions, after an empty chunk."""
+    ordered = dict(sorted(layer.items(), key=lambda item: _sort_key(item[0])))
+    table = _table(ordered, with_ops)
+    bounds = sorted({0, table.num_rows, *(c % (table.num_rows + 1) for c in cuts)})
+    return [table.slice(0, 0), *(table.slice(a, b - a) for a, b in itertools.pairwise(bounds))]
+
+
+@settings(deadline=None)
+@given(layers_strategy, st.booleans(), st.lists(st.integers(0, 12), max_size=4))
+def test_merge_runs_equals_replay(layers: list[Layer], first_is_base: bool, cuts: list[int]) -> None:
+    if first_is_base and layers:
+        layers[0] = {k: (OP_UPSERT, p) for k, (_, p) in layers[0].items()}
+    runs = [_sorted_chunks(layer, not (first_is_base and i == 0), cuts) for i, layer in enumerate(layers)]
+    chunks = list(merge_runs(SPEC, runs))
+    assert all(chunk.schema == SPEC.schema for chunk in chunks)
+    merged = pa.concat_tables(chunks) if chunks else SPEC.schema.empty_table()
+    assert merged.to_pylist() == _oracle(layers)
+
+
+def test_merge_runs_reads_runs_lazily() -> None:
+    """Memory stays bounded: when the first merged chunk is emitted, each run has been read at
+    most two chunks deep (the current one and the one ahead), not to its end."""
+    pulled = [0, 0, 0]
+
+    def run(seq: int) -> Iterator[pa.Table]:
+        for chunk in range(50):
+            pulled[seq] += 1
+            keys = [f"{chunk:03d}-{i:02d}" for i in range(10)]
+            layer: Layer = {(k, seq): (OP_UPSERT, chunk) for k in keys}
+            yield _table(layer, with_ops=True)
+
+    merged = merge_runs(SPEC, [run(0), run(1), run(2)])
+    first = next(merged)
+    assert first.num_rows > 0
+    assert max(pulled) <= 2
+    rest = list(merged)
+    assert sum(t.num_rows for t in [first, *rest]) == 3 * 50 * 10
+    assert pulled == [50, 50, 50]
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [{("b", 1): (OP_UPSERT, 0), ("a", 1): (OP_UPSERT, 0)}],  # out of order in a chunk
+        [{("b", 1): (OP_UPSERT, 0)}, {("a", 1): (OP_UPSERT, 0)}],  # out of order across chunks
+        [{("a", 1): (OP_UPSERT, 0)}, {("a", 1): (OP_DELETE, 0)}],  # a key twice in one run
+    ],
+)
+def test_merge_runs_refuses_an_unsorted_run(chunks: list[Layer]) -> None:
+    run = [_table(chunk, with_ops=True) for chunk in chunks]
+    with pytest.raises(UnsortedRunError):
+        list(merge_runs(SPEC, [run]))

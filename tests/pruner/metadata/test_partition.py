@@ -21,7 +21,7 @@ from pruner.metadata.partition import (
     select_bucket_files,
     write_logs,
 )
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
 from pruner.table.keys import bucket_of
 from pruner.table.layout import IndexFileName
@@ -196,6 +196,38 @@ def test_compaction_keeps_the_view(history: Storage) -> None:
     expected = {**_expected_states()[I3], "k50": ("p=c", "g5")}
     del expected["k05"]
     assert latest == expected
+
+
+def test_compaction_of_a_large_bucket_streams_full_row_groups(tmp_path: Path) -> None:
+    """Several row groups per file: the streamed base equals the in-memory merge and is cut into
+    full row groups (the last one excepted)."""
+    storage = Storage.from_uri(str(tmp_path))
+    spec = record_index.spec(1)
+    keys = [f"k{i:05d}" for i in range(3 * ROW_GROUP_ROWS + 7)]
+    write_logs(storage, spec, I1, _rows(dict.fromkeys(keys, ("p=a", "g1")), OP_UPSERT))
+    write_logs(storage, spec, I2, _rows(dict.fromkeys(keys[::3], ("", "")), OP_DELETE))
+    write_logs(storage, spec, I3, _rows(dict.fromkeys(keys[::5], ("p=b", "g2")), OP_UPSERT))
+    before = PartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I3)
+    rel = compact_bucket(before, 0, I4)
+    after = PartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I4)
+    assert after.read_all().equals(before.read_all())
+    metadata = pq.ParquetFile(storage.path(rel)).metadata
+    sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+    assert sum(sizes) == before.read_all().num_rows and len(sizes) > 1
+    assert all(size == ROW_GROUP_ROWS for size in sizes[:-1])
+
+
+def test_compaction_of_a_file_out_of_key_order_merges_in_memory(
+    history: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = _view(history, I3)
+    bucket, files = next((b, f) for b, f in before.buckets.items() if f.names)
+    path = history.path(before.rel(files.names[0]))
+    pq.write_table(pq.read_table(path).sort_by([("key", "descending")]), path)
+    expected = before.read_bucket(bucket)
+    compact_bucket(before, bucket, I4)
+    assert _view(history, I4).read_bucket(bucket).equals(expected)
+    assert "merged in memory" in caplog.text
 
 
 def test_compaction_of_an_invisible_instant_is_ignored(history: Storage) -> None:
