@@ -1,6 +1,7 @@
-"""Fixtures of the end-to-end suites: the warehouse (`lake_warehouse`, tests/conftest.py), a real
-sidecar (`Sidecar`, as `lakeprune serve` runs it) in this process, and a Trino or Presto server
-whose lakeprune catalog points at it — a local process from the official tarball (always), and the
+"""Fixtures of the end-to-end suites: the warehouse (`lake_warehouse`, tests/conftest.py) and the
+RFC-63 events table (`events_table`), a real sidecar (`Sidecar`, as `lakeprune serve` runs it) in
+this process serving both as two schemas, and a Trino or Presto server whose lakeprune catalog
+points at it — a local process from the official tarball (always), and the
 official container image when a Docker engine answers (skipped with the reason otherwise)."""
 
 from __future__ import annotations
@@ -26,10 +27,17 @@ from tests.e2e.engines import (
 )
 from tests.e2e.warehouse import SCHEMA_NAME
 
+# The schema of the RFC-63 events table (`tests/support_events.py`).
+EVENTS_SCHEMA = "rfc63"
 
-def _start_sidecar(warehouse: Path, host: str, advertise: tuple[str, ...] = (), port: int = 0) -> Sidecar:
+
+def _start_sidecar(
+    request: pytest.FixtureRequest, host: str, advertise: tuple[str, ...] = (), port: int = 0
+) -> Sidecar:
+    events: str = request.getfixturevalue("events_table")
+    warehouse: Path = request.getfixturevalue("lake_warehouse")
     config = ServeConfig(
-        {SCHEMA_NAME: str(warehouse)},
+        {SCHEMA_NAME: str(warehouse), EVENTS_SCHEMA: str(Path(events).parent)},
         host=host,
         grpc_port=None,
         thrift_port=port,
@@ -42,8 +50,8 @@ def _start_sidecar(warehouse: Path, host: str, advertise: tuple[str, ...] = (), 
 
 
 @pytest.fixture(scope="session")
-def local_sidecar(lake_warehouse: Path) -> Iterator[Sidecar]:
-    sidecar = _start_sidecar(lake_warehouse, "127.0.0.1")
+def local_sidecar(request: pytest.FixtureRequest) -> Iterator[Sidecar]:
+    sidecar = _start_sidecar(request, "127.0.0.1")
     yield sidecar
     sidecar.stop(2)
 
@@ -66,9 +74,7 @@ def paged_catalog(kind: str, sidecar: str) -> dict[str, dict[str, str]]:
     return {PAGED_CATALOG: properties}
 
 
-def engine_fixture(
-    kind: str, path: str, request: pytest.FixtureRequest, warehouse: Path
-) -> Iterator[tuple[Engine, Sidecar]]:
+def engine_fixture(kind: str, path: str, request: pytest.FixtureRequest) -> Iterator[tuple[Engine, Sidecar]]:
     """The engine of `kind` on `path` ("local" or "container") and the sidecar it uses."""
     if path == "local":
         sidecar: Sidecar = request.getfixturevalue("local_sidecar")
@@ -81,7 +87,7 @@ def engine_fixture(
     if reason is not None:
         pytest.skip(f"container path skipped: {reason}")
     port = _free_port()  # containers reach the sidecar through the host gateway, so it advertises that
-    sidecar = _start_sidecar(warehouse, "0.0.0.0", (f"{HOST_FROM_CONTAINER}:{port}",), port)
+    sidecar = _start_sidecar(request, "0.0.0.0", (f"{HOST_FROM_CONTAINER}:{port}",), port)
     try:
         address = f"127.0.0.1:{port}"
         with container_engine(kind, address, paged_catalog(kind, container_address(address))) as engine:
@@ -101,6 +107,6 @@ ENGINES = [
 
 
 @pytest.fixture(scope="session", params=ENGINES)
-def running(request: pytest.FixtureRequest, lake_warehouse: Path) -> Iterator[tuple[Engine, Sidecar]]:
+def running(request: pytest.FixtureRequest) -> Iterator[tuple[Engine, Sidecar]]:
     """Trino 368 and Presto 0.287, each as a local process and (with Docker) as a container."""
-    yield from engine_fixture(*request.param, request, lake_warehouse)
+    yield from engine_fixture(*request.param, request)
