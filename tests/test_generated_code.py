@@ -1,0 +1,47 @@
+"""The committed generated code is what `bash scripts/generate.sh <section>` produces today: gRPC
+stubs from proto/lakeprune (`pruner/service/gen`) and Thrift bindings from the Trino IDL
+(`pruner/thrift/gen`, only checked where the Apache Thrift compiler is installed)."""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+SECTIONS = [
+    pytest.param("grpc", Path("pruner/service/gen"), id="grpc"),
+    pytest.param(
+        "thrift",
+        Path("pruner/thrift/gen"),
+        id="thrift",
+        marks=pytest.mark.skipif(
+            shutil.which("thrift") is None,
+            reason="the Apache Thrift compiler is not installed (apt-get install -y thrift-compiler)",
+        ),
+    ),
+]
+
+
+def _files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize(("section", "generated"), SECTIONS)
+def test_committed_code_matches_a_fresh_generation(section: str, generated: Path, tmp_path: Path) -> None:
+    subprocess.run(
+        ["bash", "scripts/generate.sh", "--out", str(tmp_path), section],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    fresh, committed = tmp_path / generated, REPO / generated
+    hint = f"run `bash scripts/generate.sh {section}`"
+    assert _files(fresh) == _files(committed), f"files differ: {hint}"
+    changed = [str(p) for p in _files(fresh) if not filecmp.cmp(fresh / p, committed / p, shallow=False)]
+    assert not changed, f"stale generated code in {changed}: {hint}"
