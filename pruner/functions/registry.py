@@ -232,10 +232,14 @@ def _to_date_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal,
 
 def _case_spark(kernel: Callable[[pa.Array], pa.Array]) -> SparkImpl:
     def run(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
-        from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+        from pyspark.sql.pandas.functions import arrow_udf
 
-        mapped = arrow_udf(kernel, "string", ArrowUDFType.SCALAR)
-        result: SparkColumn = mapped(column)
+        def scalar(values: pa.Array) -> pa.Array:  # the hints make it a scalar Arrow UDF
+            return kernel(values)
+
+        # pyspark's stubs lack the type-hinted form, which its runtime prefers (no warning).
+        udf = arrow_udf(scalar, "string")  # type: ignore[call-overload]
+        result: SparkColumn = udf(column)
         return result
 
     return run
