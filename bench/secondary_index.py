@@ -22,6 +22,7 @@ import platform
 import random
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,6 +113,10 @@ def lookup_part(entries: int, buckets: int, rounds: int) -> dict[str, Any]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
 def spark_part(rows: int) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
@@ -136,6 +141,7 @@ def spark_part(rows: int) -> dict[str, Any]:
 
         tables = {}
         for name in ("plain", "indexed"):
+            _progress(f"writing {rows:,} rows into the {name} table")
             tables[name] = LakepruneTable.create(
                 str(root / name / "t"), schema, record_key="id", partition_by=["region"], spark=spark
             )
@@ -145,9 +151,11 @@ def spark_part(rows: int) -> dict[str, Any]:
             str(root / "plain" / "t" / f.path)
             for f in LakeTable.open(str(root / "plain" / "t")).snapshot().files()
         ]
+        _progress("plain Spark read + write")
         t0 = time.perf_counter()
         spark.read.parquet(*files).write.mode("overwrite").parquet(str(root / "copy"))
         copy_s = time.perf_counter() - t0
+        _progress("CREATE INDEX")
         t0 = time.perf_counter()
         tables["indexed"].sql("CREATE INDEX by_customer ON t (customer)")
         build_s = time.perf_counter() - t0
@@ -164,6 +172,7 @@ def spark_part(rows: int) -> dict[str, Any]:
         update.count()
         upserts = {}
         for name in ("plain", "indexed"):
+            _progress(f"1% upsert into the {name} table")
             t0 = time.perf_counter()
             result = tables[name].upsert(update)
             upserts[name] = {"seconds": round(time.perf_counter() - t0, 1), "phases_ms": result.timings_ms}

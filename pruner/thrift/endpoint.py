@@ -2,9 +2,8 @@
 (`wire`), with every call timed, counted and logged through the sidecar's `Metrics`, the split key
 from the config, and the split hosts it advertises (the configured addresses, else its own), so
 that several sidecars behind one catalog share the data path. Failures are classified by the
-sidecar's one error map (`pruner.service.errors.classify`): what it calls UNAVAILABLE (storage
-trouble) reaches the engine as a retryable ServiceException, any other request error as a final
-one."""
+sidecar's one error map (`pruner.service.errors.classify`), both for the metrics' status label and
+for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable)."""
 
 from __future__ import annotations
 
@@ -12,16 +11,11 @@ import functools
 from collections.abc import Callable
 from typing import Any, cast
 
-import pyarrow as pa
-
-from pruner.errors import LakepruneError
 from pruner.planner.planner import PruneResult
 from pruner.service.catalog import Catalog
 from pruner.service.config import ServeConfig
-from pruner.service.errors import Status, classify
 from pruner.service.metrics import Metrics
 from pruner.thrift import idl
-from pruner.thrift.errors import RetryableRequestError
 from pruner.thrift.handler import LakepruneConnector
 from pruner.thrift.tokens import TokenSealer
 from pruner.thrift.wire import ConnectorService, ThriftServer
@@ -80,14 +74,7 @@ class _Metered:
             table = next(
                 (f"{a.schemaName}.{a.tableName}" for a in args if isinstance(a, idl.SchemaTableName)), None
             )
-            with self._metrics.request(API, wire_name, table) as record:
-                try:
-                    return method(*args)
-                except (LakepruneError, OSError, pa.ArrowException) as exc:
-                    failure = classify(exc)
-                    record.status = failure.status
-                    if failure.status != Status.UNAVAILABLE:
-                        raise
-                    raise RetryableRequestError(failure.message) from exc
+            with self._metrics.request(API, wire_name, table):
+                return method(*args)
 
         return metered

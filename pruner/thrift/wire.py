@@ -7,11 +7,12 @@ a strict binary-protocol message, goes to a shared thread pool, so several reque
 connection run concurrently (at most `max_in_flight_per_connection`; beyond that the reader waits);
 each reply is written as one whole frame, in the request's transport, under the connection's write
 lock, with the request's seqid. Method names lose their `trino` or `presto` prefix and go to a
-`ConnectorService`. Errors are mapped in one place: a `LakepruneError` becomes the method's
-`ServiceException` (not retryable), an `OSError` (storage trouble) a retryable one, an unknown
-method `TApplicationException(UNKNOWN_METHOD)`, a request that does not decode `PROTOCOL_ERROR`,
-and anything else is logged with its traceback and answered with `INTERNAL_ERROR`; the server keeps
-serving in every case. `get_rows` may return the bytes of a `PageResult`
+`ConnectorService`. A failed call is answered as the sidecar's one error map
+(`pruner.service.errors.classify`) decides: UNAVAILABLE (storage trouble) becomes the method's
+retryable `ServiceException`, any other request error a final one, and INTERNAL (a bug) is logged
+with its traceback and answered with `INTERNAL_ERROR`, no internals included; an unknown method is
+`TApplicationException(UNKNOWN_METHOD)` and a request that does not decode `PROTOCOL_ERROR`. The
+server keeps serving in every case. `get_rows` may return the bytes of a `PageResult`
 (`blocks.encode_page_result`), which are spliced into the reply as they are."""
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.THeaderTransport import THeaderClientType, THeaderSubprotocolID, THeaderTransport
 from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE, TMemoryBuffer
 
-from pruner.errors import LakepruneError
+from pruner.service.errors import Failure, Status, classify
 from pruner.thrift import idl
 from pruner.thrift.errors import ThriftRequestError
 
@@ -52,8 +53,9 @@ class ConnectorService(Protocol):
     """What the server calls, one method per Thrift method, with the decoded (generated) argument
     structs. A `Nullable*` argument absent on the wire arrives as its empty wrapper (= null); any
     other absent argument is refused before the call. Methods are called concurrently from the
-    server's worker threads. Raise `LakepruneError` for a request that cannot be served;
-    `get_rows` may return `blocks.encode_page_result` bytes."""
+    server's worker threads. Raise `LakepruneError` for a request that cannot be served (or the
+    method's `ServiceException` to choose the answer); `get_rows` may return
+    `blocks.encode_page_result` bytes."""
 
     def list_schema_names(self) -> list[str]: ...
 
@@ -336,10 +338,12 @@ class ThriftServer:
         workers: int = 16,
         max_in_flight_per_connection: int = 64,
         executor: ThreadPoolExecutor | None = None,
+        classify_error: Callable[[BaseException], Failure] = classify,
     ) -> None:
         if not 0 < max_frame_size < HARD_MAX_FRAME_SIZE:
             raise ValueError(f"max_frame_size must be between 1 and {HARD_MAX_FRAME_SIZE - 1}")
         self._handler = handler
+        self._classify = classify_error
         self._host = host
         self._port = port
         self._max_frame_size = max_frame_size
@@ -550,21 +554,19 @@ class ThriftServer:
             value = method.call(self._handler, args)
         except idl.ServiceException as exc:
             result.ex1 = exc
-        except LakepruneError as exc:
-            _log.info("%s refused: %s", name, exc)
-            retryable = bool(getattr(exc, "retryable", False))
-            result.ex1 = idl.ServiceException(message=_one_line(str(exc)), retryable=retryable)
-        except OSError as exc:
-            _log.warning("%s failed on storage, the engine may retry: %s", name, exc)
-            result.ex1 = idl.ServiceException(message=_one_line(f"storage error: {exc}"), retryable=True)
         except Exception as exc:
-            _log.exception("%s failed", name)
-            return _application_error(
-                name,
-                seqid,
-                idl.TApplicationException.INTERNAL_ERROR,
-                f"{name} failed: {type(exc).__name__}: {exc}",
-            )
+            failure = self._classify(exc)
+            if failure.status == Status.INTERNAL:
+                _log.exception("%s failed", name)
+                return _application_error(
+                    name, seqid, idl.TApplicationException.INTERNAL_ERROR, f"{name} failed: {failure.message}"
+                )
+            retryable = failure.status == Status.UNAVAILABLE
+            if retryable:
+                _log.warning("%s failed, the engine may retry: %s", name, failure.message)
+            else:
+                _log.info("%s refused (%s): %s", name, failure.status, failure.message)
+            result.ex1 = idl.ServiceException(message=_one_line(failure.message), retryable=retryable)
         else:
             if value is None:
                 raise TypeError(f"the handler returned no result for {name}")
