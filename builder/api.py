@@ -7,6 +7,7 @@ trips = LakepruneTable.create("s3://lake/trips", "id bigint, city string, ts tim
 trips.upsert(df)            # df: a Spark DataFrame
 trips.read().show()         # the latest snapshot as a DataFrame
 trips.read(snapshot="20261121120000000")
+trips.alter_partitioning(["region"])  # partition evolution: future writes only
 ```
 Every method opens the table afresh, so a handle never acts on a stale timeline."""
 
@@ -21,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from builder import cleaner, compaction
 from builder.create import SchemaLike, create_table
 from builder.index_build import StatementResult, build_index, execute
+from builder.partitioning import PartitioningChange, alter_partitioning
 from builder.session import spark_session
 from builder.write.writer import WriteMode, WriteResult, write
 from pruner.planner.planner import Planner, PruneResult
@@ -67,6 +69,11 @@ class LakepruneTable:
 
     def snapshot(self, instant: str | None = None) -> Snapshot:
         return self.table().snapshot(instant)
+
+    def alter_partitioning(self, partition_by: Sequence[str]) -> PartitioningChange:
+        """Partition future writes by `partition_by` (empty: unpartitioned); existing file groups
+        keep their partition paths (partition evolution, RFC-63 use case 2)."""
+        return alter_partitioning(self.location, partition_by)
 
     # Writes ------------------------------------------------------------------------------------
     def write(self, df: DataFrame, mode: WriteMode | str, sort_by: Sequence[str] = ()) -> WriteResult:

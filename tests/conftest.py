@@ -3,11 +3,16 @@ slowest thing here); tests that use it are marked `spark`."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from pyspark.sql import SparkSession
+
+if TYPE_CHECKING:
+    from builder.write.writer import WriteResult
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +45,25 @@ def events_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     from tests.support_events import build_events
 
     return build_events(spark, str(tmp_path_factory.mktemp("events") / "events"))
+
+
+@pytest.fixture(scope="session")
+def evolved_events(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """RFC-63 use case 2 (`tests/support_evolution.py`): old `org_id/datestr` files, new `org_id`
+    files, and a functional index on the event date over both."""
+    from tests.support_evolution import build_evolved
+
+    return build_evolved(spark, str(tmp_path_factory.mktemp("evolved") / "events"))
+
+
+@pytest.fixture(scope="session")
+def evolved_events_changed(
+    spark: SparkSession, evolved_events: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, list[WriteResult]]:
+    """A copy of `evolved_events` after `late_changes` (updates and deletes in old-layout file
+    groups, more inserts), with the results of those writes."""
+    from tests.support_evolution import late_changes
+
+    location = str(tmp_path_factory.mktemp("evolved_changed") / "events")
+    shutil.copytree(evolved_events, location)
+    return location, late_changes(spark, location)

@@ -4,10 +4,16 @@ Steps, under the table lock: roll back what a crashed writer left; validate the 
 and resolve duplicates inside the batch (the row with the greatest ordering field wins, nulls
 losing; on a tie, or without an ordering field, the row that comes later in the input wins); tag
 keys with their current location through the record index; plan targets (updates stay in their
-file group, new keys and keys whose partition changed go to small or new file groups); then, as one
+file group, new keys and keys whose partition path changed go to small or new file groups); then, as one
 instant, rewrite every touched file group as a new file slice, write record-index and `files` logs,
 and publish the completed instant. Incoming records replace stored ones whatever their ordering
-value. An insert of a key that already exists is refused (use upsert)."""
+value. An insert of a key that already exists is refused (use upsert).
+
+Partition paths come from the table's current partition fields. After partition evolution a record
+stored in a file group of an earlier partitioning has another path than its update, so an update
+moves it: it leaves the old group (rewritten in place, under its old path) and joins a file group
+of the current partitioning. Old-layout groups therefore only ever shrink, and the table converges
+to the current layout as old records are updated; deletes rewrite old groups in place."""
 
 from __future__ import annotations
 
@@ -64,7 +70,8 @@ class WriteMode(StrEnum):
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What one write did. `updated` includes `moved` (records whose partition value changed)."""
+    """What one write did. `updated` includes `moved`: records whose partition path changed (a
+    partition value changed, or the record moved out of an earlier partitioning's file group)."""
 
     operation: str
     instant: str | None

@@ -1,5 +1,6 @@
-"""`lakeprune table create | show | read | history`: define a table, describe it, read a snapshot's
-rows (printed, or written to Parquet / CSV), list its instants. None of these start Spark."""
+"""`lakeprune table create | alter-partitioning | show | read | history`: define a table, change the
+partitioning of its future writes (partition evolution), describe it, read a snapshot's rows
+(printed, or written to Parquet / CSV), list its instants. None of these start Spark."""
 
 from __future__ import annotations
 
@@ -105,6 +106,35 @@ def create(
     )
 
 
+@app.command("alter-partitioning")
+@cli_command
+def alter_partitioning(
+    table: TableArgument,
+    partition_by: Annotated[
+        str | None, typer.Option(help="Partition column(s) of future writes, comma-separated.")
+    ] = None,
+    unpartitioned: Annotated[bool, typer.Option(help="Write future records unpartitioned.")] = False,
+    warehouse: WarehouseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Change the partitioning of future writes; existing files keep their partition paths."""
+    from builder.partitioning import alter_partitioning as alter
+
+    fields = _split(partition_by)
+    if bool(fields) == unpartitioned:
+        raise InvalidInputError("give exactly one of --partition-by COL[,COL] and --unpartitioned")
+    change = alter(resolve(table, warehouse), fields)
+    if as_json:
+        info = {"before": list(change.before), "after": list(change.after), "until": change.until}
+        typer.echo(json.dumps(info, indent=2))
+        return
+    console.print(
+        f"table [bold]{change.config.name}[/]: new records are partitioned by "
+        f"{', '.join(change.after) or '(none)'}; existing file groups keep their partition paths "
+        f"({', '.join(change.before) or 'unpartitioned'}, written up to {change.until or 'no commit yet'})"
+    )
+
+
 @app.command("show")
 @cli_command
 def show(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonOption = False) -> None:
@@ -124,6 +154,11 @@ def show(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonO
         f"{', '.join(info['partition_fields']) or '(none)'} · ordering field: "
         f"{info['ordering_field'] or '(none)'}"
     )
+    for earlier in info["partition_history"]:
+        console.print(
+            f"earlier partitioning: {', '.join(earlier['fields']) or '(none)'}, "
+            f"for records written up to {earlier['until'] or '(no commit)'}"
+        )
     if info["pending_instants"]:
         console.print(
             f"[yellow]pending (rolled back by the next writer):[/] {', '.join(info['pending_instants'])}"

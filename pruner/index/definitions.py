@@ -174,7 +174,7 @@ def define(
             raise InvalidInputError(f"unknown column {column!r} (columns: {', '.join(config.schema.names)})")
     if len(set(columns)) != len(columns):
         raise InvalidInputError("index columns must be distinct")
-    if kind == IndexType.PARTITION_STATS and not config.partition_fields:
+    if kind == IndexType.PARTITION_STATS and not config.all_partition_fields:
         raise InvalidInputError(f"table {config.name} is not partitioned; partition_stats needs partitions")
     if kind == IndexType.BLOOM_FILTERS:
         if not columns:

@@ -2,7 +2,8 @@
 
 Steps, cheapest first; each removes only files it has proof for, and the result is what survives
 all of them (evidence combines: any one index proving "cannot match" prunes a file):
-1. partition values (from the partition path),
+1. partition values (from each file's own partition path: after partition evolution, paths of
+   different layouts carry different columns, and a column a path lacks decides nothing),
 2. partition stats,
 3. the record index, for EQUAL / IN on the record key,
 4. secondary indexes (RFC-77), for EQUAL / IN on an indexed column: values -> record keys ->
@@ -223,17 +224,19 @@ class Planner:
 
     # Steps. Each returns the surviving files, or a string saying why it did not run. ---------------
     def _partition_values(self, files: list[DataFile], predicate: TupleDomain) -> list[DataFile] | str:
-        columns = [c for c in self.table.config.partition_fields if c in predicate.columns]
+        """Files whose partition path holds a value outside the predicate. A path is judged only on
+        the columns it carries: after partition evolution a file's path may lack a partition
+        column (its value is unknown there, so the file is kept) or carry an earlier one."""
+        columns = [c for c in self.table.config.all_partition_fields if c in predicate.columns]
         if not columns:
             return "no predicate on a partition column"
         verdicts: dict[str, bool] = {}
         for partition in {f.partition for f in files}:
             raw = parse_partition_path(partition)
             verdicts[partition] = all(
-                predicate.domain(c).contains_value(
-                    _typed_partition_value(raw.get(c), self.schema.column(c).type)
-                )
+                predicate.domain(c).contains_value(_typed_partition_value(raw[c], self.schema.column(c).type))
                 for c in columns
+                if c in raw
             )
         return [f for f in files if verdicts[f.partition]]
 

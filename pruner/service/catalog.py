@@ -1,9 +1,10 @@
 """The sidecar's catalog: schema names are the configured warehouse roots, table names are the
 table directories under them. It is the only way a request reaches storage: a request names a
 schema and a table, never a path, and the name must be a plain directory name under a configured
-root. Opened tables are kept and reused while their timeline and index definitions are unchanged
-(a listing of the timeline and a read of `index_defs.json` per request check that: `CREATE INDEX`,
-`DROP INDEX` and an index becoming ready change the definitions without always adding an instant),
+root. Opened tables are kept and reused while their timeline, index definitions and `table.json` are
+unchanged (a listing of the timeline and reads of `index_defs.json` and `table.json` per request
+check that: `CREATE INDEX`, `DROP INDEX`, an index becoming ready and a partition evolution change
+them without adding an instant),
 and all tables share one `IndexCache`, so a new commit is visible at the next call while repeated
 prunes of an unchanged table read no index data from storage (only directory listings)."""
 
@@ -19,6 +20,7 @@ from pruner.errors import TableNotFoundError
 from pruner.index.definitions import load_definitions
 from pruner.metadata.cache import IndexCache
 from pruner.storage import Storage
+from pruner.table.config import load_config
 from pruner.table.layout import TABLE_JSON
 from pruner.table.table import LakeTable, Snapshot, table_location
 from pruner.table.timeline import Timeline
@@ -80,6 +82,8 @@ class Catalog:
                 log.info("table %s changed (latest instant %s); reloading", name, timeline.last_timestamp())
             elif tuple(load_definitions(cached.storage)) != cached.definitions:
                 log.info("table %s: index definitions changed; reloading", name)
+            elif load_config(cached.storage) != cached.config:
+                log.info("table %s: definition (partitioning) changed; reloading", name)
             else:
                 return cached
         try:

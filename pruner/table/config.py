@@ -1,15 +1,18 @@
 """`table.json`: the table's definition — format version, name, schema, record key field(s),
-partition fields, ordering field and typed properties. Loading validates everything, so the rest of
-the code can rely on a `TableConfig` being consistent; a missing or corrupt file becomes a one-line
-error naming the path."""
+partition fields (with the earlier partitionings, once the partitioning evolved), ordering field and
+typed properties. Loading validates everything, so the rest of the code can rely on a `TableConfig`
+being consistent; a missing or corrupt file becomes a one-line error naming the path. A table whose
+partitioning evolved is written as format version 2: a reader that predates evolution would take
+the current partition fields for those of every file, so it must refuse such a table."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from pruner.errors import (
+    InvalidInputError,
     InvalidSchemaError,
     LakepruneError,
     TableCorruptError,
@@ -20,6 +23,7 @@ from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
 
 FORMAT_VERSION = 1
+EVOLVED_FORMAT_VERSION = 2  # the partitioning evolved: `partition_history` lists earlier ones
 RECORD_KEY_TYPES = frozenset(
     {"string", "tinyint", "smallint", "int", "bigint", "date", "decimal", "timestamp"}
 )
@@ -84,14 +88,32 @@ def _dotted(field_name: str) -> str:
 
 
 @dataclass(frozen=True)
+class EarlierPartitioning:
+    """Partition fields that new records were written with up to instant `until` (the latest
+    completed instant when the partitioning changed; None: changed before the first commit). Files
+    written then keep their partition paths."""
+
+    fields: tuple[str, ...]
+    until: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fields": list(self.fields), "until": self.until}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EarlierPartitioning:
+        until = data.get("until")
+        return cls(tuple(str(f) for f in data["fields"]), None if until is None else str(until))
+
+
+@dataclass(frozen=True)
 class TableConfig:
     name: str
     schema: TableSchema
     record_key: tuple[str, ...]
-    partition_fields: tuple[str, ...] = ()
+    partition_fields: tuple[str, ...] = ()  # the current partitioning, for new records
     ordering_field: str | None = None
     properties: TableProperties = TableProperties()
-    format_version: int = FORMAT_VERSION
+    partition_history: tuple[EarlierPartitioning, ...] = ()  # oldest first
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -99,16 +121,37 @@ class TableConfig:
         if not self.record_key:
             raise InvalidSchemaError("a record key column is required")
         _check_fields(self.schema, self.record_key, RECORD_KEY_TYPES, "record key")
-        _check_fields(self.schema, self.partition_fields, PARTITION_TYPES, "partition")
+        for partitioning in (*(e.fields for e in self.partition_history), self.partition_fields):
+            _check_partitioning(self.schema, partitioning)
         if self.ordering_field is not None:
             _check_fields(self.schema, (self.ordering_field,), ORDERING_TYPES, "ordering")
-        if len(set(self.partition_fields)) != len(self.partition_fields):
-            raise InvalidSchemaError("partition columns must be distinct")
         if len(set(self.record_key)) != len(self.record_key):
             raise InvalidSchemaError("record key columns must be distinct")
 
+    @property
+    def format_version(self) -> int:
+        return EVOLVED_FORMAT_VERSION if self.partition_history else FORMAT_VERSION
+
+    @property
+    def all_partition_fields(self) -> tuple[str, ...]:
+        """Every column that some file's partition path may carry: the current partition fields,
+        then those only earlier partitionings had. A file's path names its own columns."""
+        seen = dict.fromkeys(self.partition_fields)
+        for earlier in reversed(self.partition_history):
+            seen.update(dict.fromkeys(earlier.fields))
+        return tuple(seen)
+
+    def with_partitioning(self, fields: tuple[str, ...], until: str | None) -> TableConfig:
+        """The config with new partition fields for future writes; the current ones join the
+        history as written up to `until`. Raises for invalid fields or no change."""
+        if fields == self.partition_fields:
+            current = f"partitioned by {', '.join(fields)}" if fields else "unpartitioned"
+            raise InvalidInputError(f"table {self.name} is already {current}; nothing to change")
+        earlier = EarlierPartitioning(self.partition_fields, until)
+        return replace(self, partition_fields=fields, partition_history=(*self.partition_history, earlier))
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format_version": self.format_version,
             "name": self.name,
             "schema": self.schema.to_json(),
@@ -117,12 +160,20 @@ class TableConfig:
             "ordering_field": self.ordering_field,
             "properties": self.properties.to_json(),
         }
+        if self.partition_history:
+            data["partition_history"] = [e.to_json() for e in self.partition_history]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableConfig:
         version = data.get("format_version")
-        if version != FORMAT_VERSION:
+        if version not in (FORMAT_VERSION, EVOLVED_FORMAT_VERSION):
             raise InvalidSchemaError(f"unsupported format_version {version!r}")
+        history = tuple(EarlierPartitioning.from_json(e) for e in data.get("partition_history") or ())
+        if bool(history) != (version == EVOLVED_FORMAT_VERSION):
+            raise InvalidSchemaError(
+                f"format_version {version} does not match the partition history ({len(history)} entries)"
+            )
         return cls(
             name=str(data["name"]),
             schema=TableSchema.from_json(data["schema"]),
@@ -130,6 +181,7 @@ class TableConfig:
             partition_fields=tuple(str(p) for p in data.get("partition_fields") or ()),
             ordering_field=data.get("ordering_field"),
             properties=TableProperties.from_json(data.get("properties") or {}),
+            partition_history=history,
         )
 
 
@@ -145,6 +197,12 @@ def _check_fields(schema: TableSchema, names: tuple[str, ...], allowed: frozense
                 f"{role} column {name!r} has type {schema.column(name).type}, which cannot be "
                 f"used as a {role} column (allowed: {', '.join(sorted(allowed))})"
             )
+
+
+def _check_partitioning(schema: TableSchema, fields: tuple[str, ...]) -> None:
+    _check_fields(schema, fields, PARTITION_TYPES, "partition")
+    if len(set(fields)) != len(fields):
+        raise InvalidSchemaError("partition columns must be distinct")
 
 
 def load_config(storage: Storage) -> TableConfig:

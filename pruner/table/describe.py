@@ -23,6 +23,7 @@ def describe(table: LakeTable) -> dict[str, Any]:
         "schema": config.schema.to_json(),
         "record_key": list(config.record_key),
         "partition_fields": list(config.partition_fields),
+        "partition_history": [e.to_json() for e in config.partition_history],
         "ordering_field": config.ordering_field,
         "properties": config.properties.to_json(),
         "snapshot": snapshot.instant,

@@ -6,35 +6,17 @@ registry's Arrow implementation; no file it finds a match in may be pruned."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pruner.index.functional import sql_context, virtual_columns
+from pruner.index.functional import sql_context
 from pruner.planner.planner import Planner
 from pruner.predicate.sql import translate
-from pruner.predicate.tuple_domain import TupleDomain
-from pruner.table.table import LakeTable, Snapshot
+from pruner.table.table import LakeTable
+from tests.pruner.planner.conftest import FunctionalOracle, assert_never_prunes_a_match, combined
 from tests.support_events import BASE, NAMES
-
-
-class FunctionalOracle:
-    def __init__(self, snapshot: Snapshot) -> None:
-        table = snapshot.table
-        virtual = virtual_columns(table.config.schema, table.definitions)
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-        for f in snapshot.files():
-            data = pq.read_table(table.storage.path(f.path))
-            for v in virtual:
-                data = data.append_column(v.name, v.function.arrow(data.column(v.function.column)))
-            self.rows[table.storage.full_uri(f.path)] = data.to_pylist()
-
-    def files_matching(self, predicate: TupleDomain) -> set[str]:
-        return {p for p, rows in self.rows.items() if any(predicate.matches(r) for r in rows)}
 
 
 def ts_literal(hours: float) -> str:
@@ -65,14 +47,7 @@ atoms = st.one_of(
     st.builds(lambda a: f"minute_key > '2026030{a}'", st.integers(1, 3)),
     st.builds(lambda h: f"upper(name) = 'X' OR hour(ts) = {h}", hours),  # upper(): not indexed
 )
-predicates = st.recursive(
-    atoms,
-    lambda inner: (
-        st.builds(lambda a, b, op: f"({a}) {op} ({b})", inner, inner, st.sampled_from(["AND", "OR"]))
-        | st.builds(lambda a: f"NOT ({a})", inner)
-    ),
-    max_leaves=3,
-)
+predicates = combined(atoms)
 
 
 @pytest.fixture(scope="module")
@@ -83,23 +58,7 @@ def events_oracle(events_table: str) -> FunctionalOracle:
 def test_no_file_matching_a_functional_predicate_is_pruned(
     events_table: str, events_oracle: FunctionalOracle
 ) -> None:
-    table = LakeTable.open(events_table)
-    schema, expressions = sql_context(table.config.schema, table.definitions)
-    pruned_something = []
-
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(predicates)
-    def check(where: str) -> None:
-        domain = translate(where, schema, expressions).domain
-        result = Planner(table.snapshot()).prune(domain)
-        selected = {s.path for s in result.splits}
-        missing = events_oracle.files_matching(domain) - selected
-        assert not missing, f"{where}: pruned {len(missing)} file(s) holding matches"
-        assert result.fallbacks == 0, [s.fallback for s in result.explain if s.fallback]
-        pruned_something.append(result.files_selected < result.files_total)
-
-    check()
-    assert sum(pruned_something) > len(pruned_something) // 4  # the indexes did real work
+    assert_never_prunes_a_match(events_table, events_oracle, predicates)
 
 
 @pytest.mark.parametrize(

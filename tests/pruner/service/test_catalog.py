@@ -1,6 +1,6 @@
 """The catalog: schemas are warehouse roots, tables the table directories directly under them, and
-no name reaches anything else; opened tables are reused until their timeline or their index
-definitions change; index data is read through the shared cache."""
+no name reaches anything else; opened tables are reused until their timeline, their index
+definitions or their partitioning change; index data is read through the shared cache."""
 
 from __future__ import annotations
 
@@ -96,6 +96,17 @@ def test_index_definitions_changed_without_an_instant_are_seen(warehouses: dict[
     assert [d.name for d in catalog.table(name).definitions] == ["stats"]
     LakepruneTable(location).sql("DROP INDEX stats ON events")
     assert catalog.table(name).definitions == ()
+
+
+def test_a_partitioning_change_without_an_instant_is_seen(warehouses: dict[str, str]) -> None:
+    """Partition evolution rewrites table.json without a timeline instant."""
+    catalog = Catalog(warehouses, IndexCache(10**6))
+    name = TableName("a", "events")
+    assert catalog.table(name).config.partition_fields == ()
+    LakepruneTable(str(Path(warehouses["a"]) / "events")).alter_partitioning(["name"])
+    reopened = catalog.table(name).config
+    assert reopened.partition_fields == ("name",) and reopened.partition_history[0].fields == ()
+    assert catalog.table(name) is catalog.table(name)
 
 
 # Over the indexed table (built once per session with Spark) ----------------------------------------

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pruner.errors import InvalidSchemaError, TableCorruptError, TableNotFoundError
+from pruner.errors import InvalidInputError, InvalidSchemaError, TableCorruptError, TableNotFoundError
 from pruner.storage import Storage
 from pruner.table.config import (
+    EVOLVED_FORMAT_VERSION,
     FORMAT_VERSION,
+    EarlierPartitioning,
     TableConfig,
     TableProperties,
     load_config,
@@ -137,9 +140,54 @@ def test_small_file_limit_may_equal_target() -> None:
 
 def test_unsupported_format_version() -> None:
     data = _valid_json()
-    data["format_version"] = FORMAT_VERSION + 1
-    with pytest.raises(InvalidSchemaError, match="unsupported format_version 2"):
+    data["format_version"] = EVOLVED_FORMAT_VERSION + 1
+    with pytest.raises(InvalidSchemaError, match="unsupported format_version 3"):
         TableConfig.from_json(data)
+
+
+def test_evolved_partitioning_round_trips_as_format_version_2() -> None:
+    evolved = _config().with_partitioning(("region",), "20260101000000000")
+    assert evolved.partition_fields == ("region",)
+    assert evolved.partition_history == (EarlierPartitioning(("region", "day"), "20260101000000000"),)
+    again = evolved.with_partitioning((), None).with_partitioning(("city", "region"), None)
+    assert again.all_partition_fields == ("city", "region", "day")
+    data = json.loads(json.dumps(again.to_json()))
+    assert data["format_version"] == EVOLVED_FORMAT_VERSION
+    assert data["partition_history"][0] == {"fields": ["region", "day"], "until": "20260101000000000"}
+    assert TableConfig.from_json(data) == again
+    assert "partition_history" not in _valid_json()  # unevolved tables stay readable as version 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        (("region", "day"), InvalidInputError, "trips is already partitioned by region, day; nothing"),
+        (("nope",), InvalidSchemaError, "partition column 'nope' is not in the schema"),
+        (("ts",), InvalidSchemaError, "partition column 'ts' has type timestamp"),
+        (("city", "city"), InvalidSchemaError, "partition columns must be distinct"),
+    ],
+)
+def test_bad_partitioning_changes(fields: tuple[str, ...], error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        _config().with_partitioning(fields, None)
+    with pytest.raises(InvalidInputError, match="is already unpartitioned"):
+        _config(partition_fields=()).with_partitioning((), None)
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ({"format_version": EVOLVED_FORMAT_VERSION}, "does not match the partition history (0 entries)"),
+        ({"partition_history": [{"fields": ["region"], "until": None}]}, "does not match"),
+        (
+            {"format_version": 2, "partition_history": [{"fields": ["score"], "until": None}]},
+            "partition column 'score' has type double",
+        ),
+    ],
+)
+def test_partition_history_is_validated(change: dict[str, Any], detail: str) -> None:
+    with pytest.raises(InvalidSchemaError, match=re.escape(detail)):
+        TableConfig.from_json({**_valid_json(), **change})
 
 
 def test_load_missing_table(tmp_path: Path) -> None:
