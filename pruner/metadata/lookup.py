@@ -1,12 +1,12 @@
 """Keyed lookups in sorted index rows by binary search. `IndexedRows` is one merged bucket together
 with a search column for one field (the partition's hash field), built once when the bucket is
 loaded: the field's values in ascending order, plus the permutation that sorts them when the rows
-are not already ordered by that field (a hash field that is not the leading sort key, or a type
-whose Arrow order is not the search order). `find` then answers any number of keys with two
-vectorised binary searches (`pyarrow.compute.search_sorted`) and one `take`, never a pass over the
-whole bucket. `search_key` gives the form the searches run on (decimals as order-preserving bytes,
-since Arrow cannot search decimals), and `admitted` applies the same searches to footer min / max
-ranges, so that cold reads choose row groups without a Python loop over keys."""
+are not already ordered by that field (a hash field that is not the leading sort key, as in the
+stats partitions). `find` then answers any number of keys with two vectorised binary searches
+(`pyarrow.compute.search_sorted`) and one `take`, never a pass over the whole bucket. `search_key`
+gives the form the searches run on (decimals as order-preserving bytes, since Arrow cannot search
+decimals), and `admitted` applies the same searches to footer min / max ranges, so that cold reads
+compare all row groups with all keys in two vectorised calls."""
 
 from __future__ import annotations
 
