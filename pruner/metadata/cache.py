@@ -4,9 +4,11 @@ An index bucket as of a snapshot is fully determined by the names of the files t
 base and the logs after it): index files are immutable once their instant completes, and every
 commit, compaction or rollback that changes a bucket changes that list of names. Keying merged
 buckets by (partition directory, file names) therefore never serves stale data: a new snapshot
-names new files and misses the cache, and entries no snapshot names any more simply age out.
-Eviction is least-recently-used by the Arrow size of the cached tables; a table larger than the
-whole budget is returned without being cached. Hit, miss and eviction counts feed the metrics."""
+names new files and misses the cache, and entries no snapshot names any more simply age out. The
+cache is generic in what it holds (the sidecar keeps each bucket with its lookup structure, see
+`pruner.metadata.lookup`); every value reports its own size (`nbytes`), which must count all the
+memory the value holds. Eviction is least-recently-used by that size; a value larger than the whole
+budget is returned without being cached. Hit, miss and eviction counts feed the metrics."""
 
 from __future__ import annotations
 
@@ -14,8 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import Generic, Protocol, TypeVar
 
 
 @dataclass(frozen=True)
@@ -28,20 +29,31 @@ class CacheStats:
     max_bytes: int
 
 
-class IndexCache:
-    """LRU by bytes. `get_or_load` runs `load` outside the lock, so a slow read never blocks hits
-    on other keys; two concurrent misses of one key may both load (the second result is kept)."""
+class Measured(Protocol):
+    """A value that knows how many bytes of memory it holds (Arrow tables and arrays do)."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+V = TypeVar("V", bound=Measured)
+
+
+class IndexCache(Generic[V]):
+    """LRU by bytes (each value's `nbytes`, read once when it is stored). `get_or_load` runs `load`
+    outside the lock, so a slow read never blocks hits on other keys; two concurrent misses of one
+    key may both load (the second result is kept)."""
 
     def __init__(self, max_bytes: int) -> None:
         if max_bytes < 0:
             raise ValueError("cache size must not be negative")
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[pa.Table, int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._hits = self._misses = self._evictions = 0
         self._lock = threading.Lock()
 
-    def get_or_load(self, key: Hashable, load: Callable[[], pa.Table]) -> pa.Table:
+    def get_or_load(self, key: Hashable, load: Callable[[], V]) -> V:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -49,9 +61,9 @@ class IndexCache:
                 self._hits += 1
                 return entry[0]
             self._misses += 1
-        table = load()
-        self._put(key, table)
-        return table
+        value = load()
+        self._put(key, value)
+        return value
 
     def clear(self) -> None:
         with self._lock:
@@ -64,15 +76,15 @@ class IndexCache:
                 self._hits, self._misses, self._evictions, len(self._entries), self._bytes, self.max_bytes
             )
 
-    def _put(self, key: Hashable, table: pa.Table) -> None:
-        size = table.nbytes
+    def _put(self, key: Hashable, value: V) -> None:
+        size = value.nbytes
         if size > self.max_bytes:
             return
         with self._lock:
             previous = self._entries.pop(key, None)
             if previous is not None:
                 self._bytes -= previous[1]
-            self._entries[key] = (table, size)
+            self._entries[key] = (value, size)
             self._bytes += size
             while self._bytes > self.max_bytes:
                 _, (_, evicted) = self._entries.popitem(last=False)

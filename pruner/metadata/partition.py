@@ -1,12 +1,14 @@
 """Reading and writing one index partition. `PartitionView` is the partition as of one snapshot: per
 bucket, the newest visible base file and the log files after it. Visibility is decided by the
 timeline (only files whose instant is completed and not after the snapshot count), so files of
-failed or in-flight commits are never read. Writers add log files per commit and base files at
+failed or in-flight commits are never read. Keyed reads (`lookup`) read, cold, only the row groups
+whose footer min / max admit a key; with a cache, each merged bucket is kept with a binary-search
+index on its hash field (`pruner.metadata.lookup.IndexedRows`), so a cached lookup costs two
+searches per bucket instead of a pass over it. Writers add log files per commit and base files at
 compaction; both are named with their instant."""
 
 from __future__ import annotations
 
-import bisect
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -20,12 +22,16 @@ import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
 from pruner.metadata.cache import IndexCache
+from pruner.metadata.lookup import IndexedRows, admitted
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
 from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
 from pruner.storage import Storage
 from pruner.table.layout import IndexFileName
 
 log = logging.getLogger(__name__)
+
+# The sidecar's cache: merged buckets with their lookup index, keyed by their files' names.
+BucketCache = IndexCache[IndexedRows]
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ class PartitionView:
     storage: Storage
     spec: PartitionSpec
     buckets: dict[int, BucketFiles] = field(default_factory=dict)
-    cache: IndexCache | None = field(default=None, compare=False)
+    cache: BucketCache | None = field(default=None, compare=False)
 
     @classmethod
     def load(
@@ -52,11 +58,11 @@ class PartitionView:
         spec: PartitionSpec,
         visible: frozenset[str],
         as_of: str | None,
-        cache: IndexCache | None = None,
+        cache: BucketCache | None = None,
     ) -> PartitionView:
         """The partition as of instant `as_of` (None: nothing committed yet), reading only files
         whose instant is in `visible` (the completed instants). With a `cache`, merged buckets are
-        kept there between calls (see `pruner.metadata.cache`)."""
+        kept there between calls, each with its lookup index (see `pruner.metadata.cache`)."""
         if as_of is None:
             return cls(storage, spec, {}, cache)
         names = list_index_files(storage, spec)
@@ -73,17 +79,21 @@ class PartitionView:
         return [self.rel(n) for files in self.buckets.values() for n in files.names]
 
     def read_bucket(self, bucket: int, keys: pa.Array | None = None) -> pa.Table:
-        """Live rows of one bucket; with `keys`, only rows whose hash field is among them."""
+        """Live rows of one bucket; with `keys`, only rows whose hash field is among them (a NULL
+        key matches nothing)."""
         files = self.buckets.get(bucket)
         if files is None:
             return self.spec.schema.empty_table()
         if self.cache is None:
             return merge(self.spec, [self._read_file(name, keys) for name in files.names])
         key = (self.storage.full_uri(self.spec.directory), tuple(str(n) for n in files.names))
-        rows = self.cache.get_or_load(
-            key, lambda: merge(self.spec, [self._read_file(n, None) for n in files.names])
+        indexed = self.cache.get_or_load(
+            key,
+            lambda: IndexedRows.build(
+                merge(self.spec, [self._read_file(n, None) for n in files.names]), self.spec.hash_field
+            ),
         )
-        return rows if keys is None else rows.filter(pc.is_in(rows.column(self.spec.hash_field), keys))
+        return indexed.rows if keys is None else indexed.find(keys)
 
     def read_all(self) -> pa.Table:
         tables = [self.read_bucket(b) for b in sorted(self.buckets)]
@@ -159,30 +169,27 @@ class PartitionView:
 
 
 def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Array) -> list[int]:
-    """Row groups whose footer min / max of `field_name` admits at least one of `keys` (all row
-    groups when statistics are missing or not comparable). Files are sorted by their key, so for a
-    few keys most row groups are skipped, and for thousands of keys each row group is checked by
-    one binary search instead of a scan."""
+    """Row groups whose footer min / max of `field_name` admits at least one of `keys` (a row group
+    without statistics always does; all row groups when the statistics cannot be compared with the
+    keys). Files are sorted by their key, so for a few keys most row groups are skipped; the footers
+    are read in Python, the comparison with the keys is two vectorised binary searches."""
     metadata = parquet.metadata
     everything = list(range(metadata.num_row_groups))
-    try:
-        column = parquet.schema_arrow.get_field_index(field_name)
-        wanted = sorted(v for v in keys.to_pylist() if v is not None)
-        if column < 0 or not wanted:
-            return everything if wanted else []
-        chosen = []
-        for group in everything:
-            stats = metadata.row_group(group).column(column).statistics
-            if stats is None or not stats.has_min_max:
-                chosen.append(group)
-                continue
-            low, high = stats.min, stats.max
-            at = bisect.bisect_left(wanted, low)
-            if at < len(wanted) and wanted[at] <= high:
-                chosen.append(group)
-        return chosen
-    except (TypeError, ValueError):  # statistics of a type Python cannot compare with the keys
+    column = parquet.schema_arrow.get_field_index(field_name)
+    if column < 0:
         return everything
+    bounds: tuple[list[object], list[object]] = ([], [])
+    for group in everything:
+        stats = metadata.row_group(group).column(column).statistics
+        known = stats is not None and stats.has_min_max
+        bounds[0].append(stats.min if known else None)
+        bounds[1].append(stats.max if known else None)
+    value_type = parquet.schema_arrow.field(column).type
+    try:
+        keep = admitted(pa.array(bounds[0], value_type), pa.array(bounds[1], value_type), keys)
+    except (TypeError, ValueError, NotImplementedError):  # statistics Arrow cannot compare with the keys
+        return everything
+    return [int(group) for group in np.flatnonzero(keep)]
 
 
 def list_index_files(storage: Storage, spec: PartitionSpec) -> list[IndexFileName]:

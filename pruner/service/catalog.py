@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pruner.errors import TableNotFoundError
 from pruner.index.definitions import load_definitions
-from pruner.metadata.cache import IndexCache
+from pruner.metadata.partition import BucketCache
 from pruner.storage import Storage
 from pruner.table.config import load_config
 from pruner.table.layout import TABLE_JSON
@@ -42,7 +42,7 @@ class TableName:
 
 
 class Catalog:
-    def __init__(self, warehouses: Mapping[str, str], cache: IndexCache) -> None:
+    def __init__(self, warehouses: Mapping[str, str], cache: BucketCache) -> None:
         self.warehouses = dict(warehouses)
         self.cache = cache
         self._open: dict[TableName, LakeTable] = {}

@@ -21,7 +21,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_wsgi_
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from pruner.metadata.cache import IndexCache
+from pruner.metadata.partition import BucketCache
 from pruner.planner.planner import PruneResult
 from pruner.service.errors import Status, classify
 
@@ -51,7 +51,7 @@ class RequestRecord:
 
 
 class Metrics:
-    def __init__(self, cache: IndexCache | None = None) -> None:
+    def __init__(self, cache: BucketCache | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         labels = ("api", "method", "status")
         self.requests = Counter(
@@ -152,7 +152,7 @@ def _quote(value: object) -> str:
 class _CacheCollector(Collector):
     """The index cache's counters and size, read from `IndexCache.stats()` at scrape time."""
 
-    def __init__(self, cache: IndexCache) -> None:
+    def __init__(self, cache: BucketCache) -> None:
         self.cache = cache
 
     def collect(self) -> Iterator[Metric]:

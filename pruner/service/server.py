@@ -18,7 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from pruner.metadata.cache import IndexCache
+from pruner.metadata.partition import BucketCache
 from pruner.service.auth import BearerTokenInterceptor
 from pruner.service.catalog import Catalog
 from pruner.service.config import ConfigError, ServeConfig
@@ -39,7 +39,7 @@ class Sidecar:
     def __init__(self, config: ServeConfig, max_workers: int = MAX_WORKERS) -> None:
         self.config = config
         self.max_workers = max_workers
-        self.cache = IndexCache(config.cache_bytes)
+        self.cache = BucketCache(config.cache_bytes)
         self.catalog = Catalog(config.warehouses, self.cache)
         self.metrics = Metrics(self.cache)
         self.health = health.HealthServicer()

@@ -15,9 +15,8 @@ from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorrupt
 from pruner.index.definitions import IndexDefinition, load_definitions
 from pruner.index.partitions import spec_for
 from pruner.metadata import files_index, record_index
-from pruner.metadata.cache import IndexCache
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.partition import PartitionView
+from pruner.metadata.partition import BucketCache, PartitionView
 from pruner.metadata.spec import PartitionSpec
 from pruner.storage import Storage
 from pruner.table.config import TableConfig, load_config
@@ -41,7 +40,7 @@ class LakeTable:
     timeline: Timeline
     definitions: tuple[IndexDefinition, ...] = ()
     # Shared by long-running readers (the sidecar) so that repeated prunes do not re-read storage.
-    cache: IndexCache | None = field(default=None, compare=False)
+    cache: BucketCache | None = field(default=None, compare=False)
     # With a cache, the partition views (index directory listings) of this loaded timeline, so that
     # repeated prunes do not list storage either; a new commit means a new timeline, a new table.
     _views: dict[tuple[str, str | None], PartitionView] = field(
@@ -49,7 +48,7 @@ class LakeTable:
     )
 
     @classmethod
-    def open(cls, location: str, cache: IndexCache | None = None) -> LakeTable:
+    def open(cls, location: str, cache: BucketCache | None = None) -> LakeTable:
         storage = Storage.from_uri(location)
         config = load_config(storage)
         return cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)), cache)

@@ -5,6 +5,7 @@ gains a file is read afresh."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,8 +13,9 @@ import pytest
 
 from pruner.metadata import record_index
 from pruner.metadata.cache import CacheStats, IndexCache
+from pruner.metadata.lookup import IndexedRows
 from pruner.metadata.merge import with_op
-from pruner.metadata.partition import PartitionView, write_logs
+from pruner.metadata.partition import BucketCache, PartitionView, write_logs
 from pruner.metadata.spec import OP_DELETE, OP_UPSERT
 from pruner.storage import Storage
 
@@ -104,6 +106,19 @@ def test_clear_empties_the_cache_but_keeps_the_counts() -> None:
     assert cache.stats() == CacheStats(hits=1, misses=1, evictions=0, entries=0, bytes=0, max_bytes=1000)
 
 
+@dataclass(frozen=True)
+class Sized:
+    nbytes: int
+
+
+def test_any_value_that_reports_its_size_is_cached_by_that_size() -> None:
+    cache: IndexCache[Sized] = IndexCache(100)
+    first = cache.get_or_load("a", lambda: Sized(60))
+    assert cache.get_or_load("a", lambda: Sized(1)) is first
+    cache.get_or_load("b", lambda: Sized(50))  # 110 bytes: evicts a
+    assert cache.stats() == CacheStats(hits=1, misses=2, evictions=1, entries=1, bytes=50, max_bytes=100)
+
+
 def test_negative_size_is_refused() -> None:
     with pytest.raises(ValueError):
         IndexCache(-1)
@@ -167,13 +182,17 @@ def _rows(table: pa.Table) -> dict[str, str]:
 def test_partition_view_reads_through_the_cache_and_sees_new_files(tmp_path: Path) -> None:
     storage = Storage.from_uri(str(tmp_path))
     _log(storage, I1, {f"k{i}": f"p{i % 3}" for i in range(40)})
-    cache = IndexCache(10**7)
+    cache: BucketCache = IndexCache(10**7)
 
     def view(as_of: str, cached: bool) -> PartitionView:
         return PartitionView.load(storage, SPEC, frozenset({I1, I2}), as_of, cache if cached else None)
 
     keys = pa.array(["k1", "k7", "k30", "nope"])
     assert _rows(view(I1, True).read_all()) == _rows(view(I1, False).read_all())
+    # Each cached bucket is counted with its lookup index.
+    uncached = view(I1, False)
+    expected = [IndexedRows.build(uncached.read_bucket(b), SPEC.hash_field).nbytes for b in uncached.buckets]
+    assert cache.stats().bytes == sum(expected) > 0
     assert (
         _rows(view(I1, True).lookup(keys))
         == _rows(view(I1, False).lookup(keys))

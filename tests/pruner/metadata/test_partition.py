@@ -3,28 +3,36 @@ bucket-limited lookups and compaction."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from pruner.errors import TableCorruptError
+from pruner.index import secondary
 from pruner.metadata import files_index, record_index
+from pruner.metadata.cache import IndexCache
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
 from pruner.metadata.partition import (
     BucketFiles,
     PartitionView,
+    _row_groups_with_keys,
     compact_bucket,
     list_index_files,
     select_bucket_files,
+    write_base,
     write_logs,
 )
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
 from pruner.table.keys import bucket_of
 from pruner.table.layout import IndexFileName
+from pruner.types import parse_type
 
 SPEC = record_index.spec(4)
 I1, I2, I3, I4, I5, I6 = (f"2024010100000000{i}" for i in range(1, 7))
@@ -294,3 +302,43 @@ def test_files_index_rows_and_json() -> None:
     rows = files_index.changes(files[:1], files[1:])
     assert rows.column(OP_FIELD).to_pylist() == [OP_UPSERT, OP_DELETE]
     assert files_index.from_rows(rows) == files
+
+
+SECONDARY_TYPES = {
+    "string": lambda i: f"v{i:05d}",
+    "bigint": lambda i: i - 2000,
+    "date": lambda i: date(2000, 1, 1) + timedelta(days=i),
+    "decimal(12,2)": lambda i: Decimal(i - 2000).scaleb(-2),
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(SECONDARY_TYPES))
+def test_secondary_lookups_cold_and_cached_agree_and_skip_row_groups(tmp_path: Path, type_name: str) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    spec = secondary.spec("s", parse_type(type_name), 2)
+    value_of = SECONDARY_TYPES[type_name]
+    n = 3 * ROW_GROUP_ROWS  # several row groups per bucket, three record keys per value
+    rows = pa.table(
+        {"secondary_key": [value_of(i // 3) for i in range(n)], "key": [f"r{i}" for i in range(n)]},
+        schema=spec.schema,
+    )
+    buckets = spec.buckets(rows)
+    for bucket in (0, 1):
+        write_base(storage, spec, bucket, I1, rows.filter(pa.array(buckets == bucket)))
+    cold = PartitionView.load(storage, spec, frozenset({I1}), I1)
+    cached = PartitionView.load(storage, spec, frozenset({I1}), I1, IndexCache(10**8))
+    everything = cold.read_all()
+    for values in (
+        [value_of(7)],
+        [value_of(i) for i in range(0, n // 3, 97)] + [value_of(7), value_of(10**5)],
+    ):
+        keys = pa.array(values, spec.schema.field("secondary_key").type)
+        expected = everything.filter(pc.is_in(everything["secondary_key"], keys)).sort_by("key")
+        assert cold.lookup(keys).sort_by("key").equals(expected)
+        assert cached.lookup(keys).sort_by("key").equals(expected)
+    one = pa.array([value_of(7)], spec.schema.field("secondary_key").type)
+    bucket = int(spec.buckets(pa.table({"secondary_key": one}))[0])
+    parquet = pq.ParquetFile(storage.path(cold.rel(cold.buckets[bucket].names[0])))
+    assert parquet.metadata.num_row_groups > 1
+    assert len(_row_groups_with_keys(parquet, "secondary_key", one)) == 1
+    assert _row_groups_with_keys(parquet, "secondary_key", pa.array([None], one.type)) == []
