@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -153,7 +152,7 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
         stats = next((d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS), None)
         if stats is None or stats.state != IndexState.READY:
             raise InvalidInputError("build the column_stats index first; partition_stats aggregates it")
-        computed = pa.table({})
+        computed: dict[str, pa.Table] = {}
     else:
         computed = _compute_rows(table, definition, spark)
     with table_lock(table.storage, f"build index {name}"):
@@ -171,15 +170,12 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
             else:
-                names = pa.array([f.file_name for f in live], pa.string())
-                still_live = (
-                    computed.filter(pc.is_in(computed["file_name"], value_set=names))
-                    if computed.num_rows
-                    else computed
-                )
+                still_live = [computed[f.file_name] for f in live if f.file_name in computed]
                 changes = (
-                    with_op(still_live.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
-                    if still_live.num_rows
+                    with_op(
+                        pa.concat_tables(still_live).select(spec.schema.names).cast(spec.schema), OP_UPSERT
+                    )
+                    if still_live
                     else spec.log_schema.empty_table()
                 )
             written = write_logs(table.storage, spec, pending.timestamp, changes)
@@ -191,11 +187,15 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
     return pending.timestamp
 
 
-def _compute_rows(table: LakeTable, definition: IndexDefinition, spark: SparkSession | None) -> pa.Table:
+def _compute_rows(
+    table: LakeTable, definition: IndexDefinition, spark: SparkSession | None
+) -> dict[str, pa.Table]:
+    """The index rows of every live file, computed in Spark tasks, by file name (the final step
+    keeps the files still live)."""
     files = table.snapshot().files()
     spec = table.spec(definition)
     if not files:
-        return spec.schema.empty_table()
+        return {}
     from builder.session import spark_session
 
     session = spark or spark_session()
@@ -205,15 +205,16 @@ def _compute_rows(table: LakeTable, definition: IndexDefinition, spark: SparkSes
     )
     parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
     task = _index_files(table.storage, table.config, definition, spec)
-    out = T.StructType([T.StructField("rows", T.BinaryType())])
+    out = T.StructType([T.StructField("file_name", T.StringType()), T.StructField("rows", T.BinaryType())])
     shipped = listing.repartition(parallelism).mapInArrow(task, out).collect()
-    tables = [from_ipc(r["rows"]) for r in shipped]
-    return pa.concat_tables(tables) if tables else spec.schema.empty_table()
+    return {r["file_name"]: from_ipc(r["rows"]) for r in shipped}
 
 
 def _index_files(
     storage: Storage, config: TableConfig, definition: IndexDefinition, spec: PartitionSpec
 ) -> BatchFunction:
+    """Per file: its index rows for `definition`, as Arrow IPC beside the file's name (a file's
+    secondary-index pairs are not tagged row by row)."""
     is_secondary = definition.index_type == IndexType.SECONDARY_INDEX
     columns = list(definition.columns) + (list(config.record_key) if is_secondary else [])
 
@@ -223,15 +224,17 @@ def _index_files(
                 rows = pq.read_table(
                     storage.path(item["path"]), filesystem=storage.fs, columns=list(dict.fromkeys(columns))
                 )
-                if is_secondary:  # pairs of the file, tagged with it for the catch-up filter
-                    found = secondary.pairs(rows, definition.columns[0], config.record_key, spec)
-                    file_names = pa.array([item["file_name"]] * found.num_rows, pa.string())
-                    built = {definition.partition: found.append_column("file_name", file_names)}
+                if is_secondary:
+                    built = {
+                        definition.partition: secondary.pairs(
+                            rows, definition.columns[0], config.record_key, spec
+                        )
+                    }
                 else:
                     built = rows_for_file(
                         rows, config.schema, [definition], item["partition"], item["file_name"]
                     )
                 data = to_ipc(built)[definition.partition]
-                yield pa.RecordBatch.from_pydict({"rows": [data]})
+                yield pa.RecordBatch.from_pydict({"file_name": [item["file_name"]], "rows": [data]})
 
     return run
