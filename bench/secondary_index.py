@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from pruner.index import secondary
 from pruner.metadata.cache import IndexCache
+from pruner.metadata.lookup import IndexedRows
 from pruner.metadata.partition import PartitionView, write_base
 from pruner.storage import Storage
 from pruner.table.layout import metadata_partition_dir
@@ -68,8 +69,11 @@ def lookup_part(entries: int, buckets: int, rounds: int) -> dict[str, Any]:
         written_s = time.perf_counter() - start
         cold = PartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT)
         # The sidecar's path: merged buckets kept in the bounded in-process cache between requests.
-        warm = PartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT, IndexCache(4 << 30))
+        cache: IndexCache[IndexedRows] = IndexCache(4 << 30)
+        warm = PartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT, cache)
+        loaded = time.perf_counter()
         warm.read_all()
+        cache_load_s = time.perf_counter() - loaded
         rng = random.Random(7)
 
         def timed(n: int, view: PartitionView = cold) -> tuple[list[float], int]:
@@ -91,6 +95,8 @@ def lookup_part(entries: int, buckets: int, rounds: int) -> dict[str, Any]:
             "distinct_values": distinct,
             "buckets": buckets,
             "write_base_files_s": round(written_s, 1),
+            "cache_load_s": round(cache_load_s, 1),
+            "cached_bytes": cache.stats().bytes,
             "index_bytes": _dir_bytes(root),
             "lookup_1_ms": {"median": round(statistics.median(one), 2), "p99": round(max(one), 2)},
             "lookup_1_entries_found": found_one,
@@ -170,7 +176,7 @@ def spark_part(rows: int) -> dict[str, Any]:
         ).withColumn("amount", F.col("amount") + 1)
         update = update.cache()
         update.count()
-        upserts = {}
+        upserts: dict[str, dict[str, Any]] = {}
         for name in ("plain", "indexed"):
             _progress(f"1% upsert into the {name} table")
             t0 = time.perf_counter()

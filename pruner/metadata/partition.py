@@ -2,9 +2,9 @@
 bucket, the newest visible base file and the log files after it. Visibility is decided by the
 timeline (only files whose instant is completed and not after the snapshot count), so files of
 failed or in-flight commits are never read. Keyed reads (`lookup`) read, cold, only the row groups
-whose footer min / max admit a key; with a cache, each merged bucket is kept with a binary-search
-index on its hash field (`pruner.metadata.lookup.IndexedRows`), so a cached lookup costs two
-searches per bucket instead of a pass over it. Writers add log files per commit and base files at
+whose footer min / max admit a key; with a cache, each merged bucket is kept with a hash lookup on
+its hash field (`pruner.metadata.lookup.IndexedRows`), so a cached lookup costs a binary search
+on integers per key instead of a pass over the bucket. Writers add log files per commit and base files at
 compaction; both are named with their instant."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -22,10 +23,11 @@ import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
 from pruner.metadata.cache import IndexCache
-from pruner.metadata.lookup import IndexedRows, admitted
+from pruner.metadata.lookup import IndexedRows, admitted, lookup_keys
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
 from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
 from pruner.storage import Storage
+from pruner.table.keys import value_hashes
 from pruner.table.layout import IndexFileName
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,10 @@ class PartitionView:
     spec: PartitionSpec
     buckets: dict[int, BucketFiles] = field(default_factory=dict)
     cache: BucketCache | None = field(default=None, compare=False)
+    # Each bucket's key in `cache`, computed on first use.
+    _cache_keys: dict[int, tuple[str, tuple[str, ...]]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def load(
@@ -81,35 +87,59 @@ class PartitionView:
     def read_bucket(self, bucket: int, keys: pa.Array | None = None) -> pa.Table:
         """Live rows of one bucket; with `keys`, only rows whose hash field is among them (a NULL
         key matches nothing)."""
-        files = self.buckets.get(bucket)
-        if files is None:
-            return self.spec.schema.empty_table()
-        if self.cache is None:
-            return merge(self.spec, [self._read_file(name, keys) for name in files.names])
-        key = (self.storage.full_uri(self.spec.directory), tuple(str(n) for n in files.names))
-        indexed = self.cache.get_or_load(
-            key,
-            lambda: IndexedRows.build(
-                merge(self.spec, [self._read_file(n, None) for n in files.names]), self.spec.hash_field
-            ),
-        )
-        return indexed.rows if keys is None else indexed.find(keys)
+        if keys is None:
+            return self._bucket_rows(bucket, None, None)
+        keys = lookup_keys(keys, self._hash_type)
+        return self._bucket_rows(bucket, keys, value_hashes(keys))
 
     def read_all(self) -> pa.Table:
         tables = [self.read_bucket(b) for b in sorted(self.buckets)]
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
     def lookup(self, keys: pa.Array) -> pa.Table:
-        """Live rows whose hash field equals one of `keys`; reads only the buckets they hash to."""
-        keys = pc.unique(pc.cast(keys, self.spec.schema.field(self.spec.hash_field).type))
-        if len(keys) == 0:
-            return self.spec.schema.empty_table()
-        buckets = self.spec.buckets(pa.table({self.spec.hash_field: keys}))
+        """Live rows whose hash field equals one of `keys`; reads only the buckets they hash to.
+        Each key is hashed once, for its bucket and for the search in a cached bucket."""
+        keys = lookup_keys(keys, self._hash_type)
+        hashes = value_hashes(keys)
+        of = self.spec.buckets_of_hashes(hashes)
+        wanted = sorted(set(of.tolist()))
         tables = []
-        for bucket in np.unique(buckets):
-            if int(bucket) in self.buckets:
-                tables.append(self.read_bucket(int(bucket), keys.filter(pa.array(buckets == bucket))))
+        for bucket in wanted:
+            if bucket not in self.buckets:
+                continue
+            if len(wanted) == 1:
+                tables.append(self._bucket_rows(bucket, keys, hashes))
+            else:
+                chosen = of == bucket
+                tables.append(self._bucket_rows(bucket, keys.filter(chosen), hashes[chosen]))
+        if len(tables) == 1:
+            return tables[0]
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
+
+    @property
+    def _hash_type(self) -> pa.DataType:
+        return self.spec.hash_type
+
+    def _bucket_rows(
+        self, bucket: int, keys: pa.Array | None, hashes: npt.NDArray[np.uint64] | None
+    ) -> pa.Table:
+        """`read_bucket` for keys already normalised by `lookup_keys`, with their `value_hashes`."""
+        files = self.buckets.get(bucket)
+        if files is None:
+            return self.spec.schema.empty_table()
+        if self.cache is None:
+            return merge(self.spec, [self._read_file(name, keys) for name in files.names])
+        key = self._cache_keys.get(bucket)
+        if key is None:
+            key = (self.storage.full_uri(self.spec.directory), tuple(str(n) for n in files.names))
+            self._cache_keys[bucket] = key
+        indexed = self.cache.get_or_load(
+            key,
+            lambda: IndexedRows.build(
+                merge(self.spec, [self._read_file(n, None) for n in files.names]), self.spec.hash_field
+            ),
+        )
+        return indexed.rows if keys is None else indexed.find(keys, hashes)
 
     def scan(self, expression: ds.Expression) -> pa.Table:
         """Live rows satisfying `expression` (on key fields only, so that a tombstone is read

@@ -5,12 +5,13 @@ bucket count."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pruner.table.keys import buckets_of, encode_record_keys
+from pruner.table.keys import value_hashes
 from pruner.table.layout import metadata_partition_dir
 
 OP_FIELD = "_op"
@@ -32,6 +33,10 @@ class PartitionSpec:
         assert self.hash_field in self.key_fields
         assert list(self.schema.names[: len(self.key_fields)]) == list(self.key_fields)
 
+    @cached_property
+    def hash_type(self) -> pa.DataType:
+        return self.schema.field(self.hash_field).type
+
     @property
     def directory(self) -> str:
         return metadata_partition_dir(self.name)
@@ -45,8 +50,13 @@ class PartitionSpec:
         return list(self.schema.names[len(self.key_fields) :])
 
     def buckets(self, rows: pa.Table) -> npt.NDArray[np.int32]:
-        # Non-string hash fields (secondary keys) hash their canonical text, as record keys do.
-        return buckets_of(encode_record_keys(rows, (self.hash_field,)), self.num_buckets)
+        return self.buckets_of_hashes(value_hashes(rows.column(self.hash_field)))
+
+    def buckets_of_hashes(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
+        """The bucket of each hash field value, from its `pruner.table.keys.value_hashes`
+        (non-string hash fields, such as secondary keys, hash their canonical text as record keys
+        do)."""
+        return (hashes % np.uint64(self.num_buckets)).astype(np.int32)
 
     def sort_keys(self) -> list[tuple[str, str]]:
         return [(name, "ascending") for name in self.key_fields]

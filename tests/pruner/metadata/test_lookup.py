@@ -1,13 +1,15 @@
-"""pruner.metadata.lookup: binary-search lookups in merged buckets (absent, duplicate and NULL keys,
-every secondary key type, multi-field keys, a hash field that is not the leading sort key, empty
-buckets, size accounting), order-preserving search keys for decimals, footer range admission, and
-the property that a lookup equals a plain filter of the bucket."""
+"""pruner.metadata.lookup: hash lookups in merged buckets (absent, duplicate and NULL keys, every
+secondary key type, multi-field keys, a hash field that is not the leading sort key, empty buckets,
+size accounting), order-preserving search keys for decimals, footer range admission, and the
+property that a lookup equals a plain filter of the bucket — on the scalar and the vectorised path,
+and with a hash so poor that most values collide."""
 
 from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pruner.index import secondary
+from pruner.metadata import lookup
 from pruner.metadata.lookup import IndexedRows, admitted, search_key
+from pruner.table.keys import value_hashes
 from pruner.types import parse_type
 
 VALUE, KEY = secondary.VALUE, secondary.KEY
@@ -121,7 +125,7 @@ def test_secondary_key_types(type_name: str, values: list[Any], keys: list[Any],
     arrow_type = parse_type(type_name).to_arrow()
     rows = pairs(values, arrow_type)
     indexed = IndexedRows.build(rows, VALUE)
-    # The search form of every type keeps Arrow's order, so a sorted bucket needs no permutation.
+    # Arrow orders every indexable type, so a bucket sorted by value needs no permutation.
     assert indexed.order is None
     assert found_keys(indexed, keys, arrow_type) == expected
     assert indexed.find(pa.array(keys, arrow_type)).equals(
@@ -135,14 +139,31 @@ def test_a_hash_field_that_is_not_the_leading_sort_key() -> None:
     indexed = IndexedRows.build(rows, "partition")
     assert indexed.order is not None
     assert indexed.find(pa.array(["p1", "p2"])).equals(rows.take([0, 1, 2, 4]))
-    assert indexed.nbytes == rows.nbytes + indexed.sorted_values.nbytes + indexed.order.nbytes
+    assert indexed.run_starts is not None
+    parts = [indexed.values, indexed.order, indexed.run_starts, indexed.run_hashes, indexed.hash_runs]
+    assert indexed.nbytes == rows.nbytes + sum(part.nbytes for part in parts)
 
 
-def test_size_counts_the_search_form_only_when_it_is_not_the_rows_column() -> None:
-    strings = IndexedRows.build(STRINGS, VALUE)
-    assert strings.nbytes == STRINGS.nbytes
-    decimals = IndexedRows.build(pairs([Decimal("1.5")], pa.decimal128(10, 2)), VALUE)
-    assert decimals.nbytes == decimals.rows.nbytes + decimals.sorted_values.nbytes
+def test_size_counts_the_sorted_copy_only_when_it_is_not_the_rows_column() -> None:
+    strings = IndexedRows.build(STRINGS, VALUE)  # three runs of equal values
+    assert strings.run_starts is not None and len(strings.run_hashes) == 3
+    assert strings.nbytes == STRINGS.nbytes + 3 * (8 + 4) + 4 * 4
+    unique = IndexedRows.build(pairs(["a", "b", "c", "d"], pa.string()), VALUE)
+    assert unique.run_starts is None  # every run is one row: no run offsets kept
+    assert unique.nbytes == unique.rows.nbytes + 4 * (8 + 4)
+
+
+def test_a_hash_collision_never_returns_another_values_rows() -> None:
+    # Every value hashes alike: each lookup meets every run and must compare values to tell them apart.
+    def collide(values: pa.Array) -> np.ndarray:
+        return np.zeros(len(values), dtype=np.uint64)
+
+    with mock.patch.object(lookup, "value_hashes", collide):
+        indexed = IndexedRows.build(STRINGS, VALUE)
+        assert found_keys(indexed, ["b"], pa.string()) == ["r000", "r003", "r005"]
+        assert found_keys(indexed, ["z"], pa.string()) == []
+        many = pa.array(["c", "zz"] * 20)  # over the scalar path's key count: the vectorised path
+        assert indexed.find(many).column(KEY).to_pylist() == ["r002"]
 
 
 @settings(deadline=None)
@@ -205,11 +226,21 @@ def buckets_and_keys(draw: st.DrawFn) -> tuple[pa.Table, str, pa.Array]:
     return rows, field, pa.array(keys, arrow_type)
 
 
-@settings(deadline=None, max_examples=300)
-@given(buckets_and_keys())
-def test_lookup_equals_a_plain_filter(case: tuple[pa.Table, str, pa.Array]) -> None:
+def _colliding_hashes(values: pa.Array) -> np.ndarray:
+    return value_hashes(values) % np.uint64(3)
+
+
+@pytest.mark.parametrize("few_keys", [0, 1000], ids=["vectorised", "scalar"])
+@pytest.mark.parametrize("hashing", ["fnv", "colliding"])
+@settings(deadline=None, max_examples=150)
+@given(case=buckets_and_keys())
+def test_lookup_equals_a_plain_filter(
+    few_keys: int, hashing: str, case: tuple[pa.Table, str, pa.Array]
+) -> None:
     rows, field, keys = case
-    indexed = IndexedRows.build(rows, field)
-    assert indexed.find(keys).equals(plain_filter(rows, field, keys.drop_null()).combine_chunks())
-    positions = indexed.positions(keys)
+    hashes = _colliding_hashes if hashing == "colliding" else value_hashes
+    with mock.patch.object(lookup, "_FEW_KEYS", few_keys), mock.patch.object(lookup, "value_hashes", hashes):
+        indexed = IndexedRows.build(rows, field)
+        assert indexed.find(keys).equals(plain_filter(rows, field, keys.drop_null()).combine_chunks())
+        positions = indexed.positions(keys)
     assert np.all(np.diff(positions) > 0)
