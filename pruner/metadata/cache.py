@@ -8,15 +8,23 @@ names new files and misses the cache, and entries no snapshot names any more sim
 cache is generic in what it holds (the sidecar keeps each bucket with its lookup structure, see
 `pruner.metadata.lookup`); every value reports its own size (`nbytes`), which must count all the
 memory the value holds. Eviction is least-recently-used by that size; a value larger than the whole
-budget is returned without being cached. Hit, miss and eviction counts feed the metrics."""
+budget is returned without being cached, and its key is remembered (`too_large`) so that a reader
+can stop loading it whole and read only what it needs. Hit, miss and eviction counts and the number
+of keys known too large feed the metrics."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+# How many keys of values too large for the budget are remembered (most recently seen kept).
+TOO_LARGE_KEYS = 4096
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,7 @@ class CacheStats:
     entries: int
     bytes: int
     max_bytes: int
+    too_large: int = 0
 
 
 class Measured(Protocol):
@@ -49,6 +58,7 @@ class IndexCache(Generic[V]):
             raise ValueError("cache size must not be negative")
         self.max_bytes = max_bytes
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._too_large: OrderedDict[Hashable, None] = OrderedDict()
         self._bytes = 0
         self._hits = self._misses = self._evictions = 0
         self._lock = threading.Lock()
@@ -65,20 +75,42 @@ class IndexCache(Generic[V]):
         self._put(key, value)
         return value
 
+    def too_large(self, key: Hashable) -> bool:
+        """Whether a value loaded for `key` was larger than the whole budget (and so not kept)."""
+        with self._lock:
+            return key in self._too_large
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._too_large.clear()
             self._bytes = 0
 
     def stats(self) -> CacheStats:
         with self._lock:
             return CacheStats(
-                self._hits, self._misses, self._evictions, len(self._entries), self._bytes, self.max_bytes
+                self._hits,
+                self._misses,
+                self._evictions,
+                len(self._entries),
+                self._bytes,
+                self.max_bytes,
+                len(self._too_large),
             )
 
     def _put(self, key: Hashable, value: V) -> None:
         size = value.nbytes
         if size > self.max_bytes:
+            with self._lock:
+                known = key in self._too_large
+                self._too_large[key] = None
+                self._too_large.move_to_end(key)
+                if len(self._too_large) > TOO_LARGE_KEYS:
+                    self._too_large.popitem(last=False)
+            if not known:
+                log.warning(
+                    "not caching %s: %d bytes, more than the whole cache (%d)", key, size, self.max_bytes
+                )
             return
         with self._lock:
             previous = self._entries.pop(key, None)

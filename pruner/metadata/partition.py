@@ -128,16 +128,18 @@ class PartitionView:
         if files is None:
             return self.spec.schema.empty_table()
         if self.cache is None:
-            return merge(self.spec, [self._read_file(name, keys) for name in files.names])
+            return self._read_merged(files, keys)
         key = self._cache_keys.get(bucket)
         if key is None:
-            key = (self.storage.full_uri(self.spec.directory), tuple(str(n) for n in files.names))
-            self._cache_keys[bucket] = key
+            key = self._cache_keys[bucket] = (
+                self.storage.full_uri(self.spec.directory),
+                tuple(str(n) for n in files.names),
+            )
+        if keys is not None and self.cache.too_large(key):
+            # Never kept, so never loaded whole again: read only row groups that may hold a key.
+            return self._read_merged(files, keys)
         indexed = self.cache.get_or_load(
-            key,
-            lambda: IndexedRows.build(
-                merge(self.spec, [self._read_file(n, None) for n in files.names]), self.spec.hash_field
-            ),
+            key, lambda: IndexedRows.build(self._read_merged(files, None), self.spec.hash_field)
         )
         return indexed.rows if keys is None else indexed.find(keys, hashes)
 
@@ -177,6 +179,9 @@ class PartitionView:
 
     def log_counts(self) -> dict[int, int]:
         return {b: len(files.logs) for b, files in self.buckets.items()}
+
+    def _read_merged(self, files: BucketFiles, keys: pa.Array | None) -> pa.Table:
+        return merge(self.spec, [self._read_file(name, keys) for name in files.names])
 
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
         path = self.storage.path(self.rel(name))

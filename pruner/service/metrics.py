@@ -171,3 +171,8 @@ class _CacheCollector(Collector):
         yield GaugeMetricFamily("lakeprune_index_cache_bytes", "Bytes of index data held", stats.bytes)
         yield GaugeMetricFamily("lakeprune_index_cache_entries", "Index buckets held", stats.entries)
         yield GaugeMetricFamily("lakeprune_index_cache_max_bytes", "Configured cache size", stats.max_bytes)
+        yield GaugeMetricFamily(
+            "lakeprune_index_cache_too_large",
+            "Index buckets larger than the whole cache (their lookups read from storage)",
+            stats.too_large,
+        )

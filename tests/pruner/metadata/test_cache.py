@@ -7,10 +7,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pytest
 
+from pruner.metadata import cache as cache_module
 from pruner.metadata import record_index
 from pruner.metadata.cache import CacheStats, IndexCache
 from pruner.metadata.lookup import IndexedRows
@@ -70,12 +72,29 @@ def test_one_large_entry_evicts_as_many_as_needed() -> None:
     assert stats.bytes <= 400 and stats.evictions == 4 and stats.entries == 2
 
 
-def test_an_entry_larger_than_the_cache_is_returned_but_not_kept() -> None:
+def test_an_entry_larger_than_the_cache_is_returned_but_not_kept_and_its_key_remembered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     cache, load = IndexCache(100), Loads(160)
+    assert not cache.too_large("k")
     assert cache.get_or_load("k", load).num_rows == 20
+    assert cache.too_large("k") and not cache.too_large("other")
     cache.get_or_load("k", load)
     assert load.calls == 2
-    assert cache.stats() == CacheStats(hits=0, misses=2, evictions=0, entries=0, bytes=0, max_bytes=100)
+    assert cache.stats() == CacheStats(
+        hits=0, misses=2, evictions=0, entries=0, bytes=0, max_bytes=100, too_large=1
+    )
+    assert len([r for r in caplog.records if "more than the whole cache" in r.getMessage()]) == 1
+    cache.clear()
+    assert not cache.too_large("k")
+
+
+def test_only_so_many_too_large_keys_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "TOO_LARGE_KEYS", 2)
+    cache = IndexCache(10)
+    for key in "abc":
+        cache.get_or_load(key, Loads(80))
+    assert [cache.too_large(key) for key in "abc"] == [False, True, True]
 
 
 def test_size_zero_caches_nothing() -> None:
@@ -211,3 +230,29 @@ def test_partition_view_reads_through_the_cache_and_sees_new_files(tmp_path: Pat
     assert fresh == _rows(view(I2, False).lookup(keys)) == {"k1": "moved", "k30": "p0"}
     assert cache.stats().misses > misses  # the changed buckets were read again
     assert _rows(view(I1, True).lookup(keys))["k1"] == "p1"  # time travel still sees the old bucket
+
+
+def test_a_bucket_too_large_for_the_cache_is_read_by_key_after_the_first_load(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    _log(storage, I1, {f"k{i}": f"p{i % 3}" for i in range(40)})
+    cache: BucketCache = IndexCache(64)  # smaller than any bucket
+    keys = pa.array(["k1", "k7", "k30", "nope"])
+    expected = _rows(PartitionView.load(storage, SPEC, frozenset({I1}), I1).lookup(keys))
+    builds = []
+    real_build = IndexedRows.build
+
+    def counted_build(rows: pa.Table, field: str) -> IndexedRows:
+        builds.append(rows.num_rows)
+        return real_build(rows, field)
+
+    with mock.patch.object(IndexedRows, "build", counted_build):
+        view = PartitionView.load(storage, SPEC, frozenset({I1}), I1, cache)
+        assert _rows(view.lookup(keys)) == expected
+        first = len(builds)
+        assert first > 0 and cache.stats().entries == 0 and cache.stats().too_large == first
+        for _ in range(3):
+            assert _rows(view.lookup(keys)) == expected
+        assert len(builds) == first  # later lookups read by key, not the whole bucket again
+        assert _rows(view.read_all()) == _rows(
+            PartitionView.load(storage, SPEC, frozenset({I1}), I1).read_all()
+        )

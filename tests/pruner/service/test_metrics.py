@@ -90,6 +90,9 @@ def test_rows_served_and_the_cache_collector() -> None:
     assert sample(metrics, "lakeprune_index_cache_entries") == 1
     assert sample(metrics, "lakeprune_index_cache_bytes") == 16
     assert sample(metrics, "lakeprune_index_cache_max_bytes") == 1000
+    assert sample(metrics, "lakeprune_index_cache_too_large") == 0
+    cache.get_or_load("huge", lambda: pa.table({"v": list(range(200))}))
+    assert sample(metrics, "lakeprune_index_cache_too_large") == 1
 
 
 def test_sidecars_in_one_process_have_registries_of_their_own() -> None:
