@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,14 +152,9 @@ class PartitionView:
         for bucket in sorted(self.buckets):
             layers = []
             for name in self.buckets[bucket].names:
-                path = self.storage.path(self.rel(name))
-                try:
+                with self.reading(name) as path:
                     dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
                     layers.append(dataset.to_table(filter=expression))
-                except (OSError, pa.ArrowInvalid) as exc:
-                    raise TableCorruptError(
-                        f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
-                    ) from exc
             tables.append(merge(self.spec, layers))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
@@ -169,12 +165,12 @@ class PartitionView:
         total = kept = 0
         for bucket in self.buckets.values():
             for name in bucket.names:
-                path = self.storage.path(self.rel(name))
-                fragment = next(
-                    iter(ds.dataset(path, filesystem=self.storage.fs, format="parquet").get_fragments())
-                )
-                total += fragment.metadata.num_row_groups
-                kept += len(fragment.split_by_row_group(filter=expression))
+                with self.reading(name) as path:
+                    fragment = next(
+                        iter(ds.dataset(path, filesystem=self.storage.fs, format="parquet").get_fragments())
+                    )
+                    total += fragment.metadata.num_row_groups
+                    kept += len(fragment.split_by_row_group(filter=expression))
         return kept / total if total else 0.0
 
     def log_counts(self) -> dict[int, int]:
@@ -183,9 +179,19 @@ class PartitionView:
     def _read_merged(self, files: BucketFiles, keys: pa.Array | None) -> pa.Table:
         return merge(self.spec, [self._read_file(name, keys) for name in files.names])
 
-    def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
-        path = self.storage.path(self.rel(name))
+    @contextmanager
+    def reading(self, name: IndexFileName) -> Iterator[str]:
+        """The storage path of index file `name`; failing to read it inside the block raises
+        `TableCorruptError` naming the file."""
         try:
+            yield self.storage.path(self.rel(name))
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise TableCorruptError(
+                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+            ) from exc
+
+    def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
+        with self.reading(name) as path:
             if keys is None:
                 return ds.dataset(path, filesystem=self.storage.fs, format="parquet").to_table()
             with self.storage.fs.open_input_file(path) as source:
@@ -197,10 +203,6 @@ class PartitionView:
                     rows.column(self.spec.hash_field), keys.cast(rows.schema.field(self.spec.hash_field).type)
                 )
             )
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise TableCorruptError(
-                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
-            ) from exc
 
 
 def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Array) -> list[int]:
@@ -297,15 +299,9 @@ def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
 
 def _file_chunks(view: PartitionView, name: IndexFileName) -> Iterator[pa.Table]:
     """One index file, a row group's worth of rows at a time."""
-    path = view.storage.path(view.rel(name))
-    try:
-        with view.storage.fs.open_input_file(path) as source:
-            for batch in pq.ParquetFile(source).iter_batches(batch_size=ROW_GROUP_ROWS):
-                yield pa.Table.from_batches([batch])
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise TableCorruptError(
-            f"cannot read index file {view.storage.full_uri(view.rel(name))}: {exc}"
-        ) from exc
+    with view.reading(name) as path, view.storage.fs.open_input_file(path) as source:
+        for batch in pq.ParquetFile(source).iter_batches(batch_size=ROW_GROUP_ROWS):
+            yield pa.Table.from_batches([batch])
 
 
 def _write_chunks(

@@ -146,6 +146,27 @@ def test_lookup_reads_only_the_buckets_the_keys_hash_to(history: Storage) -> Non
         view.read_all()
 
 
+READS_OF_A_CORRUPT_BUCKET = {
+    "cold lookup": lambda view, bucket: view.lookup(pa.array(["k07"])),
+    "cached lookup": lambda view, bucket: PartitionView.load(
+        view.storage, view.spec, frozenset({I1, I2, I3}), I3, IndexCache(10**7)
+    ).lookup(pa.array(["k07"])),
+    "scan": lambda view, bucket: view.scan(pc.field("key") >= "k"),
+    "estimate": lambda view, bucket: view.estimate_fraction(pc.field("key") >= "k"),
+    "compaction": lambda view, bucket: compact_bucket(view, bucket, I4),
+}
+
+
+@pytest.mark.parametrize("read", list(READS_OF_A_CORRUPT_BUCKET), ids=list(READS_OF_A_CORRUPT_BUCKET))
+def test_every_read_of_a_corrupt_index_file_names_the_file(history: Storage, read: str) -> None:
+    view = _view(history, I3)
+    bucket = bucket_of("k07", SPEC.num_buckets)
+    corrupt = view.buckets[bucket].names[-1]
+    history.write_bytes(view.rel(corrupt), b"not parquet")
+    with pytest.raises(TableCorruptError, match=f"cannot read index file .*{corrupt}"):
+        READS_OF_A_CORRUPT_BUCKET[read](view, bucket)
+
+
 def test_write_logs_writes_one_file_per_touched_bucket(tmp_path: Path) -> None:
     storage = Storage.from_uri(str(tmp_path))
     entries = {f"key{i}": ("", f"g{i}") for i in range(40)}
