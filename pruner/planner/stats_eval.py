@@ -2,7 +2,15 @@
 with pyarrow.compute. The contract (as in DataFusion's PruningPredicate): True = might match,
 False = proven not to match; unknown statistics mean True. Bounds are compared only after widening
 (decimals outward to doubles, inexact conversions made inclusive), so the result never proves
-something the exact values would not."""
+something the exact values would not.
+
+A domain's ranges are sorted and disjoint, so their bounds ascend; a stats row [min, max] meets the
+domain exactly when the first range whose high end is not below `min` has its low end not above
+`max`. `might_match` finds that range for every row with one binary search over the ranges' high
+ends, then makes one comparison of `max` with its low end: the cost grows with the number of rows
+plus the log of the number of ranges, so an IN list of 100,000 values costs about as much as one
+value. Widening may make neighbouring bounds equal or out of order (two decimals that round to one
+double); they are widened further until they ascend again, which only keeps more rows."""
 
 from __future__ import annotations
 
@@ -16,13 +24,14 @@ import pyarrow.compute as pc
 
 from pruner.index.stats import FAMILY_TYPES, family
 from pruner.predicate.domain import Domain
+from pruner.predicate.ranges import Range
 from pruner.predicate.values import Value
 from pruner.types import ColumnType
 
 
-def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[pa.Scalar, bool]:
-    """The bound as a scalar of the stats family, and whether the conversion was exact."""
-    fam = family(column_type)
+def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, bool]:
+    """The bound as a Python value of the stats family's type, and whether the conversion was
+    exact."""
     exact = True
     converted: object = value
     if isinstance(value, bool):
@@ -44,7 +53,32 @@ def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[pa.Scala
         converted = float(single)
     elif isinstance(value, datetime | date | str | bytes | int | float):
         converted = value
-    return pa.scalar(converted, type=FAMILY_TYPES[fam]), exact
+    return converted, exact
+
+
+def _ends(
+    ends: list[tuple[Value | None, bool]], column_type: ColumnType, upper: bool
+) -> tuple[pa.Array, npt.NDArray[np.bool_]]:
+    """Range ends (value, inclusive), in ascending order, as an array of the stats family and
+    whether each is compared inclusively; ascending (not decreasing anywhere) after widening."""
+    converted, inclusive = [], []
+    for value, is_inclusive in ends:
+        assert value is not None, "an unbounded end has no value to compare"
+        bound, exact = _bound(value, column_type, upper)
+        converted.append(bound)
+        inclusive.append(is_inclusive or not exact)
+    flags = np.array(inclusive, dtype=np.bool_)
+    array = pa.array(converted, FAMILY_TYPES[family(column_type)])
+    if pa.types.is_floating(array.type) and len(array) > 1:
+        raw = array.to_numpy()
+        # Upper ends widen up (running maximum), lower ends down (running minimum from the right).
+        ascending = np.maximum.accumulate(raw) if upper else np.minimum.accumulate(raw[::-1])[::-1]
+        tied = np.zeros(len(raw), dtype=np.bool_)
+        tied[1:] |= ascending[1:] == ascending[:-1]
+        tied[:-1] |= ascending[1:] == ascending[:-1]
+        flags |= tied | (ascending != raw)
+        array = pa.array(ascending, array.type)
+    return array, flags
 
 
 def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt.NDArray[np.bool_]:
@@ -61,17 +95,50 @@ def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt
     if domain.values.is_none():
         return result
     fam = family(column_type)
-    low_stat, high_stat = stats[f"min_{fam}"], stats[f"max_{fam}"]
+    low_stat, high_stat = stats[f"min_{fam}"].combine_chunks(), stats[f"max_{fam}"].combine_chunks()
     ordinary = (values - nulls - nans) > 0
-    for r in domain.values.ranges:
-        ok = np.ones(n, dtype=bool)
-        if r.high is not None:
-            bound, exact = _bound(r.high, column_type, upper=True)
-            compare = pc.less_equal if (r.high_inclusive or not exact) else pc.less
-            ok &= pc.fill_null(compare(low_stat, bound), True).to_numpy(zero_copy_only=False)
-        if r.low is not None:
-            bound, exact = _bound(r.low, column_type, upper=False)
-            compare = pc.greater_equal if (r.low_inclusive or not exact) else pc.greater
-            ok &= pc.fill_null(compare(high_stat, bound), True).to_numpy(zero_copy_only=False)
-        result |= ordinary & ok
-    return result
+    ranges = domain.values.ranges
+    return np.asarray(
+        result | (ordinary & _meets_ranges(ranges, column_type, low_stat, high_stat)), dtype=bool
+    )
+
+
+def _meets_ranges(
+    ranges: tuple[Range, ...], column_type: ColumnType, low_stat: pa.Array, high_stat: pa.Array
+) -> npt.NDArray[np.bool_]:
+    """Whether [low_stat[i], high_stat[i]] meets one of `ranges` (sorted, disjoint); a NULL
+    statistic is unknown and meets everything on its side."""
+    n = len(low_stat)
+    # first[i]: the first range whose high end does not lie below row i's minimum (len(ranges) if
+    # none). Only the last range can be unbounded above; no row's minimum lies above its high end.
+    bounded = ranges[:-1] if ranges[-1].high is None else ranges
+    first = np.zeros(n, dtype=np.int64)
+    if bounded:
+        highs, inclusive = _ends([(r.high, r.high_inclusive) for r in bounded], column_type, upper=True)
+        first = pc.fill_null(pc.search_sorted(highs, low_stat, side="left"), 0).to_numpy().astype(np.int64)
+        if not inclusive.all():  # a minimum equal to an exclusive high end lies beyond that range
+            at = np.minimum(first, len(bounded) - 1)
+            on_end = _filled(pc.equal(low_stat, highs.take(pa.array(at))), False)
+            first += (first < len(bounded)) & on_end & ~inclusive[at]
+    # Does row i's maximum reach range first[i]'s low end? Only the first range can be unbounded
+    # below; every maximum reaches it.
+    skip = 1 if ranges[0].low is None else 0
+    reaches = np.ones(n, dtype=np.bool_)
+    index = np.minimum(first, len(ranges) - 1) - skip
+    tested = index >= 0
+    if tested.any():
+        lows, inclusive = _ends([(r.low, r.low_inclusive) for r in ranges[skip:]], column_type, upper=False)
+        at = np.where(tested, index, 0)
+        low = lows.take(pa.array(at))
+        if inclusive.all():
+            reaches = _filled(pc.greater_equal(high_stat, low), True)
+        else:
+            above = _filled(pc.greater(high_stat, low), True)
+            reaches = above | (_filled(pc.equal(high_stat, low), False) & inclusive[at])
+        reaches |= ~tested
+    return np.asarray((first < len(ranges)) & reaches, dtype=np.bool_)
+
+
+def _filled(compared: pa.Array, unknown: bool) -> npt.NDArray[np.bool_]:
+    """A comparison's result as booleans, `unknown` where a side was NULL."""
+    return np.asarray(pc.fill_null(compared, unknown).to_numpy(zero_copy_only=False), dtype=np.bool_)
