@@ -1,6 +1,7 @@
 """Prune benchmark (issue 3): a table of at least 2,000 files with column stats on 12 columns,
 partition stats and bloom filters on two columns; prune latency (median, p99) over many random
-predicates of several shapes, and index size as a share of data size. Not a test.
+predicates of several shapes, prune time of IN lists of 5,000 and 100,000 values, and index size
+as a share of data size. Not a test.
 
     .venv/bin/python bench/prune_latency.py [--files 2000] [--predicates 600]
 """
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import functions as F
 
@@ -28,6 +30,7 @@ from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import Value
 from pruner.table.table import LakeTable
 
 SCHEMA = (
@@ -38,7 +41,7 @@ ROWS_PER_FILE = 100
 REGIONS = 8
 
 
-def _range(low: object, high: object) -> Domain:
+def _range(low: Value, high: Value) -> Domain:
     built = Range.between(low, True, high, True)
     assert built is not None
     return Domain.of(SortedRangeSet.of_ranges(built), False)
@@ -67,6 +70,29 @@ def predicate_shapes(rows: int) -> dict[str, Callable[[random.Random], TupleDoma
         ),
         "unselective": lambda r: TupleDomain.with_domains({"qty": _range(0, 1000)}),
     }
+
+
+def time_large_in_lists(location: str, rows: int, rng: random.Random, rounds: int = 5) -> dict[str, Any]:
+    """Median prune time of IN lists of 5,000 and 100,000 random values on the record key (record
+    index + column stats) and on an unclustered column (column stats + bloom filter)."""
+    timings: dict[str, Any] = {}
+    for column in ("id", "customer"):
+        for size in (5_000, 100_000):
+            samples = []
+            for _ in range(rounds):
+                wanted = Domain.multiple_values(rng.sample(range(rows), size))
+                begin = time.perf_counter()
+                result = Planner(LakeTable.open(location).snapshot()).prune(
+                    TupleDomain.with_domains({column: wanted})
+                )
+                samples.append(((time.perf_counter() - begin) * 1000, result.files_selected))
+            timings[f"{column} IN ({size:,})"] = {
+                "median_ms": round(statistics.median(ms for ms, _ in samples), 1),
+                "max_ms": round(max(ms for ms, _ in samples), 1),
+                "median_files_selected": statistics.median(n for _, n in samples),
+                "rounds": rounds,
+            }
+    return timings
 
 
 def build(location: str, files: int) -> LakepruneTable:
@@ -130,6 +156,7 @@ def main() -> None:
             result = Planner(LakeTable.open(str(workdir / "t")).snapshot()).prune(predicate)
             per_shape[name].append(((time.perf_counter() - begin) * 1000, result.files_selected))
         all_ms = sorted(ms for samples in per_shape.values() for ms, _ in samples)
+        large_in_lists = time_large_in_lists(str(workdir / "t"), sum(f.rows for f in files), rng)
         storage = snapshot.table.storage
         index_bytes = {
             spec.name: sum(
@@ -138,7 +165,7 @@ def main() -> None:
             for spec in snapshot.table.partition_specs()
         }
         data_bytes = sum(f.size for f in files)
-        result = {
+        report: dict[str, Any] = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
             "files": len(files),
@@ -155,13 +182,14 @@ def main() -> None:
                 }
                 for name, s in per_shape.items()
             },
+            "large_in_lists": large_in_lists,
             "data_bytes": data_bytes,
             "index_bytes": index_bytes,
             "index_share_of_data": round(sum(index_bytes.values()) / data_bytes, 3),
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-        print(json.dumps(result, indent=2))
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

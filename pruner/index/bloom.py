@@ -61,6 +61,8 @@ _WORD_DTYPE = np.dtype("<u4")
 _LANE = np.arange(WORDS_PER_BLOCK, dtype=np.int64)
 # Upper bound on the (filter, hash, word) triples gathered at once by `might_contain_any`.
 _GATHER_LIMIT = 1 << 22
+# Hashes probed per round in `might_contain_any` before filters that answered are dropped.
+_HASH_CHUNK = 1024
 
 # XXH64 primes.
 _P1 = np.uint64(0x9E3779B185EBCA87)
@@ -348,16 +350,24 @@ def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) ->
     sizes = np.array([len(p) for p in parts], dtype=np.int64)
     word_offsets = np.concatenate(([0], np.cumsum(sizes // 4)[:-1]))
     num_blocks = (sizes // BLOCK_BYTES).astype(np.uint64)
-    masks = _masks(h)[None, :, :]  # (1, hashes, 8)
-
-    # Gather (filters, hashes, 8) words in slices of filters so that memory stays bounded.
-    answers = np.empty(len(parts), dtype=np.bool_)
-    step = max(1, _GATHER_LIMIT // (len(h) * WORDS_PER_BLOCK))
-    for start in range(0, len(parts), step):
-        stop = min(start + step, len(parts))
-        block = _block_of(h[None, :], num_blocks[start:stop, None]).astype(np.int64)
-        first_word = word_offsets[start:stop, None] + block * WORDS_PER_BLOCK  # (filters, hashes)
-        gathered = words[first_word[:, :, None] + _LANE[None, None, :]]
-        answers[start:stop] = ((gathered & masks) != 0).all(axis=2).any(axis=1)
+    # Probe the hashes a chunk at a time and drop every filter that has answered True: a file that
+    # holds one of 100,000 wanted values usually answers within the first chunk, so only filters
+    # that hold none of them meet every hash. Gathers of (filters, hashes, 8) words go in slices
+    # of filters so that memory stays bounded.
+    answers = np.zeros(len(parts), dtype=np.bool_)
+    undecided = np.arange(len(parts))
+    for first in range(0, len(h), _HASH_CHUNK):
+        chunk = h[first : first + _HASH_CHUNK]
+        masks = _masks(chunk)[None, :, :]  # (1, hashes, 8)
+        step = max(1, _GATHER_LIMIT // (len(chunk) * WORDS_PER_BLOCK))
+        for start in range(0, len(undecided), step):
+            which = undecided[start : start + step]
+            block = _block_of(chunk[None, :], num_blocks[which, None]).astype(np.int64)
+            first_word = word_offsets[which, None] + block * WORDS_PER_BLOCK  # (filters, hashes)
+            gathered = words[first_word[:, :, None] + _LANE[None, None, :]]
+            answers[which] = ((gathered & masks) != 0).all(axis=2).any(axis=1)
+        undecided = undecided[~answers[undecided]]
+        if len(undecided) == 0:
+            break
     result[present] = answers
     return result
