@@ -135,10 +135,9 @@ class LakepruneConnector:
         result = Planner(snapshot).prune(constraint)
         if page.get("offset", 0) == 0 and self.on_prune is not None:
             self.on_prune("getSplits", result)
-        files = _files_by_path(snapshot)
         encoded = _encode_constraint(output_constraint)
         splits = [
-            self._split(located, snapshot, files[_relative(located.table, s.path)], encoded, None)
+            self._split(located, snapshot, _relative(located.table, s.path), encoded, None)
             for s in result.splits
         ]
         return self._batch(splits, "splits", page, snapshot, max_split_count)
@@ -177,7 +176,7 @@ class LakepruneConnector:
         for data_file, rows in sorted(located_rows.items(), key=lambda kv: kv[0].path):
             key_rows = key_page.take(pa.array(rows)).to_pydict()
             payload = {c: _jsonable(v) for c, v in key_rows.items()}
-            splits.append(self._split(located, snapshot, data_file, encoded, payload))
+            splits.append(self._split(located, snapshot, data_file.path, encoded, payload))
         return self._batch(splits, "index_splits", page, snapshot, max_split_count)
 
     # Rows ------------------------------------------------------------------------------------
@@ -235,15 +234,16 @@ class LakepruneConnector:
         self,
         located: _Located,
         snapshot: Snapshot,
-        data_file: DataFile,
+        path: str,
         constraint: str,
         keys: dict[str, list[Any]] | None,
     ) -> idl.Split:
+        """A sealed split of the data file at `path` (relative to the table's root)."""
         payload = {
             "schema": located.name.schema,
             "table": located.name.table,
             "instant": snapshot.instant,
-            "file": data_file.path,
+            "file": path,
             "constraint": constraint,
             "keys": keys,
         }
@@ -273,11 +273,8 @@ class LakepruneConnector:
         return idl.SplitBatch(chunk, token)
 
 
-def _files_by_path(snapshot: Snapshot) -> dict[str, DataFile]:
-    return {f.path: f for f in snapshot.files()}
-
-
 def _relative(table: LakeTable, uri: str) -> str:
+    """The table-relative path of a split's file (the planner's splits carry full URIs)."""
     prefix = table.storage.full_uri("") + "/"
     if not uri.startswith(prefix):
         raise LakepruneError(f"split {uri} lies outside table {table.storage.uri}")
