@@ -335,15 +335,24 @@ def might_contain(filter_bytes: bytes, hashes: npt.ArrayLike) -> BoolArray:
 def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) -> BoolArray:
     """For each filter, whether any of the hashes might be in it. A None filter (missing or
     unreadable) answers True; no hashes at all answer False for every filter."""
+    return probe_any(filters, hashes, None)[0]
+
+
+def probe_any(
+    filters: Sequence[bytes | None], hashes: npt.ArrayLike, budget: int | None
+) -> tuple[BoolArray, int]:
+    """`might_contain_any` spending at most `budget` (filter, hash) probes (None: no limit). A
+    filter still undecided when the budget would be exceeded answers True, and their number is
+    returned with the answers."""
     h = np.unique(_as_hashes(hashes))
     result = np.ones(len(filters), dtype=np.bool_)
     if len(h) == 0:
         result[:] = False
-        return result
+        return result, 0
     present = [i for i, f in enumerate(filters) if f is not None]
     parts = [f for f in filters if f is not None]
     if not parts:
-        return result
+        return result, 0
     for part in parts:
         _check_num_bytes(len(part))
     words = np.frombuffer(b"".join(parts), dtype=_WORD_DTYPE)
@@ -356,8 +365,13 @@ def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) ->
     # of filters so that memory stays bounded.
     answers = np.zeros(len(parts), dtype=np.bool_)
     undecided = np.arange(len(parts))
+    spent = 0
     for first in range(0, len(h), _HASH_CHUNK):
         chunk = h[first : first + _HASH_CHUNK]
+        spent += len(undecided) * len(chunk)
+        if budget is not None and spent > budget:
+            answers[undecided] = True  # not proven absent: kept
+            break
         masks = _masks(chunk)[None, :, :]  # (1, hashes, 8)
         step = max(1, _GATHER_LIMIT // (len(chunk) * WORDS_PER_BLOCK))
         for start in range(0, len(undecided), step):
@@ -369,5 +383,7 @@ def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) ->
         undecided = undecided[~answers[undecided]]
         if len(undecided) == 0:
             break
+    else:
+        undecided = undecided[:0]
     result[present] = answers
-    return result
+    return result, len(undecided)

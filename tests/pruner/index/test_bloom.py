@@ -8,6 +8,7 @@ import struct
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +29,7 @@ from pruner.index.bloom import (
     might_contain,
     might_contain_any,
     num_bytes_for,
+    probe_any,
 )
 from pruner.types import ColumnType
 
@@ -454,6 +456,32 @@ def test_might_contain_any_in_bounded_slices_and_chunks_of_hashes(monkeypatch: p
         assert answers == _loop_reference(filters, probes)
         seen.update(a for a, f in zip(answers, filters, strict=True) if f is not None)
     assert seen == {True, False}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 16), st.integers(0, 200))
+def test_a_probe_budget_only_keeps_more_and_counts_what_it_kept_unchecked(
+    seed: int, count: int, budget: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    filters, pool = _random_filters(rng, count)
+    probes = _probes(rng, pool)
+    exact = might_contain_any(filters, probes)
+    assert probe_any(filters, probes, None)[0].tolist() == exact.tolist()
+    with mock.patch.object(bloom, "_HASH_CHUNK", 2):
+        answers, unchecked = probe_any(filters, probes, budget)
+    assert np.all(answers | ~exact)  # never drops a filter that might hold a value
+    assert int(np.sum(answers & ~exact)) <= unchecked <= sum(f is not None for f in filters)
+    if budget >= len(probes) * count:
+        assert answers.tolist() == exact.tolist() and unchecked == 0
+
+
+def test_a_zero_budget_checks_nothing() -> None:
+    hashes = hash_python_values(["a", "b"], ColumnType("string"))
+    without = build(hash_python_values(["z"], ColumnType("string")), 1024)
+    assert probe_any([without, None, without], hashes, 0)[0].tolist() == [True, True, True]
+    assert probe_any([without, None, without], hashes, 0)[1] == 2
+    assert probe_any([without], hashes, 2)[0].tolist() == [False]
 
 
 def test_might_contain_any_edge_cases() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from pruner.metadata.merge import with_op
 from pruner.metadata.partition import write_logs
+from pruner.planner import planner as planner_module
 from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -70,3 +71,23 @@ def test_malformed_bloom_filter_is_ignored_not_trusted(table_copy: str) -> None:
     step = next(s for s in result.explain if s.step == "bloom_filters")
     assert step.files_out == step.files_in
     assert wanted.files_matching(predicate) <= {s.path for s in result.splits}
+
+
+def test_bloom_probes_past_the_budget_keep_the_files_and_say_so(
+    table_copy: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    snapshot = LakeTable.open(table_copy).snapshot()
+    wanted = Oracle(snapshot)
+    tokens = sorted({r["token"] for rows_ in wanted.rows.values() for r in rows_})[:3]
+    predicate = TupleDomain.with_domains({"token": Domain.multiple_values([*tokens, "no-such-token"])})
+    within = Planner(snapshot).prune(predicate)
+    assert not next(s for s in within.explain if s.step == "bloom_filters").fallback
+    monkeypatch.setattr(planner_module, "BLOOM_PROBE_BUDGET", 0)
+    with caplog.at_level(logging.WARNING, logger="pruner.planner"):
+        over = Planner(snapshot).prune(predicate)
+    step = next(s for s in over.explain if s.step == "bloom_filters")
+    assert step.fallback and "probe budget" in step.fallback
+    assert step.files_out == step.files_in and over.fallbacks >= 1
+    assert "probe budget" in caplog.text
+    assert wanted.files_matching(predicate) <= {s.path for s in over.splits}
+    assert {s.path for s in within.splits} <= {s.path for s in over.splits}
