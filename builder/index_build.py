@@ -112,6 +112,7 @@ def create_index(
         )
         if definition.index_type == IndexType.PARTITION_STATS:
             _require_ready_column_stats(table, definition)
+        definition = replace(definition, created_after=table.timeline.last_timestamp())
         latest = table.snapshot().instant
         if latest is None:  # nothing written yet: every later write maintains it
             definition = replace(definition, state=IndexState.READY, complete_up_to=None)

@@ -21,6 +21,10 @@ class TableCorruptError(LakepruneError):
     """Table metadata exists but cannot be read or fails validation."""
 
 
+class IndexFileMissingError(TableCorruptError):
+    """An index file that a completed instant wrote is not in storage any more."""
+
+
 class InvalidSchemaError(LakepruneError):
     """A schema definition or a table definition is invalid."""
 

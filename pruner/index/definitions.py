@@ -71,6 +71,12 @@ class IndexDefinition:
     complete_up_to: str | None = None
     expression: str | None = None  # functional indexes: the call, e.g. "hour(ts)"
     kind: FunctionalKind = FunctionalKind.COLUMN_STATS
+    # The latest instant when the index was created (None: before the first). Files of its
+    # partition written up to then belong to an earlier index of the same name, dropped since.
+    created_after: str | None = None
+    # False for a definition saved before `created_after` was recorded: its partition's files
+    # are found by listing storage.
+    generation_known: bool = True
 
     @property
     def partition(self) -> str:
@@ -99,6 +105,8 @@ class IndexDefinition:
             "state": str(self.state),
             "complete_up_to": self.complete_up_to,
         }
+        if self.generation_known:
+            data["created_after"] = self.created_after
         if self.index_type == IndexType.FUNCTIONAL:
             data["function"] = (self.expression or "").partition("(")[0]
             data["index_type"] = str(self.kind)
@@ -115,6 +123,8 @@ class IndexDefinition:
             data.get("complete_up_to"),
             data.get("expression"),
             FunctionalKind(data.get("index_type") or FunctionalKind.COLUMN_STATS),
+            data.get("created_after"),
+            "created_after" in data,
         )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -21,6 +22,8 @@ from pruner.metadata.spec import PartitionSpec
 from pruner.storage import Storage
 from pruner.table.config import TableConfig, load_config
 from pruner.table.instant import is_instant
+from pruner.table.layout import IndexFileName
+from pruner.table.manifest import IndexFileManifest
 from pruner.table.timeline import Action, Timeline
 
 
@@ -55,6 +58,21 @@ class LakeTable:
 
     def refresh(self) -> LakeTable:
         return LakeTable.open(self.storage.uri, self.cache)
+
+    @cached_property
+    def manifest(self) -> IndexFileManifest:
+        """The index files this timeline's completed instants wrote (read on first use)."""
+        return IndexFileManifest.of(self.timeline)
+
+    def recorded_index_files(self, partition: str, as_of: str) -> list[IndexFileName] | None:
+        """The files of index partition `partition` that completed instants up to `as_of` wrote
+        for its current index (an index dropped and created again starts afresh); None when they
+        are not all recorded, and storage must be listed."""
+        definition = next((d for d in self.definitions if d.partition == partition), None)
+        if definition is not None and not definition.generation_known:
+            return None
+        after = definition.created_after if definition is not None else None
+        return self.manifest.files(partition, as_of, after)
 
     @property
     def files_spec(self) -> PartitionSpec:
@@ -112,12 +130,16 @@ class Snapshot:
         key = (spec.directory, self.instant)
         view = self.table._views.get(key) if self.table.cache is not None else None
         if view is None:
+            recorded = (
+                self.table.recorded_index_files(spec.name, self.instant) if self.instant is not None else None
+            )
             view = PartitionView.load(
                 self.table.storage,
                 spec,
                 self.table.timeline.completed_timestamps(),
                 self.instant,
                 self.table.cache,
+                recorded,
             )
             if self.table.cache is not None:
                 self.table._views[key] = view

@@ -7,7 +7,8 @@ the next state and return nothing a reader could hold stale."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -52,12 +53,17 @@ class Timeline:
 
     storage: Storage
     instants: tuple[Instant, ...]
+    # The size of each timeline file, by name: completed entries never change, so readers may
+    # cache what they parsed from one by its name and size.
+    sizes: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls, storage: Storage) -> Timeline:
         latest: dict[str, Instant] = {}
+        sizes: dict[str, int] = {}
         for entry in storage.list_files(TIMELINE_DIR):
             name = entry.rel.rpartition("/")[2]
+            sizes[name] = entry.size
             parts = name.split(".")
             if len(parts) != 3 or not is_instant(parts[0]):
                 continue  # temporary files of an in-progress publish
@@ -68,7 +74,7 @@ class Timeline:
             current = latest.get(instant.timestamp)
             if current is None or _STATE_ORDER[instant.state] > _STATE_ORDER[current.state]:
                 latest[instant.timestamp] = instant
-        return cls(storage, tuple(sorted(latest.values())))
+        return cls(storage, tuple(sorted(latest.values())), sizes)
 
     def completed(self) -> list[Instant]:
         return [i for i in self.instants if i.is_completed]

@@ -29,7 +29,7 @@ def _covered(location: str, index: str) -> set[tuple[str, str]]:
 def test_definitions_are_recorded(events_table: str) -> None:
     data = json.loads((Path(events_table) / INDEX_DEFS).read_text())
     by_name = {d["name"]: d for d in data["indexes"]}
-    assert by_name["datestr"] | {"state": None, "complete_up_to": None} == {
+    assert by_name["datestr"] | {"state": None, "complete_up_to": None, "created_after": None} == {
         "name": "datestr",
         "type": "functional",
         "function": "date_format",
@@ -39,6 +39,7 @@ def test_definitions_are_recorded(events_table: str) -> None:
         "options": {},
         "state": None,
         "complete_up_to": None,
+        "created_after": None,
     }
     assert by_name["hour_list"]["index_type"] == "value_list"
     table = LakeTable.open(events_table)

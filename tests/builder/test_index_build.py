@@ -87,3 +87,20 @@ def test_build_catches_up_and_writes_keep_indexes_current(spark: SparkSession, t
     assert "dropped index bf" in table.sql("DROP INDEX bf ON t").message
     assert not list((tmp_path / "t" / ".lakeprune" / "metadata" / "bloom_filters").glob("*.parquet"))
     assert "nothing dropped" in table.sql("DROP INDEX IF EXISTS bf ON t").message
+
+
+def test_an_index_dropped_and_created_again_starts_afresh(spark: SparkSession, tmp_path: Path) -> None:
+    """The old index's files are deleted with it; the new one must not expect them (a missing file
+    would read as damage and make every prune fall back)."""
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    table.sql("CREATE INDEX stats ON t USING column_stats (id)")
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(30)]))
+    table.sql("DROP INDEX stats ON t")
+    table.upsert(to_df(spark, [make_row(k, CITIES[k % 3], 1) for k in (1, 2)]))
+    table.sql("CREATE INDEX stats ON t USING column_stats (id, score)")
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(30, 40)]))
+    assert _covered_files(location, "stats") == _live_files(location)
+    result = table.prune("id BETWEEN 3 AND 4")
+    assert result.fallbacks == 0, [s.fallback for s in result.explain if s.fallback]
+    assert result.files_selected < result.files_total
