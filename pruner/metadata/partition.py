@@ -1,11 +1,13 @@
 """Reading and writing one index partition. `PartitionView` is the partition as of one snapshot: per
 bucket, the newest visible base file and the log files after it. Visibility is decided by the
 timeline (only files whose instant is completed and not after the snapshot count), so files of
-failed or in-flight commits are never read. Keyed reads (`lookup`) read, cold, only the row groups
-whose footer min / max admit a key; with a cache, each merged bucket is kept with a hash lookup on
-its hash field (`pruner.metadata.lookup.IndexedRows`), so a cached lookup costs a binary search
-on integers per key instead of a pass over the bucket. Writers add log files per commit and base files at
-compaction; both are named with their instant."""
+failed or in-flight commits are never read; the files are those the completed instants recorded
+writing (`pruner.table.manifest`), so one that has gone missing from storage fails its read with
+`IndexFileMissingError` instead of silently leaving rows out of the index. Keyed reads (`lookup`)
+read, cold, only the row groups whose footer min / max admit a key; with a cache, each merged
+bucket is kept with a hash lookup on its hash field (`pruner.metadata.lookup.IndexedRows`), so a
+cached lookup costs a binary search on integers per key instead of a pass over the bucket. Writers
+add log files per commit and base files at compaction; both are named with their instant."""
 
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pruner.errors import TableCorruptError
+from pruner.errors import IndexFileMissingError, TableCorruptError
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.lookup import IndexedRows, admitted, lookup_keys
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
@@ -32,6 +35,12 @@ from pruner.table.keys import value_hashes
 from pruner.table.layout import IndexFileName
 
 log = logging.getLogger(__name__)
+
+# Index files carry page checksums, verified whenever they are read: a garbled page fails its read
+# (so the index falls back) instead of decoding into wrong keys or statistics.
+_VERIFIED = ds.ParquetFileFormat(
+    default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
+)
 
 # The sidecar's cache: merged buckets with their lookup index, keyed by their files' names.
 BucketCache = IndexCache[IndexedRows]
@@ -66,16 +75,21 @@ class PartitionView:
         visible: frozenset[str],
         as_of: str | None,
         cache: BucketCache | None = None,
+        recorded: Iterable[IndexFileName] | None = None,
     ) -> PartitionView:
-        """The partition as of instant `as_of` (None: nothing committed yet), reading only files
-        whose instant is in `visible` (the completed instants). With a `cache`, merged buckets are
-        kept there between calls, each with its lookup index (see `pruner.metadata.cache`)."""
+        """The partition as of instant `as_of` (None: nothing committed yet). `recorded`: the files
+        that completed instants up to `as_of` recorded writing into it; the view is made of exactly
+        those, whether storage still holds them or not. Without it (a table written before instants
+        recorded their files), storage is listed and files whose instant is in `visible` (the
+        completed instants) and not after `as_of` count. With a `cache`, merged buckets are kept
+        there between calls, each with its lookup index (see `pruner.metadata.cache`)."""
         if as_of is None:
             return cls(storage, spec, {}, cache)
-        names = list_index_files(storage, spec)
+        if recorded is None:
+            recorded = (n for n in list_index_files(storage, spec) if n.instant in visible)
         by_bucket: dict[int, list[IndexFileName]] = defaultdict(list)
-        for name in names:
-            if name.instant in visible and name.instant <= as_of:
+        for name in recorded:
+            if name.instant <= as_of:
                 by_bucket[name.bucket].append(name)
         return cls(storage, spec, {b: select_bucket_files(files) for b, files in by_bucket.items()}, cache)
 
@@ -153,7 +167,7 @@ class PartitionView:
             layers = []
             for name in self.buckets[bucket].names:
                 with self.reading(name) as path:
-                    dataset = ds.dataset(path, filesystem=self.storage.fs, format="parquet")
+                    dataset = ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED)
                     layers.append(dataset.to_table(filter=expression))
             tables.append(merge(self.spec, layers))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
@@ -167,7 +181,7 @@ class PartitionView:
             for name in bucket.names:
                 with self.reading(name) as path:
                     fragment = next(
-                        iter(ds.dataset(path, filesystem=self.storage.fs, format="parquet").get_fragments())
+                        iter(ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED).get_fragments())
                     )
                     total += fragment.metadata.num_row_groups
                     kept += len(fragment.split_by_row_group(filter=expression))
@@ -175,6 +189,13 @@ class PartitionView:
 
     def log_counts(self) -> dict[int, int]:
         return {b: len(files.logs) for b, files in self.buckets.items()}
+
+    def missing(self) -> list[str]:
+        """The table-relative paths of the view's files that storage does not hold (one metadata
+        request for all of them)."""
+        rels = self.file_paths()
+        infos = self.storage.fs.get_file_info([self.storage.path(rel) for rel in rels])
+        return [rel for rel, info in zip(rels, infos, strict=True) if info.type == pafs.FileType.NotFound]
 
     def _read_merged(self, files: BucketFiles, keys: pa.Array | None) -> pa.Table:
         return merge(self.spec, [self._read_file(name, keys) for name in files.names])
@@ -185,6 +206,11 @@ class PartitionView:
         `TableCorruptError` naming the file."""
         try:
             yield self.storage.path(self.rel(name))
+        except FileNotFoundError as exc:
+            raise IndexFileMissingError(
+                f"index file {self.storage.full_uri(self.rel(name))} is missing "
+                f"(written by completed instant {name.instant})"
+            ) from exc
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
                 f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
@@ -193,9 +219,9 @@ class PartitionView:
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
         with self.reading(name) as path:
             if keys is None:
-                return ds.dataset(path, filesystem=self.storage.fs, format="parquet").to_table()
+                return ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED).to_table()
             with self.storage.fs.open_input_file(path) as source:
-                parquet = pq.ParquetFile(source)
+                parquet = pq.ParquetFile(source, page_checksum_verification=True)
                 groups = _row_groups_with_keys(parquet, self.spec.hash_field, keys)
                 rows = parquet.read_row_groups(groups) if groups else parquet.schema_arrow.empty_table()
             return rows.filter(
@@ -251,7 +277,9 @@ def select_bucket_files(files: Iterable[IndexFileName]) -> BucketFiles:
 def _write(storage: Storage, spec: PartitionSpec, name: IndexFileName, rows: pa.Table) -> str:
     rel = f"{spec.directory}/{name}"
     with storage.open_output_stream(rel) as sink:
-        pq.write_table(rows, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+        pq.write_table(
+            rows, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd", write_page_checksum=True
+        )
     return rel
 
 
@@ -300,7 +328,9 @@ def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
 def _file_chunks(view: PartitionView, name: IndexFileName) -> Iterator[pa.Table]:
     """One index file, a row group's worth of rows at a time."""
     with view.reading(name) as path, view.storage.fs.open_input_file(path) as source:
-        for batch in pq.ParquetFile(source).iter_batches(batch_size=ROW_GROUP_ROWS):
+        for batch in pq.ParquetFile(source, page_checksum_verification=True).iter_batches(
+            batch_size=ROW_GROUP_ROWS
+        ):
             yield pa.Table.from_batches([batch])
 
 
@@ -312,7 +342,7 @@ def _write_chunks(
     pending: list[pa.Table] = []
     with (
         storage.open_output_stream(rel) as sink,
-        pq.ParquetWriter(sink, spec.schema, compression="zstd") as out,
+        pq.ParquetWriter(sink, spec.schema, compression="zstd", write_page_checksum=True) as out,
     ):
         for chunk in chunks:
             pending.append(chunk.cast(spec.schema))
