@@ -47,7 +47,7 @@ from builder.write.tasks import (
     PARTITION,
 )
 from builder.write.validate import conform, count_and_check_nulls
-from pruner.errors import InvalidInputError
+from pruner.errors import IndexFileMissingError, InvalidInputError
 from pruner.index.partitions import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
@@ -177,6 +177,12 @@ class _Write:
 
         snapshot = self.table.snapshot()
         live = {f.file_group: f for f in snapshot.files()}
+        missing = snapshot.record_index().missing()
+        if missing:  # tagging without them would insert keys the table already holds
+            raise IndexFileMissingError(
+                f"record index file {snapshot.table.storage.full_uri(missing[0])} is missing "
+                f"({len(missing)} in all); the table cannot be written until it is restored"
+            )
 
         start = time.perf_counter()
         unique = self._persist(self._deduplicate(self._annotate(conformed)))
