@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.types as pat
 
 from pruner.errors import InvalidSchemaError
+from pruner.identifiers import check_identifier
 
 _SIMPLE_TYPES = (
     "boolean",
@@ -50,8 +51,6 @@ _ALIASES = {
 _INTEGER_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4}
 _DECIMAL_RE = re.compile(r"^(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
 _VARCHAR_RE = re.compile(r"^(?:varchar|char)\s*\(\s*\d+\s*\)$")
-_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
-RESERVED_PREFIX = "_lp_"
 MAX_DECIMAL_PRECISION = 38
 
 
@@ -183,17 +182,7 @@ class Column:
     nullable: bool = True
 
     def __post_init__(self) -> None:
-        check_column_name(self.name)
-
-
-def check_column_name(name: str) -> None:
-    if not _NAME_RE.match(name):
-        raise InvalidSchemaError(
-            f"column name {name!r} is not allowed: use lowercase letters, digits and '_', "
-            "not starting with a digit (Trino and Presto require lowercase names)"
-        )
-    if name.startswith(RESERVED_PREFIX):
-        raise InvalidSchemaError(f"column name {name!r} uses the reserved prefix {RESERVED_PREFIX!r}")
+        check_identifier(self.name, "column")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from pruner.errors import InvalidInputError, TableCorruptError
+from pruner.identifiers import check_identifier
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
 from pruner.table.layout import META_DIR
@@ -142,9 +143,9 @@ def define(
     options: Mapping[str, str],
     expression: str | None = None,
 ) -> IndexDefinition:
-    """A validated new definition (state building). Raises InvalidInputError for any problem."""
-    if not name.isidentifier() or name.lower() != name:
-        raise InvalidInputError(f"index name {name!r} must be a lowercase identifier")
+    """A validated new definition (state building). Raises InvalidNameError for a name that breaks
+    the naming rule (`pruner.identifiers`), InvalidInputError for any other problem."""
+    check_identifier(name, "index")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
     if expression is not None:

@@ -1,0 +1,65 @@
+"""pruner.index.definitions: index names follow the shared naming rule for every index type."""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner.errors import InvalidInputError, InvalidNameError
+from pruner.identifiers import MAX_IDENTIFIER_LENGTH
+from pruner.index.definitions import IndexDefinition, define
+from pruner.index.partitions import spec_for
+from pruner.table.config import TableConfig
+from pruner.types import TableSchema
+
+CONFIG = TableConfig(
+    "t", TableSchema.parse("id bigint, city string, ts timestamp"), ("id",), partition_fields=("city",)
+)
+# (index type, columns, expression) for each kind of index a name is given to.
+KINDS = {
+    "column_stats": ("column_stats", [], None),
+    "partition_stats": ("partition_stats", [], None),
+    "bloom_filters": ("bloom_filters", ["city"], None),
+    "secondary_index": ("secondary_index", ["city"], None),
+    "secondary_index (RFC-77 syntax)": (None, ["city"], None),
+    "functional": (None, [], "hour(ts)"),
+    "functional value_list": ("value_list", [], "hour(ts)"),
+}
+
+
+def _define(kind: str, name: str) -> IndexDefinition:
+    index_type, columns, expression = KINDS[kind]
+    return define(CONFIG, [], name, index_type, columns, {}, expression)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_index_type_accepts_names_up_to_the_limit(kind: str) -> None:
+    name = "i" * MAX_IDENTIFIER_LENGTH
+    definition = _define(kind, name)
+    assert definition.name == name
+    spec_for(definition, CONFIG.properties, CONFIG.schema)  # usable
+    assert len(definition.partition.encode()) < 255
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("i" * (MAX_IDENTIFIER_LENGTH + 1), "too long"),
+        ("a" * 100_000, r"\(100,000 characters\) is too long"),
+        ("\uff43ity_idx", "non-ASCII"),  # full-width 'c', accepted by str.isidentifier()
+        ("idx_c\u0456ty", "non-ASCII"),  # Cyrillic look-alike of 'i'
+        ("Idx", "'I' at position 0"),
+        ("9idx", "'9' at position 0"),
+        ("_lp_idx", "reserved prefix"),
+    ],
+)
+def test_every_index_type_refuses_bad_names(kind: str, name: str, message: str) -> None:
+    with pytest.raises(InvalidNameError, match=message) as raised:
+        _define(kind, name)
+    assert str(raised.value).startswith("index name")
+
+
+@pytest.mark.parametrize("name", ["files", "record_index"])
+def test_built_in_names_stay_reserved(name: str) -> None:
+    with pytest.raises(InvalidInputError, match="already exists"):
+        _define("column_stats", name)
