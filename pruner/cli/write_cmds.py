@@ -47,7 +47,8 @@ def write(
     except ValueError:
         raise InvalidInputError(f"--mode must be insert, upsert or delete, got {mode!r}") from None
     location = resolve(table, warehouse)
-    LakeTable.open(location)  # fail fast, before Spark starts, if the table is missing or corrupt
+    # Fail fast, before Spark starts, if the table is missing or corrupt or has an unusable index.
+    LakeTable.open(location).partition_specs()
     source = Storage.from_uri(input_path)
     _check_input(source, input_path)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from pruner.errors import InvalidInputError, TableCorruptError
+from pruner.errors import InvalidInputError, InvalidNameError, TableCorruptError
 from pruner.identifiers import check_identifier
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
@@ -82,6 +82,18 @@ class IndexDefinition:
         if self.index_type == IndexType.FUNCTIONAL:
             return f"func_index_{self.name}"
         return str(self.index_type)
+
+    def check_usable(self) -> None:
+        """Raise unless the name follows the naming rule. `define` refuses such names; this catches
+        a definition stored before the rule existed (a name too long for a directory name made every
+        write fail), so that whatever would read or write its partition stops with the way out."""
+        try:
+            check_identifier(self.name, "index")
+        except InvalidNameError as exc:
+            raise InvalidInputError(
+                f"{exc}; this index cannot be used: drop it (DROP INDEX with its full name) "
+                "and create it again under a valid name"
+            ) from None
 
     @property
     def fpp(self) -> float:

@@ -1,4 +1,6 @@
-"""pruner.index.definitions: index names follow the shared naming rule for every index type."""
+"""pruner.index.definitions: index names follow the shared naming rule for every index type, and a
+definition stored before the rule existed (a name too long for a directory) is refused wherever its
+partition would be used, with the way out, instead of failing on storage."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import pytest
 
 from pruner.errors import InvalidInputError, InvalidNameError
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH
-from pruner.index.definitions import IndexDefinition, define
+from pruner.index.definitions import IndexDefinition, IndexType, define
 from pruner.index.partitions import spec_for
 from pruner.table.config import TableConfig
 from pruner.types import TableSchema
@@ -63,3 +65,26 @@ def test_every_index_type_refuses_bad_names(kind: str, name: str, message: str) 
 def test_built_in_names_stay_reserved(name: str) -> None:
     with pytest.raises(InvalidInputError, match="already exists"):
         _define("column_stats", name)
+
+
+@pytest.mark.parametrize(
+    ("index_type", "columns"),
+    [(IndexType.SECONDARY_INDEX, ("city",)), (IndexType.FUNCTIONAL, ("ts",)), (IndexType.COLUMN_STATS, ())],
+)
+def test_a_stored_definition_with_a_bad_name_has_no_usable_partition(
+    index_type: IndexType, columns: tuple[str, ...]
+) -> None:
+    """As written to index_defs.json before names were checked: loads, but every reader and writer
+    of its partition (they all go through `spec_for`) stops with the way out."""
+    stored = IndexDefinition.from_json(
+        {
+            "name": "a" * 100_000,
+            "type": str(index_type),
+            "columns": list(columns),
+            "expression": "hour(ts)" if index_type == IndexType.FUNCTIONAL else None,
+            "state": "ready",
+        }
+    )
+    with pytest.raises(InvalidInputError, match="cannot be used: drop it") as raised:
+        spec_for(stored, CONFIG.properties, CONFIG.schema)
+    assert len(str(raised.value)) < 300
