@@ -49,8 +49,8 @@ _ALIASES = {
     "timestamp_ltz": "timestamp",
 }
 _INTEGER_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4}
-_DECIMAL_RE = re.compile(r"^(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
-_VARCHAR_RE = re.compile(r"^(?:varchar|char)\s*\(\s*\d+\s*\)$")
+_DECIMAL_RE = re.compile(r"(?:decimal|numeric)\s*\(\s*([0-9]+)\s*(?:,\s*([0-9]+)\s*)?\)")
+_VARCHAR_RE = re.compile(r"(?:varchar|char)\s*\(\s*[0-9]+\s*\)")
 MAX_DECIMAL_PRECISION = 38
 
 
@@ -95,10 +95,10 @@ class ColumnType:
 def parse_type(text: str) -> ColumnType:
     """Parse a type name such as `bigint`, `decimal(10,2)` or `varchar(20)`."""
     name = text.strip().lower()
-    match = _DECIMAL_RE.match(name)
+    match = _DECIMAL_RE.fullmatch(name)
     if match:
         return ColumnType("decimal", int(match.group(1)), int(match.group(2) or 0))
-    if _VARCHAR_RE.match(name):
+    if _VARCHAR_RE.fullmatch(name):
         return ColumnType("string")
     name = _ALIASES.get(name, name)
     if name == "decimal":

@@ -98,6 +98,7 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
         ): "unsupported column type",
         ("table", "read", table, "--out", str(tmp_path / "o.json")): "--out must end in",
         ("table", "read", table, "--snapshot", "20200101000000000"): "no completed instant",
+        ("table", "read", table, "--snapshot", "\uff12\uff10\uff12\uff10" + "0" * 13): "is not an instant",
         ("write", table, "--input", str(tmp_path / "none.parquet"), "--mode", "upsert"): "does not exist",
         ("write", table, "--input", str(sample), "--mode", "merge"): "--mode must be",
     }

@@ -243,6 +243,13 @@ def test_schema_parse_errors(text: str, message: str) -> None:
         TableSchema.parse(text)
 
 
+@pytest.mark.parametrize("text", ["decimal(\uff11\uff10,2)", "decimal(10,\u0662)", "varchar(\uff12\uff10)"])
+def test_type_parameters_are_ascii_digits(text: str) -> None:
+    """`\\d` and int() accept other scripts' digits; a type name must not."""
+    with pytest.raises(InvalidSchemaError, match="unsupported column type"):
+        parse_type(text)
+
+
 def test_column_names_up_to_the_limit_and_from_arrow() -> None:
     longest = "c" * MAX_IDENTIFIER_LENGTH
     assert TableSchema.parse(f"{longest} int").names == [longest]
