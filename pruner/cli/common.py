@@ -12,6 +12,7 @@ from typing import Annotated, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 
 from pruner.errors import LakepruneError
 from pruner.table.table import table_location
@@ -53,19 +54,25 @@ def _spark_user_error(exc: Exception) -> str | None:
     return None
 
 
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr, the message printed as it is: unescaped, rich would take text
+    in brackets (pyarrow's `[errno 2]`, Spark's `[FAILED_READ_FILE]`) for markup and drop it."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except LakepruneError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            print_error(str(exc))
             raise typer.Exit(USER_ERROR_EXIT) from None
         except Exception as exc:
             message = _spark_user_error(exc)
             if message is None:
                 raise
-            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            print_error(message)
             raise typer.Exit(USER_ERROR_EXIT) from None
 
     return wrapper

@@ -69,6 +69,7 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
     lakeprune("table", "create", from_file, "--schema-from", str(sample), "--record-key", "id")
     assert json.loads(lakeprune("table", "show", from_file, "--json"))["schema"] == info["schema"]
 
+    (tmp_path / "empty_dir.parquet").mkdir()  # an --out that is a directory
     nanos = tmp_path / "nanos.parquet"
     pq.write_table(pa.table({"id": [1], "ts": pa.array([0], pa.timestamp("ns"))}), nanos)
     (tmp_path / "empty_dir").mkdir()
@@ -97,6 +98,15 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
             "id",
         ): "unsupported column type",
         ("table", "read", table, "--out", str(tmp_path / "o.json")): "--out must end in",
+        ("table", "read", table, "--out", "/proc/x.parquet"): "--out /proc/x.parquet: cannot write the file",
+        ("table", "read", table, "--out", str(tmp_path / "empty_dir.parquet")): "[errno 21] Is a directory",
+        (
+            "table",
+            "read",
+            table,
+            "--out",
+            str(sample / "x.csv"),
+        ): f"cannot write the file (File exists: {sample})",
         ("table", "read", table, "--snapshot", "20200101000000000"): "no completed instant",
         ("table", "read", table, "--snapshot", "\uff12\uff10\uff12\uff10" + "0" * 13): "is not an instant",
         ("write", table, "--input", str(tmp_path / "none.parquet"), "--mode", "upsert"): "does not exist",
