@@ -83,6 +83,15 @@ class IndexDefinition:
             return f"func_index_{self.name}"
         return str(self.index_type)
 
+    @property
+    def usable(self) -> bool:
+        """Whether the name follows the naming rule (see `check_usable`)."""
+        try:
+            check_identifier(self.name, "index")
+        except InvalidNameError:
+            return False
+        return True
+
     def check_usable(self) -> None:
         """Raise unless the name follows the naming rule. `define` refuses such names; this catches
         a definition stored before the rule existed (a name too long for a directory name made every

@@ -88,3 +88,15 @@ def test_a_stored_definition_with_a_bad_name_has_no_usable_partition(
     with pytest.raises(InvalidInputError, match="cannot be used: drop it") as raised:
         spec_for(stored, CONFIG.properties, CONFIG.schema)
     assert len(str(raised.value)) < 300
+
+
+def test_an_unusable_functional_index_has_no_virtual_column() -> None:
+    """Reading the table's metadata or a predicate must not fail on it (pruning keeps working)."""
+    from pruner.index.functional import sql_context, virtual_columns
+
+    good = _define("functional", "hour_of_day")
+    stored = IndexDefinition.from_json({**good.to_json(), "name": "h" * 300})
+    assert good.usable and not stored.usable
+    assert [v.name for v in virtual_columns(CONFIG.schema, [good, stored])] == ["hour_of_day"]
+    schema, calls = sql_context(CONFIG.schema, [good, stored])
+    assert schema.names == ["id", "city", "ts", "hour_of_day"] and list(calls.values()) == ["hour_of_day"]
