@@ -18,9 +18,9 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from pruner.errors import TableExistsError
+from pruner.errors import InvalidInputError, TableExistsError
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, RESERVED_PREFIX, check_identifier
-from pruner.storage import Storage
+from pruner.storage import Storage, cannot_exist
 from pruner.table.config import TableConfig, TableProperties, save_config
 from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
@@ -87,5 +87,10 @@ def create_table(
         ordering_field=ordering_field,
         properties=TableProperties().with_overrides(dict(properties or {})),
     )
-    save_config(storage, config)
+    try:
+        save_config(storage, config)
+    except OSError as exc:
+        if not cannot_exist(exc):
+            raise
+        raise InvalidInputError(f"cannot create a table at {storage.uri}: {exc.strerror or exc}") from None
     return config

@@ -2,9 +2,9 @@
 object-store URIs (s3://, gs://, hdfs://, abfs://) share one code path. Paths handed to `Storage`
 methods are relative to the root and use `/`. The only place that knows which filesystems rename
 atomically is `publish`, which the timeline uses to make a state transition visible at once.
-Listing a directory whose path cannot exist on the filesystem (`cannot_exist`: a name over the
-file system's limit, a key over the object store's) lists nothing, as for a directory that does
-not exist; every other storage error propagates."""
+A path that cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a
+key over the object store's) does not exist and, as a directory, lists nothing; every other
+storage error propagates."""
 
 from __future__ import annotations
 
@@ -72,12 +72,19 @@ class Storage:
         return bool(self.fs.type_name == "local")
 
     def exists(self, rel: str) -> bool:
-        info = self.fs.get_file_info(self.path(rel))
-        return bool(info.type != pafs.FileType.NotFound)
+        """Whether `rel` exists; False for a path that cannot exist."""
+        return bool(self._info(rel) != pafs.FileType.NotFound)
 
     def is_dir(self, rel: str) -> bool:
-        info = self.fs.get_file_info(self.path(rel))
-        return bool(info.type == pafs.FileType.Directory)
+        return bool(self._info(rel) == pafs.FileType.Directory)
+
+    def _info(self, rel: str) -> pafs.FileType:
+        try:
+            return self.fs.get_file_info(self.path(rel)).type
+        except OSError as exc:
+            if cannot_exist(exc):
+                return pafs.FileType.NotFound
+            raise
 
     def read_bytes(self, rel: str) -> bytes:
         with self.fs.open_input_stream(self.path(rel)) as stream:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from builder.create import create_table, default_name
-from pruner.errors import InvalidNameError
+from pruner.errors import InvalidInputError, InvalidNameError
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, check_identifier
 from pruner.table.layout import TABLE_JSON
 from pruner.table.table import LakeTable
@@ -51,6 +51,11 @@ def test_create_derives_or_checks_the_name(tmp_path: Path) -> None:
         with pytest.raises(InvalidNameError, match=message):
             create_table(str(location), SCHEMA, "id", name=name)
         assert not location.exists(), "nothing written"
+
+
+def test_a_location_that_cannot_exist(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match=r"cannot create a table at .*File name too long"):
+        create_table(str(tmp_path / ("a" * 300)), SCHEMA, "id")
 
 
 def test_a_name_stored_before_the_rule_still_loads(tmp_path: Path) -> None:

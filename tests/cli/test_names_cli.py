@@ -68,6 +68,29 @@ def test_schema_from_a_parquet_file_with_bad_column_names(tmp_path: Path) -> Non
         assert not (tmp_path / "t").exists()
 
 
+def test_paths_too_long_for_the_file_system(tmp_path: Path) -> None:
+    """A path no file system can hold does not exist: the usual one-line errors, no OSError."""
+    table = str(tmp_path / "t")
+    lakeprune("table", "create", table, "--schema", "id bigint", "--record-key", "id")
+    long = str(tmp_path / ("a" * 300))
+    for args, message in [
+        (("table", "show", long), "no lakeprune table at"),
+        (("write", table, "--input", f"{long}.parquet", "--mode", "insert"), "does not exist"),
+        (
+            ("table", "create", str(tmp_path / "u"), "--schema-from", long, "--record-key", "id"),
+            "does not exist",
+        ),
+        (
+            ("table", "create", long, "--schema", "id bigint", "--record-key", "id"),
+            "cannot create a table at",
+        ),
+        (("table", "read", table, "--out", f"{long}.parquet"), "cannot write the file"),
+    ]:
+        output = lakeprune(*args, expect=2)
+        (error,) = [line for line in output.splitlines() if line.startswith("error:")]
+        assert message in error and "Traceback" not in output, output
+
+
 def test_default_table_name_from_the_directory(tmp_path: Path) -> None:
     output = lakeprune(
         "table", "create", str(tmp_path / "trips-2024"), "--schema", "id bigint", "--record-key", "id"

@@ -152,6 +152,8 @@ def test_a_directory_that_cannot_exist_lists_as_empty(tmp_path: Path) -> None:
     assert storage.list_files(impossible, recursive=True) == []
     assert storage.list_files(f"{impossible}/deeper") == []
     assert storage.list_dirs(impossible) == []
+    assert not storage.exists(impossible) and not storage.is_dir(impossible)
+    assert not storage.exists(f"{impossible}/f.txt")
     assert storage.list_files("d") == [FileEntry("d/f.txt", 1)]
 
 
@@ -169,6 +171,13 @@ class _FailingListing:
         if isinstance(what, pafs.FileSelector):
             raise self._error
         return self._inner.get_file_info(what)
+
+
+class _FailingStat(_FailingListing):
+    """... and so does every stat of a single path."""
+
+    def get_file_info(self, what: object) -> Any:
+        raise self._error
 
 
 @pytest.mark.parametrize(
@@ -189,6 +198,9 @@ def test_other_listing_errors_propagate(tmp_path: Path, error: OSError) -> None:
     assert raised.value is error
     with pytest.raises(OSError):
         failing.list_dirs("d")
+    failing_stat = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _FailingStat(storage.fs, error)))
+    with pytest.raises(OSError):
+        failing_stat.exists("d")
 
 
 @pytest.mark.parametrize(
