@@ -1,16 +1,26 @@
 """Creating a table: validate the definition, refuse to overwrite anything, write `table.json`.
-No Spark needed; the first write creates the first snapshot."""
+No Spark needed; the first write creates the first snapshot.
+
+A table's name follows the naming rule of `pruner.identifiers`. A name given explicitly must; without
+one, the name is derived from the directory's name (its last path component), which may hold
+characters the rule refuses (`trips-2024`): it is lowercased, every run of other characters
+becomes `_`, a name that would start with a digit or the reserved prefix gets `t_` in front, and
+the result is cut to the maximum length (`trips-2024` -> `trips_2024`). Names in `table.json`
+written before the rule existed are not re-checked when a table is opened: the name is only a
+label (statements and messages), never part of a path."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from pruner.errors import TableExistsError
-from pruner.storage import Storage
+from pruner.errors import InvalidInputError, TableExistsError
+from pruner.identifiers import MAX_IDENTIFIER_LENGTH, RESERVED_PREFIX, check_identifier
+from pruner.storage import Storage, cannot_exist
 from pruner.table.config import TableConfig, TableProperties, save_config
 from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
@@ -38,6 +48,18 @@ def to_table_schema(schema: SchemaLike) -> TableSchema:
     raise TypeError(f"cannot make a table schema from {type(schema).__name__}")
 
 
+def default_name(directory: str) -> str:
+    """A valid table name for a table in `directory` (its last path component): see the module."""
+    name = re.sub(r"[^a-z0-9_]+", "_", directory.lower())
+    if not name:
+        return "table"
+    if name[0].isdigit() or name.startswith(RESERVED_PREFIX):
+        name = f"t_{name}"
+    name = name[:MAX_IDENTIFIER_LENGTH]
+    check_identifier(name, "table")
+    return name
+
+
 def create_table(
     location: str,
     schema: SchemaLike,
@@ -54,14 +76,21 @@ def create_table(
         raise TableExistsError(f"{storage.uri} is a file, not a directory")
     if storage.list_files("", recursive=True):
         raise TableExistsError(f"{storage.uri} is not empty; tables are created in a new or empty directory")
+    if name is not None:
+        check_identifier(name, "table")
     keys = (record_key,) if isinstance(record_key, str) else tuple(record_key)
     config = TableConfig(
-        name=name or os.path.basename(storage.root.rstrip("/")) or "table",
+        name=name if name is not None else default_name(os.path.basename(storage.root.rstrip("/"))),
         schema=to_table_schema(schema),
         record_key=tuple(k.strip() for k in keys),
         partition_fields=tuple(p.strip() for p in partition_by),
         ordering_field=ordering_field,
         properties=TableProperties().with_overrides(dict(properties or {})),
     )
-    save_config(storage, config)
+    try:
+        save_config(storage, config)
+    except OSError as exc:
+        if not cannot_exist(exc):
+            raise
+        raise InvalidInputError(f"cannot create a table at {storage.uri}: {exc.strerror or exc}") from None
     return config

@@ -27,6 +27,7 @@ from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.write.tasks import BatchFunction
 from pruner.errors import InvalidInputError
+from pruner.identifiers import abbreviate
 from pruner.index import secondary
 from pruner.index.definitions import (
     IndexDefinition,
@@ -43,6 +44,7 @@ from pruner.metadata.spec import OP_UPSERT, PartitionSpec
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
 from pruner.table.describe import index_summaries
+from pruner.table.layout import metadata_partition_dir
 from pruner.table.table import LakeTable
 from pruner.table.timeline import Action
 
@@ -84,13 +86,17 @@ def drop_index(table: LakeTable, statement: DropIndex) -> StatementResult:
         table = table.refresh()
         if not any(d.name == statement.name for d in table.definitions):
             if statement.if_exists:
-                return StatementResult(f"no index {statement.name}; nothing dropped", [])
+                return StatementResult(f"no index {abbreviate(statement.name)}; nothing dropped", [])
             table.definition(statement.name)  # raises with the list of indexes
         definition = table.definition(statement.name)
         save_definitions(table.storage, [d for d in table.definitions if d.name != statement.name])
-        directory = table.spec(definition).directory
+        # Not `table.spec`: it refuses a definition whose name cannot be used, which must still be
+        # droppable (its directory cannot exist, so it lists as empty).
+        directory = metadata_partition_dir(definition.partition)
         deleted = table.storage.delete_many(e.rel for e in table.storage.list_files(directory))
-    return StatementResult(f"dropped index {statement.name} ({deleted} index file(s) deleted)", [])
+    return StatementResult(
+        f"dropped index {abbreviate(statement.name)} ({deleted} index file(s) deleted)", []
+    )
 
 
 def create_index(

@@ -57,7 +57,17 @@ def run_instant(storage: Storage, action: Action, content: dict[str, Any]) -> It
 
 
 def rollback(storage: Storage, timeline: Timeline, instant: Instant) -> int:
-    """Delete the files an incomplete instant wrote, then its timeline files. Returns files deleted."""
+    """Delete the files an incomplete instant wrote, then its timeline files. Returns files deleted.
+
+    A partition whose path cannot exist on the storage (an index named, before names were checked,
+    beyond the file system's name limit) lists as empty (`Storage.list_files`): nothing can have
+    been written there, so there is nothing to delete and the rollback goes on. Any other storage
+    error propagates before the timeline files are touched, and the instant stays pending for the
+    next writer to roll back again. Removing the timeline entry while files of the instant may
+    remain would be worse than failing: readers would not see those files (their instant never
+    completes) and `clean` deletes them eventually, but a later instant that reuses the timestamp
+    (the next instant is only chosen after the latest one *on the timeline*, and a clock can step
+    back) would adopt them, and their index log rows (tombstones included) would join its commit."""
     content: dict[str, Any] = {}
     if instant.state == State.INFLIGHT:
         try:

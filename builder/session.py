@@ -1,7 +1,10 @@
 """The SparkSession lakeprune jobs run in. Inside `spark-submit` (or a notebook with a session
 already active) the existing session is used unchanged apart from the settings lakeprune needs;
 otherwise an embedded `local[*]` session is created. Settings: UTC session time zone (timestamps
-are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter."""
+are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter.
+An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
+the job's exception, JVM stack trace included, so the log would only print it a second time (and
+bury a one-line CLI error about a corrupt input file under a screen of Java)."""
 
 from __future__ import annotations
 
@@ -38,6 +41,22 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
                 builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
         active = builder.getOrCreate()
         active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", "ERROR"))
+        if (active.sparkContext.master or "").startswith("local"):
+            _silence_task_failure_logs(active)
     for key, value in REQUIRED_CONF.items():
         active.conf.set(key, value)
     return active
+
+
+# The loggers that print a failed task's exception ("Exception in task ...") and the job abort.
+TASK_FAILURE_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager")
+
+
+def _silence_task_failure_logs(spark: SparkSession) -> None:
+    """Turn the task failure loggers off (see the module docstring). PySpark sets the root logger's
+    level only, so this goes through log4j's Configurator in the driver JVM."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a classic (not Spark Connect) session, as created above
+    level = jvm.org.apache.logging.log4j.Level.OFF
+    for name in TASK_FAILURE_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)

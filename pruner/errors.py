@@ -29,6 +29,10 @@ class InvalidSchemaError(LakepruneError):
     """A schema definition or a table definition is invalid."""
 
 
+class InvalidNameError(InvalidSchemaError):
+    """A table, column or index name breaks the naming rule (`pruner.identifiers`)."""
+
+
 class SchemaMismatchError(LakepruneError):
     """Input data does not match the table's schema."""
 

@@ -1,11 +1,15 @@
 """Storage access for one table (or warehouse) root through `pyarrow.fs`, so that local paths and
 object-store URIs (s3://, gs://, hdfs://, abfs://) share one code path. Paths handed to `Storage`
 methods are relative to the root and use `/`. The only place that knows which filesystems rename
-atomically is `publish`, which the timeline uses to make a state transition visible at once."""
+atomically is `publish`, which the timeline uses to make a state transition visible at once.
+A path that cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a
+key over the object store's) does not exist and, as a directory, lists nothing; every other
+storage error propagates."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import uuid
 from collections.abc import Iterable
@@ -16,6 +20,15 @@ import pyarrow.fs as pafs
 
 # Filesystems whose `move` is an atomic rename of a single file.
 _ATOMIC_RENAME = ("local", "hdfs")
+# How storage layers without an errno say that a path is impossible (not merely absent): S3's error
+# code for a key over 1,024 bytes, HDFS's exception for a component over its name limit.
+_IMPOSSIBLE_PATH_MARKERS = ("KeyTooLongError", "PathComponentTooLongException")
+
+
+def cannot_exist(exc: OSError) -> bool:
+    """Whether a storage error says the path itself can never exist (too long for the file system
+    or the object store), as opposed to failing to reach or read something that may exist."""
+    return exc.errno == errno.ENAMETOOLONG or any(m in str(exc) for m in _IMPOSSIBLE_PATH_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -59,12 +72,19 @@ class Storage:
         return bool(self.fs.type_name == "local")
 
     def exists(self, rel: str) -> bool:
-        info = self.fs.get_file_info(self.path(rel))
-        return bool(info.type != pafs.FileType.NotFound)
+        """Whether `rel` exists; False for a path that cannot exist."""
+        return bool(self._info(rel) != pafs.FileType.NotFound)
 
     def is_dir(self, rel: str) -> bool:
-        info = self.fs.get_file_info(self.path(rel))
-        return bool(info.type == pafs.FileType.Directory)
+        return bool(self._info(rel) == pafs.FileType.Directory)
+
+    def _info(self, rel: str) -> pafs.FileType:
+        try:
+            return self.fs.get_file_info(self.path(rel)).type
+        except OSError as exc:
+            if cannot_exist(exc):
+                return pafs.FileType.NotFound
+            raise
 
     def read_bytes(self, rel: str) -> bytes:
         with self.fs.open_input_stream(self.path(rel)) as stream:
@@ -102,20 +122,28 @@ class Storage:
         return self.fs.open_output_stream(self.path(rel))
 
     def list_files(self, rel_dir: str, recursive: bool = False) -> list[FileEntry]:
-        """Files (not directories) under `rel_dir`; empty when it does not exist."""
-        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
+        """Files (not directories) under `rel_dir`; empty when it does not or cannot exist."""
         prefix = self.root.rstrip("/") + "/"
         entries = []
-        for info in self.fs.get_file_info(selector):
+        for info in self._list(rel_dir, recursive):
             if info.type == pafs.FileType.File:
                 entries.append(FileEntry(rel=info.path[len(prefix) :], size=int(info.size)))
         return sorted(entries, key=lambda e: e.rel)
 
     def list_dirs(self, rel_dir: str) -> list[str]:
-        """Names of the directories directly under `rel_dir`, sorted; empty when it does not exist."""
-        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True)
-        infos = self.fs.get_file_info(selector)
+        """Names of the directories directly under `rel_dir`, sorted; empty when it does not or
+        cannot exist."""
+        infos = self._list(rel_dir, recursive=False)
         return sorted(info.base_name for info in infos if info.type == pafs.FileType.Directory)
+
+    def _list(self, rel_dir: str, recursive: bool) -> list[pafs.FileInfo]:
+        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
+        try:
+            return list(self.fs.get_file_info(selector))
+        except OSError as exc:
+            if cannot_exist(exc):
+                return []
+            raise
 
     def delete(self, rel: str) -> None:
         """Delete a file; a file that is already gone is not an error."""

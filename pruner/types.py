@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.types as pat
 
 from pruner.errors import InvalidSchemaError
+from pruner.identifiers import check_identifier
 
 _SIMPLE_TYPES = (
     "boolean",
@@ -48,10 +49,8 @@ _ALIASES = {
     "timestamp_ltz": "timestamp",
 }
 _INTEGER_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4}
-_DECIMAL_RE = re.compile(r"^(?:decimal|numeric)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
-_VARCHAR_RE = re.compile(r"^(?:varchar|char)\s*\(\s*\d+\s*\)$")
-_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
-RESERVED_PREFIX = "_lp_"
+_DECIMAL_RE = re.compile(r"(?:decimal|numeric)\s*\(\s*([0-9]+)\s*(?:,\s*([0-9]+)\s*)?\)")
+_VARCHAR_RE = re.compile(r"(?:varchar|char)\s*\(\s*[0-9]+\s*\)")
 MAX_DECIMAL_PRECISION = 38
 
 
@@ -96,10 +95,10 @@ class ColumnType:
 def parse_type(text: str) -> ColumnType:
     """Parse a type name such as `bigint`, `decimal(10,2)` or `varchar(20)`."""
     name = text.strip().lower()
-    match = _DECIMAL_RE.match(name)
+    match = _DECIMAL_RE.fullmatch(name)
     if match:
         return ColumnType("decimal", int(match.group(1)), int(match.group(2) or 0))
-    if _VARCHAR_RE.match(name):
+    if _VARCHAR_RE.fullmatch(name):
         return ColumnType("string")
     name = _ALIASES.get(name, name)
     if name == "decimal":
@@ -183,17 +182,7 @@ class Column:
     nullable: bool = True
 
     def __post_init__(self) -> None:
-        check_column_name(self.name)
-
-
-def check_column_name(name: str) -> None:
-    if not _NAME_RE.match(name):
-        raise InvalidSchemaError(
-            f"column name {name!r} is not allowed: use lowercase letters, digits and '_', "
-            "not starting with a digit (Trino and Presto require lowercase names)"
-        )
-    if name.startswith(RESERVED_PREFIX):
-        raise InvalidSchemaError(f"column name {name!r} uses the reserved prefix {RESERVED_PREFIX!r}")
+        check_identifier(self.name, "column")
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,8 @@ class _Write:
         self.sort_by = list(sort_by)
         self.table = table
         self.config = table.config
+        # Resolved first: an index that cannot be used stops the write before any work is done.
+        self.index_specs = [(d, table.spec(d)) for d in table.definitions]
         self.mode = mode
         self.timer = _Timer()
         self.cached: list[DataFrame] = []
@@ -405,8 +407,7 @@ class _Write:
             changes_by_index = index_changes(
                 self.table, self.table.snapshot(), added_rows, added, removed, live_after
             )
-            for definition in self.table.definitions:
-                spec = self.table.spec(definition)
+            for definition, spec in self.index_specs:
                 files_logs += write_logs(storage, spec, instant, changes_by_index[definition.partition])
             self.timer.phase("indexes", start)
 

@@ -12,7 +12,9 @@ from typing import Annotated, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 
+from pruner.cli.spark_errors import analysis_error
 from pruner.errors import LakepruneError
 from pruner.table.table import table_location
 
@@ -42,15 +44,10 @@ def resolve(table: str, warehouse: str | None) -> str:
     return table_location(table, warehouse)
 
 
-def _spark_user_error(exc: Exception) -> str | None:
-    """The first line of a Spark AnalysisException (bad input path, unreadable file), else None."""
-    try:
-        from pyspark.errors import AnalysisException
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        return None
-    if isinstance(exc, AnalysisException):
-        return str(exc).strip().splitlines()[0]
-    return None
+def print_error(message: str) -> None:
+    """`error: <message>` on stderr, the message printed as it is: unescaped, rich would take text
+    in brackets (pyarrow's `[errno 2]`, Spark's `[FAILED_READ_FILE]`) for markup and drop it."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
@@ -59,13 +56,13 @@ def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except LakepruneError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            print_error(str(exc))
             raise typer.Exit(USER_ERROR_EXIT) from None
         except Exception as exc:
-            message = _spark_user_error(exc)
+            message = analysis_error(exc)
             if message is None:
                 raise
-            err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+            print_error(message)
             raise typer.Exit(USER_ERROR_EXIT) from None
 
     return wrapper

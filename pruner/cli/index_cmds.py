@@ -11,6 +11,7 @@ from rich.table import Table as RichTable
 
 from pruner.cli.common import JsonOption, TableArgument, WarehouseOption, cli_command, console, resolve
 from pruner.errors import InvalidInputError
+from pruner.identifiers import abbreviate
 from pruner.index.sql import parse_statement
 
 app = typer.Typer(help="Build and inspect indexes.", no_args_is_help=True)
@@ -65,7 +66,8 @@ def build_index(
     from builder.index_build import build_index as run_build
 
     instant = run_build(resolve(table, warehouse), name)
-    console.print(f"index {name} is ready" + (f" up to {instant}" if instant else " (it already was)"))
+    shown = abbreviate(name)
+    console.print(f"index {shown} is ready" + (f" up to {instant}" if instant else " (it already was)"))
 
 
 def register(root: typer.Typer) -> None:

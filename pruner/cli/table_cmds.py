@@ -203,11 +203,7 @@ def read(
     wanted = _split(columns) or None
     if out is not None:
         rows = snap.read(wanted, limit)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if out.suffix.lower() == ".parquet":
-            pq.write_table(rows, out)
-        else:
-            pacsv.write_csv(rows, out)
+        _write_rows(rows, out)
         console.print(f"wrote {rows.num_rows:,} row(s) of snapshot {snap.instant} to {out}")
         return
     rows = snap.read(wanted, PRINT_LIMIT if limit is None else limit)
@@ -216,6 +212,22 @@ def read(
         grid.add_row(*["NULL" if v is None else str(v) for v in record.values()])
     console.print(grid)
     console.print(f"{rows.num_rows} row(s) shown")
+
+
+def _write_rows(rows: pa.Table, out: Path) -> None:
+    """Write `--out` (Parquet or CSV by suffix); a file that cannot be written (no such directory,
+    no permission, a directory in the way, a full disk, /proc) is a one-line error."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix.lower() == ".parquet":
+            pq.write_table(rows, out)
+        else:
+            pacsv.write_csv(rows, out)
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).splitlines()[0]  # pyarrow's names the file
+        if exc.filename:  # Python's (mkdir) do not: say which path it was about
+            reason = f"{reason}: {exc.filename}"
+        raise InvalidInputError(f"--out {out}: cannot write the file ({reason})") from None
 
 
 @app.command("history")

@@ -20,6 +20,7 @@ from pruner.cli.common import (
     err_console,
     resolve,
 )
+from pruner.cli.spark_errors import unreadable_input
 from pruner.errors import InvalidInputError
 from pruner.storage import Storage
 from pruner.table.table import LakeTable
@@ -47,7 +48,8 @@ def write(
     except ValueError:
         raise InvalidInputError(f"--mode must be insert, upsert or delete, got {mode!r}") from None
     location = resolve(table, warehouse)
-    LakeTable.open(location)  # fail fast, before Spark starts, if the table is missing or corrupt
+    # Fail fast, before Spark starts, if the table is missing or corrupt or has an unusable index.
+    LakeTable.open(location).partition_specs()
     source = Storage.from_uri(input_path)
     _check_input(source, input_path)
 
@@ -56,8 +58,15 @@ def write(
 
     with err_console.status("starting Spark"):
         spark = spark_session()
-    df = spark.read.parquet(source.uri)
-    result = run_write(spark, location, df, write_mode, sort_by or ())
+    try:
+        result = run_write(spark, location, spark.read.parquet(source.uri), write_mode, sort_by or ())
+    except Exception as exc:  # a file of the input Spark cannot read is the user's; the rest is not
+        failure = unreadable_input(exc, source)
+        if failure is None:
+            raise
+        raise InvalidInputError(
+            f"--input {input_path}: cannot read {failure.shown_path} ({failure.reason}); nothing was written"
+        ) from None
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
     elif result.instant is None:

@@ -18,8 +18,8 @@ from pruner.engines.spec import EngineSpec
 CATALOG_NAME = "lakeprune"
 DEFAULT_SIDECAR = "127.0.0.1:7778"  # the sidecar's Thrift port (gRPC is 7777, metrics 9464)
 RESERVED_CATALOGS = frozenset({CATALOG_NAME, "system"})
-_CATALOG_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_HOST_RE = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$")
+_CATALOG_NAME_RE = re.compile(r"[a-z][a-z0-9_]*")  # matched whole
+_HOST_RE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)")  # matched whole
 _WIDTH = 100
 
 
@@ -37,7 +37,8 @@ def parse_sidecar_addresses(value: str) -> tuple[str, ...]:
         raise InvalidEngineConfigError("sidecar address is empty: expected HOST:PORT, e.g. 127.0.0.1:7778")
     for address in addresses:
         host, sep, port = address.rpartition(":")
-        if not sep or not _HOST_RE.match(host) or not port.isdigit() or not 0 < int(port) < 65536:
+        valid_port = port.isascii() and port.isdigit() and 0 < int(port) < 65536
+        if not sep or not _HOST_RE.fullmatch(host) or not valid_port:
             raise InvalidEngineConfigError(
                 f"sidecar address must be HOST:PORT (e.g. 127.0.0.1:7778), got {address!r}"
             )
@@ -157,7 +158,7 @@ def check_extra_catalogs(catalogs: Mapping[str, Mapping[str, str]] | None) -> di
     """Validate extra catalogs (name -> properties); returns plain-dict copies."""
     checked: dict[str, dict[str, str]] = {}
     for name, properties in (catalogs or {}).items():
-        if not _CATALOG_NAME_RE.match(name):
+        if not _CATALOG_NAME_RE.fullmatch(name):
             raise InvalidEngineConfigError(f"catalog name must match [a-z][a-z0-9_]*, got {name!r}")
         if name in RESERVED_CATALOGS:
             raise InvalidEngineConfigError(f"catalog name {name!r} is reserved")

@@ -403,7 +403,7 @@ def bind(name: str, column: str, source_type: ColumnType, args: tuple[Literal, .
 
 
 _CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
-_ARG = re.compile(r"\s*(?:'((?:[^']|'')*)'|(-?\d+)|([A-Za-z_][A-Za-z0-9_]*)|\"([^\"]+)\")\s*(?:,|$)")
+_ARG = re.compile(r"\s*(?:'((?:[^']|'')*)'|(-?[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|\"([^\"]+)\")\s*(?:,|$)")
 
 
 def parse_call(text: str) -> tuple[str, str, tuple[Literal, ...]]:

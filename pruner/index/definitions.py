@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from pruner.errors import InvalidInputError, TableCorruptError
+from pruner.errors import InvalidInputError, InvalidNameError, TableCorruptError
+from pruner.identifiers import check_identifier
 from pruner.storage import Storage
 from pruner.table.config import TableConfig
 from pruner.table.layout import META_DIR
@@ -89,6 +90,27 @@ class IndexDefinition:
         return str(self.index_type)
 
     @property
+    def usable(self) -> bool:
+        """Whether the name follows the naming rule (see `check_usable`)."""
+        try:
+            check_identifier(self.name, "index")
+        except InvalidNameError:
+            return False
+        return True
+
+    def check_usable(self) -> None:
+        """Raise unless the name follows the naming rule. `define` refuses such names; this catches
+        a definition stored before the rule existed (a name too long for a directory name made every
+        write fail), so that whatever would read or write its partition stops with the way out."""
+        try:
+            check_identifier(self.name, "index")
+        except InvalidNameError as exc:
+            raise InvalidInputError(
+                f"{exc}; this index cannot be used: drop it (DROP INDEX with its full name) "
+                "and create it again under a valid name"
+            ) from None
+
+    @property
     def fpp(self) -> float:
         return float(self.options.get("fpp", DEFAULT_BLOOM_FPP))
 
@@ -152,9 +174,9 @@ def define(
     options: Mapping[str, str],
     expression: str | None = None,
 ) -> IndexDefinition:
-    """A validated new definition (state building). Raises InvalidInputError for any problem."""
-    if not name.isidentifier() or name.lower() != name:
-        raise InvalidInputError(f"index name {name!r} must be a lowercase identifier")
+    """A validated new definition (state building). Raises InvalidNameError for a name that breaks
+    the naming rule (`pruner.identifiers`), InvalidInputError for any other problem."""
+    check_identifier(name, "index")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
     if expression is not None:

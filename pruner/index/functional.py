@@ -104,10 +104,12 @@ class VirtualColumn:
 
 
 def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition]) -> list[VirtualColumn]:
-    """The hidden virtual columns of a table's functional indexes, in name order."""
+    """The hidden virtual columns of a table's functional indexes, in name order. An index that
+    cannot be used (`IndexDefinition.check_usable`: stored under a name the naming rule refuses)
+    has none, so that reading the table's metadata or a predicate does not fail on it."""
     out = []
     for d in sorted(definitions, key=lambda d: d.name):
-        if d.index_type == IndexType.FUNCTIONAL:
+        if d.index_type == IndexType.FUNCTIONAL and d.usable:
             out.append(VirtualColumn(d.name, bound_function(d, schema), d))
     return out
 

@@ -41,6 +41,9 @@ def bloom_filters_spec(num_buckets: int) -> PartitionSpec:
 
 
 def spec_for(definition: IndexDefinition, properties: TableProperties, schema: TableSchema) -> PartitionSpec:
+    """The partition of a defined index. Every reader and writer of an index partition gets it here,
+    so a definition whose name cannot be used (`IndexDefinition.check_usable`) stops them all."""
+    definition.check_usable()
     if definition.index_type == IndexType.SECONDARY_INDEX:
         column = schema.column(definition.columns[0]).type
         return secondary.spec(definition.name, column, properties.index_secondary_index_buckets)

@@ -141,9 +141,8 @@ def _create(tree: exp.Create, expression: str | None = None) -> CreateIndex:
     options = {}
     storage = params.args.get("with_storage") if params else None
     for prop in storage or []:
-        key = prop.this.name if isinstance(prop.this, exp.Expression) else str(prop.this)
-        value = prop.args.get("value")
-        options[key.lower()] = value.name if isinstance(value, exp.Expression) else str(value)
+        key = (prop.this.name if isinstance(prop.this, exp.Expression) else str(prop.this)).lower()
+        options[key] = _option_value(key, prop.args.get("value"))
     return CreateIndex(
         name=index.this.name,
         table=index.args["table"].name,
@@ -153,6 +152,22 @@ def _create(tree: exp.Create, expression: str | None = None) -> CreateIndex:
         if_not_exists=bool(tree.args.get("exists")),
         expression=expression,
     )
+
+
+def _option_value(key: str, value: object) -> str:
+    """An option's value as written: a number (`-1`, `0.01`, `1e-3`), a string, a boolean or a bare
+    word. Anything else (an expression, NULL, a typed literal) is refused rather than reduced to a
+    part of it, as reading the node's `name` did (`-1` became `1`, `1 + 1` became `1`)."""
+    if isinstance(value, exp.Literal):
+        return str(value.this)
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal) and not value.this.is_string:
+        return f"-{value.this.this}"
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    if isinstance(value, exp.Var):
+        return str(value.this)
+    shown = value.sql() if isinstance(value, exp.Expression) else repr(value)
+    raise InvalidInputError(f"option {key} must be a number, a string or a boolean, got {shown}")
 
 
 def _drop(tree: exp.Drop) -> DropIndex:

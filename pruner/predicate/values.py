@@ -28,7 +28,7 @@ _INTEGER_BOUNDS = {
 }
 # Wide enough that quantizing a decimal(38, s) value never rounds or traps.
 _DECIMAL_CONTEXT = Context(prec=100)
-_FRACTION_RE = re.compile(r"[T ]\d{2}:\d{2}:\d{2}[.,](\d+)")
+_FRACTION_RE = re.compile(r"[T ][0-9]{2}:[0-9]{2}:[0-9]{2}[.,]([0-9]+)")
 _MAX_REPR = 60
 
 

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # Table names engines can address: Trino and Presto lower-case identifiers, so only such
 # directories are listed (and only such names accepted).
-TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+TABLE_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Catalog:
         root = Storage.from_uri(self._root(schema))
         names = []
         for name in root.list_dirs(""):
-            if TABLE_NAME.match(name) and root.exists(f"{name}/{TABLE_JSON}"):
+            if TABLE_NAME.fullmatch(name) and root.exists(f"{name}/{TABLE_JSON}"):
                 names.append(name)
         return sorted(names)
 
@@ -108,6 +108,6 @@ class Catalog:
 
     def _location(self, name: TableName) -> str:
         root = self._root(name.schema)
-        if not TABLE_NAME.match(name.table):
+        if not TABLE_NAME.fullmatch(name.table):
             raise TableNotFoundError(f"table {name} does not exist (table names match [a-z][a-z0-9_]*)")
         return table_location(name.table, root)

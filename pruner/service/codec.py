@@ -32,7 +32,7 @@ from pruner.types import Column, ColumnType, TableSchema
 EPOCH_DATE = date(1970, 1, 1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
-_UNSCALED = re.compile(r"^[+-]?\d{1,80}$")
+_UNSCALED = re.compile(r"[+-]?[0-9]{1,80}")
 MAX_SCALE = 38
 
 # Which `Value` field each column type accepts.
@@ -124,7 +124,7 @@ def decode_value(message: ppb.Value, column: Column) -> Value:
 
 
 def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
-    if not _UNSCALED.match(message.unscaled) or not 0 <= message.scale <= MAX_SCALE:
+    if not _UNSCALED.fullmatch(message.unscaled) or not 0 <= message.scale <= MAX_SCALE:
         raise InvalidInputError(
             f"column {column.name}: decimal_value needs unscaled digits and a scale 0..{MAX_SCALE}, "
             f"got unscaled={message.unscaled[:40]!r} scale={message.scale}"

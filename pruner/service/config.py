@@ -19,12 +19,12 @@ import yaml
 
 from pruner.errors import LakepruneError
 
-SCHEMA_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_GRPC_PORT = 7777
 DEFAULT_THRIFT_PORT = 7778
 DEFAULT_METRICS_PORT = 9464
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"\s*([0-9]+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
@@ -88,7 +88,7 @@ class ServeConfig:
         if not self.warehouses:
             raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
         for name, root in self.warehouses.items():
-            if not SCHEMA_NAME.match(name):
+            if not SCHEMA_NAME.fullmatch(name):
                 raise ConfigError(
                     f"warehouse name {name!r} must match [a-z][a-z0-9_]* (it is the schema name engines see)"
                 )
@@ -227,7 +227,7 @@ def parse_size(value: object, key: str) -> int:
     """A byte size: an integer, or text such as `512MiB`, `16MB`, `1g`."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    match = _SIZE.match(str(value)) if isinstance(value, str) else None
+    match = _SIZE.fullmatch(str(value)) if isinstance(value, str) else None
     if match is None:
         raise ConfigError(f"{key} must be a size such as 536870912 or 512MiB, got {value!r}")
     unit = (match.group(2) or "").lower()[:1]
@@ -236,7 +236,7 @@ def parse_size(value: object, key: str) -> int:
 
 def _split_address(address: str, key: str) -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) <= 65535:
         raise ConfigError(f"{key} address {address!r} must be HOST:PORT")
     return host, int(port)
 

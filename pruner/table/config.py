@@ -107,7 +107,7 @@ class EarlierPartitioning:
 
 @dataclass(frozen=True)
 class TableConfig:
-    name: str
+    name: str  # follows `pruner.identifiers` from creation on (`builder.create`); not re-checked here
     schema: TableSchema
     record_key: tuple[str, ...]
     partition_fields: tuple[str, ...] = ()  # the current partitioning, for new records

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-_INSTANT_RE = re.compile(r"^\d{17}$")
+_INSTANT_RE = re.compile(r"[0-9]{17}")  # ASCII: `\d` also matches other scripts' digits
 _FORMAT = "%Y%m%d%H%M%S"
 
 
 def is_instant(text: str) -> bool:
-    return bool(_INSTANT_RE.match(text))
+    return bool(_INSTANT_RE.fullmatch(text))
 
 
 def format_instant(moment: datetime) -> str:

@@ -19,8 +19,9 @@ LOCK_FILE = f"{META_DIR}/lock.json"
 TIMELINE_DIR = f"{META_DIR}/timeline"
 METADATA_DIR = f"{META_DIR}/metadata"
 
-_DATA_FILE_RE = re.compile(r"^([0-9a-f]{32})_([0-9a-z-]+)_(\d{17})\.parquet$")
-_INDEX_FILE_RE = re.compile(r"^b(\d{5})\.(base|log)\.(\d{17})\.parquet$")
+# ASCII digits only (`\d` also matches other scripts' digits); matched whole (`fullmatch`).
+_DATA_FILE_RE = re.compile(r"([0-9a-f]{32})_([0-9a-z-]+)_([0-9]{17})\.parquet")
+_INDEX_FILE_RE = re.compile(r"b([0-9]{5})\.(base|log)\.([0-9]{17})\.parquet")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class DataFileName:
 
     @classmethod
     def parse(cls, name: str) -> DataFileName | None:
-        match = _DATA_FILE_RE.match(name)
+        match = _DATA_FILE_RE.fullmatch(name)
         return cls(*match.groups()) if match else None
 
 
@@ -58,5 +59,5 @@ class IndexFileName:
 
     @classmethod
     def parse(cls, name: str) -> IndexFileName | None:
-        match = _INDEX_FILE_RE.match(name)
+        match = _INDEX_FILE_RE.fullmatch(name)
         return cls(int(match.group(1)), match.group(2), match.group(3)) if match else None

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorruptError
+from pruner.identifiers import abbreviate
 from pruner.index.definitions import IndexDefinition, load_definitions
 from pruner.index.partitions import spec_for
 from pruner.metadata import files_index, record_index
@@ -93,8 +94,10 @@ class LakeTable:
         for definition in self.definitions:
             if definition.name == name:
                 return definition
-        names = ", ".join(d.name for d in self.definitions) or "none"
-        raise InvalidInputError(f"table {self.config.name} has no index {name!r} (indexes: {names})")
+        names = ", ".join(abbreviate(d.name) for d in self.definitions) or "none"
+        raise InvalidInputError(
+            f"table {self.config.name} has no index {abbreviate(name)} (indexes: {names})"
+        )
 
     def earliest_retained(self) -> str | None:
         """The oldest instant still readable after the latest clean (None: nothing cleaned)."""

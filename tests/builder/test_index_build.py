@@ -84,7 +84,7 @@ def test_build_catches_up_and_writes_keep_indexes_current(spark: SparkSession, t
 
     shown = {r["name"]: r for r in table.sql("SHOW INDEXES ON t").rows}
     assert set(shown) == {"files", "record_index", "stats", "pstats", "bf"}
-    assert "dropped index bf" in table.sql("DROP INDEX bf ON t").message
+    assert "dropped index 'bf'" in table.sql("DROP INDEX bf ON t").message
     assert not list((tmp_path / "t" / ".lakeprune" / "metadata" / "bloom_filters").glob("*.parquet"))
     assert "nothing dropped" in table.sql("DROP INDEX IF EXISTS bf ON t").message
 

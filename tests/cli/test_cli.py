@@ -69,6 +69,7 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
     lakeprune("table", "create", from_file, "--schema-from", str(sample), "--record-key", "id")
     assert json.loads(lakeprune("table", "show", from_file, "--json"))["schema"] == info["schema"]
 
+    (tmp_path / "empty_dir.parquet").mkdir()  # an --out that is a directory
     nanos = tmp_path / "nanos.parquet"
     pq.write_table(pa.table({"id": [1], "ts": pa.array([0], pa.timestamp("ns"))}), nanos)
     (tmp_path / "empty_dir").mkdir()
@@ -97,7 +98,17 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
             "id",
         ): "unsupported column type",
         ("table", "read", table, "--out", str(tmp_path / "o.json")): "--out must end in",
+        ("table", "read", table, "--out", "/proc/x.parquet"): "--out /proc/x.parquet: cannot write the file",
+        ("table", "read", table, "--out", str(tmp_path / "empty_dir.parquet")): "[errno 21] Is a directory",
+        (
+            "table",
+            "read",
+            table,
+            "--out",
+            str(sample / "x.csv"),
+        ): f"cannot write the file (File exists: {sample})",
         ("table", "read", table, "--snapshot", "20200101000000000"): "no completed instant",
+        ("table", "read", table, "--snapshot", "\uff12\uff10\uff12\uff10" + "0" * 13): "is not an instant",
         ("write", table, "--input", str(tmp_path / "none.parquet"), "--mode", "upsert"): "does not exist",
         ("write", table, "--input", str(sample), "--mode", "merge"): "--mode must be",
     }
@@ -134,3 +145,47 @@ def test_write_read_time_travel_compact_clean_by_warehouse(tmp_path: Path) -> No
     assert "compacted" in lakeprune("compact", "trips", "-w", warehouse)
     assert "earliest retained snapshot" in lakeprune("clean", "trips", "-w", warehouse)
     assert json.loads(lakeprune("table", "show", "trips", "-w", warehouse, "--json"))["row_count"] == 13
+
+
+def _corrupt_pages(path: Path, rows: int = 5000) -> None:
+    """A real Parquet file (snappy, one data page per column) whose `note` page has garbage in its
+    middle: the footer stays valid, so the schema reads and only decoding the page fails."""
+    table = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "note": [f"note {i} of {i * 7919 % 1009}" for i in range(rows)],
+        }
+    )
+    pq.write_table(table, path, compression="snappy", use_dictionary=False)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(1)
+    with path.open("r+b") as f:
+        f.seek(chunk.data_page_offset + chunk.total_compressed_size // 2)
+        f.write(b"\xff" * 64)
+    assert pq.read_schema(path).names == ["id", "note"]
+    with pytest.raises(OSError, match="Corrupt snappy"):
+        pq.read_table(path)
+
+
+@pytest.mark.usefixtures("spark")
+def test_an_input_file_with_corrupt_pages_is_a_one_line_error(tmp_path: Path) -> None:
+    table = str(tmp_path / "t")
+    lakeprune("table", "create", table, "--schema", "id bigint, note string", "--record-key", "id")
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "note": ["a", "b"]}), good)
+    lakeprune("write", table, "--input", str(good), "--mode", "insert")
+    before = sorted(p.relative_to(table) for p in Path(table).rglob("*") if p.is_file())
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "note": ["c"]}), inputs / "a.parquet")
+    _corrupt_pages(inputs / "b.parquet")
+
+    for given, named in [(inputs / "b.parquet", inputs / "b.parquet"), (inputs, inputs / "b.parquet")]:
+        output = lakeprune("write", table, "--input", str(given), "--mode", "upsert", expect=2)
+        (error,) = [line for line in output.splitlines() if line.strip()]
+        assert (
+            error.startswith(f"error: --input {given}: cannot read {named} (") and "Traceback" not in output
+        )
+        assert "FAILED_TO_UNCOMPRESS" in error and error.endswith("nothing was written")
+        assert sorted(p.relative_to(table) for p in Path(table).rglob("*") if p.is_file()) == before
+        info = json.loads(lakeprune("table", "show", table, "--json"))
+        assert info["row_count"] == 2 and info["commits"] == 1 and not info["pending_instants"]

@@ -1,8 +1,10 @@
-"""pruner.storage on the local filesystem: path and file:// URIs, atomic publish, listing, delete."""
+"""pruner.storage on the local filesystem: path and file:// URIs, atomic publish, listing (a path
+that cannot exist lists as empty, other errors propagate), delete."""
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from pathlib import Path
 from typing import Any, cast
@@ -10,7 +12,7 @@ from typing import Any, cast
 import pyarrow.fs as pafs
 import pytest
 
-from pruner.storage import FileEntry, Storage
+from pruner.storage import FileEntry, Storage, cannot_exist
 
 
 class _RecordingFileSystem:
@@ -135,6 +137,88 @@ def test_list_files(tmp_path: Path) -> None:
     assert storage.list_files("", recursive=True)[-1] == FileEntry("top.txt", 0)
     assert storage.list_files("missing") == []
     assert storage.list_files("missing/deeper", recursive=True) == []
+
+
+def test_a_directory_that_cannot_exist_lists_as_empty(tmp_path: Path) -> None:
+    """A 300-byte name is over the 255-byte name limit: no such directory can exist, so it holds
+    no files (the file system says ENAMETOOLONG, not "not found")."""
+    storage = Storage.from_uri(str(tmp_path))
+    storage.write_bytes("d/f.txt", b"x")
+    impossible = "d/" + "a" * 300
+    with pytest.raises(OSError) as raised:
+        storage.write_bytes(f"{impossible}/f.txt", b"x")
+    assert raised.value.errno == errno.ENAMETOOLONG
+    assert storage.list_files(impossible) == []
+    assert storage.list_files(impossible, recursive=True) == []
+    assert storage.list_files(f"{impossible}/deeper") == []
+    assert storage.list_dirs(impossible) == []
+    assert not storage.exists(impossible) and not storage.is_dir(impossible)
+    assert not storage.exists(f"{impossible}/f.txt")
+    assert storage.list_files("d") == [FileEntry("d/f.txt", 1)]
+
+
+class _FailingListing:
+    """Delegates to a real filesystem, but every listing fails with the given error."""
+
+    def __init__(self, inner: pafs.FileSystem, error: OSError) -> None:
+        self._inner = inner
+        self._error = error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def get_file_info(self, what: object) -> Any:
+        if isinstance(what, pafs.FileSelector):
+            raise self._error
+        return self._inner.get_file_info(what)
+
+
+class _FailingStat(_FailingListing):
+    """... and so does every stat of a single path."""
+
+    def get_file_info(self, what: object) -> Any:
+        raise self._error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.EACCES, "Permission denied"),
+        OSError(errno.EIO, "Input/output error"),
+        OSError("AWS Error NETWORK_CONNECTION during ListObjectsV2 operation: curlCode: 28, Timeout"),
+    ],
+)
+def test_other_listing_errors_propagate(tmp_path: Path, error: OSError) -> None:
+    """Only an impossible path lists as empty: a listing that failed may have missed files."""
+    storage = Storage.from_uri(str(tmp_path))
+    failing = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _FailingListing(storage.fs, error)))
+    assert not cannot_exist(error)
+    with pytest.raises(OSError) as raised:
+        failing.list_files("d")
+    assert raised.value is error
+    with pytest.raises(OSError):
+        failing.list_dirs("d")
+    failing_stat = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _FailingStat(storage.fs, error)))
+    with pytest.raises(OSError):
+        failing_stat.exists("d")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENAMETOOLONG, "File name too long"),
+        OSError("AWS Error UNKNOWN (HTTP status 400) during ListObjectsV2 operation: KeyTooLongError"),
+        OSError(
+            "HDFS list directory failed: org.apache.hadoop.hdfs.protocol.FSLimitException$"
+            "PathComponentTooLongException: The maximum path component name limit"
+        ),
+    ],
+)
+def test_impossible_paths_as_each_storage_reports_them(tmp_path: Path, error: OSError) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    failing = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _FailingListing(storage.fs, error)))
+    assert cannot_exist(error)
+    assert failing.list_files("d") == [] and failing.list_dirs("d") == []
 
 
 def test_delete(tmp_path: Path) -> None:

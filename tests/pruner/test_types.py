@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner.errors import InvalidSchemaError
+from pruner.identifiers import MAX_IDENTIFIER_LENGTH
 from pruner.types import (
     MAX_DECIMAL_PRECISION,
     Column,
@@ -226,6 +227,8 @@ def test_schema_lookup() -> None:
         ("a-b int", "is not allowed"),
         ("é int", "is not allowed"),
         ("_lp_op int", "reserved prefix"),
+        ("\uff43ity string", "non-ASCII"),  # full-width 'c': a valid Python identifier
+        (f"{'c' * (MAX_IDENTIFIER_LENGTH + 1)} int", "too long: at most 128 characters"),
         ("a int, b string, a string", "duplicate column 'a'"),
         ("", "empty schema"),
         (" , ", "empty schema"),
@@ -238,6 +241,22 @@ def test_schema_lookup() -> None:
 def test_schema_parse_errors(text: str, message: str) -> None:
     with pytest.raises(InvalidSchemaError, match=message):
         TableSchema.parse(text)
+
+
+@pytest.mark.parametrize("text", ["decimal(\uff11\uff10,2)", "decimal(10,\u0662)", "varchar(\uff12\uff10)"])
+def test_type_parameters_are_ascii_digits(text: str) -> None:
+    """`\\d` and int() accept other scripts' digits; a type name must not."""
+    with pytest.raises(InvalidSchemaError, match="unsupported column type"):
+        parse_type(text)
+
+
+def test_column_names_up_to_the_limit_and_from_arrow() -> None:
+    longest = "c" * MAX_IDENTIFIER_LENGTH
+    assert TableSchema.parse(f"{longest} int").names == [longest]
+    with pytest.raises(InvalidSchemaError, match="non-ASCII"):
+        TableSchema.from_arrow(pa.schema([pa.field("c\u0456ty", pa.string())]))
+    with pytest.raises(InvalidSchemaError, match="too long"):
+        TableSchema.from_arrow(pa.schema([pa.field(longest + "c", pa.string())]))
 
 
 @pytest.mark.parametrize(

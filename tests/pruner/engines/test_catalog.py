@@ -83,7 +83,20 @@ def test_sidecar_addresses(value: str, expected: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["", "localhost", "host:", ":7778", "host:0", "host:70000", "ho st:1", "::1:7778"]
+    "value",
+    [
+        "",
+        "localhost",
+        "host:",
+        ":7778",
+        "host:0",
+        "host:70000",
+        "ho st:1",
+        "::1:7778",
+        "host:\uff17\uff17\uff17\uff18",  # full-width digits: isdigit() alone accepts them
+        "host:\u00b2",  # superscript two: isdigit() accepts it, int() does not
+        "host\n:7778",
+    ],
 )
 def test_bad_sidecar_addresses_are_rejected_in_one_line(value: str) -> None:
     with pytest.raises(InvalidEngineConfigError) as caught:

@@ -37,6 +37,7 @@ def test_parse_and_render() -> None:
         "hour(ts, 1)",
         "date_format(ts, '%Q')",
         "substring(s, 0, 2)",
+        "substring(s, \uff11, 2)",  # full-width digit: `\\d` and int() would take it for 1
         "hour(lower(s))",
         "ts",
     ],

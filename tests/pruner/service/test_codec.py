@@ -99,6 +99,12 @@ def test_decimals_need_not_carry_the_columns_scale() -> None:
             "needs more than 10 digits",
         ),
         ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="1.5", scale=0)), "needs unscaled digits"),
+        (
+            "p",
+            ppb.Value(decimal_value=ppb.DecimalValue(unscaled="\uff11\uff15", scale=0)),
+            "needs unscaled digits",
+        ),
+        ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="15\n", scale=0)), "needs unscaled digits"),
         ("p", ppb.Value(decimal_value=ppb.DecimalValue(unscaled="1", scale=-1)), "a scale 0..38"),
         ("day", ppb.Value(date_days=2**31 - 1), "column day: 2147483647 is out of range for date"),
         ("ts", ppb.Value(timestamp_micros=2**63 - 1), "is out of range for timestamp"),

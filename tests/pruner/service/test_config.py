@@ -106,7 +106,9 @@ def test_sizes(text: object, value: int) -> None:
     assert parse_size(text, "cache.max_bytes") == value
 
 
-@pytest.mark.parametrize("text", ["1.5GiB", "-1", -1, "lots", True, "5TB", None])
+@pytest.mark.parametrize(
+    "text", ["1.5GiB", "-1", -1, "lots", True, "5TB", None, "\uff15\uff11\uff12MiB", "\u0665\u0661\u0662"]
+)
 def test_bad_sizes(text: object) -> None:
     with pytest.raises(ConfigError, match=r"cache\.max_bytes must be a size"):
         parse_size(text, "cache.max_bytes")

@@ -199,3 +199,27 @@ def test_format_instant_converts_to_utc() -> None:
     )
     assert not is_instant("2024050607080901")
     assert not is_instant("2024050607080901x")
+
+
+def _digits_of(zero: str, text: str) -> str:
+    """`text` with its ASCII digits written in another script whose zero is `zero`."""
+    return "".join(chr(ord(zero) + int(c)) if c.isascii() and c.isdigit() else c for c in text)
+
+
+# Full-width, Arabic-Indic and Devanagari digits: all `\d` in a Python regex, all read by int().
+OTHER_ZEROS = ["\uff10", "\u0660", "\u0966"]
+
+
+@pytest.mark.parametrize("zero", OTHER_ZEROS)
+def test_instants_are_ascii_digits_only(zero: str) -> None:
+    text = _digits_of(zero, "20260102030405006")
+    assert len(text) == 17 and text.isdigit() and int(text) == 20260102030405006
+    assert not is_instant(text)
+    assert not is_instant("20260102030405006\n"), "matched whole: no trailing newline"
+
+
+@pytest.mark.parametrize("zero", OTHER_ZEROS)
+def test_load_ignores_timeline_files_named_with_other_digits(storage: Storage, zero: str) -> None:
+    done = complete(storage, request(storage, Action.COMMIT, {}), {})
+    storage.write_bytes(f"{TIMELINE_DIR}/{_digits_of(zero, done.timestamp)}.commit.completed", b"{}")
+    assert Timeline.load(storage).instants == (done,)

@@ -1,0 +1,102 @@
+"""pruner.index.definitions: index names follow the shared naming rule for every index type, and a
+definition stored before the rule existed (a name too long for a directory) is refused wherever its
+partition would be used, with the way out, instead of failing on storage."""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner.errors import InvalidInputError, InvalidNameError
+from pruner.identifiers import MAX_IDENTIFIER_LENGTH
+from pruner.index.definitions import IndexDefinition, IndexType, define
+from pruner.index.partitions import spec_for
+from pruner.table.config import TableConfig
+from pruner.types import TableSchema
+
+CONFIG = TableConfig(
+    "t", TableSchema.parse("id bigint, city string, ts timestamp"), ("id",), partition_fields=("city",)
+)
+# (index type, columns, expression) for each kind of index a name is given to.
+KINDS = {
+    "column_stats": ("column_stats", [], None),
+    "partition_stats": ("partition_stats", [], None),
+    "bloom_filters": ("bloom_filters", ["city"], None),
+    "secondary_index": ("secondary_index", ["city"], None),
+    "secondary_index (RFC-77 syntax)": (None, ["city"], None),
+    "functional": (None, [], "hour(ts)"),
+    "functional value_list": ("value_list", [], "hour(ts)"),
+}
+
+
+def _define(kind: str, name: str) -> IndexDefinition:
+    index_type, columns, expression = KINDS[kind]
+    return define(CONFIG, [], name, index_type, columns, {}, expression)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_index_type_accepts_names_up_to_the_limit(kind: str) -> None:
+    name = "i" * MAX_IDENTIFIER_LENGTH
+    definition = _define(kind, name)
+    assert definition.name == name
+    spec_for(definition, CONFIG.properties, CONFIG.schema)  # usable
+    assert len(definition.partition.encode()) < 255
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("i" * (MAX_IDENTIFIER_LENGTH + 1), "too long"),
+        ("a" * 100_000, r"\(100,000 characters\) is too long"),
+        ("\uff43ity_idx", "non-ASCII"),  # full-width 'c', accepted by str.isidentifier()
+        ("idx_c\u0456ty", "non-ASCII"),  # Cyrillic look-alike of 'i'
+        ("Idx", "'I' at position 0"),
+        ("9idx", "'9' at position 0"),
+        ("_lp_idx", "reserved prefix"),
+    ],
+)
+def test_every_index_type_refuses_bad_names(kind: str, name: str, message: str) -> None:
+    with pytest.raises(InvalidNameError, match=message) as raised:
+        _define(kind, name)
+    assert str(raised.value).startswith("index name")
+
+
+@pytest.mark.parametrize("name", ["files", "record_index"])
+def test_built_in_names_stay_reserved(name: str) -> None:
+    with pytest.raises(InvalidInputError, match="already exists"):
+        _define("column_stats", name)
+
+
+@pytest.mark.parametrize(
+    ("index_type", "columns"),
+    [(IndexType.SECONDARY_INDEX, ("city",)), (IndexType.FUNCTIONAL, ("ts",)), (IndexType.COLUMN_STATS, ())],
+)
+def test_a_stored_definition_with_a_bad_name_has_no_usable_partition(
+    index_type: IndexType, columns: tuple[str, ...]
+) -> None:
+    """As written to index_defs.json before names were checked: loads, but every reader and writer
+    of its partition (they all go through `spec_for`) stops with the way out."""
+    stored = IndexDefinition.from_json(
+        {
+            "name": "a" * 100_000,
+            "type": str(index_type),
+            "columns": list(columns),
+            "expression": "hour(ts)" if index_type == IndexType.FUNCTIONAL else None,
+            "state": "ready",
+        }
+    )
+    with pytest.raises(InvalidInputError, match="cannot be used: drop it") as raised:
+        spec_for(stored, CONFIG.properties, CONFIG.schema)
+    assert len(str(raised.value)) < 300
+
+
+def test_an_unusable_functional_index_has_no_virtual_column() -> None:
+    """Reading the table's metadata or a predicate must not fail on it (pruning keeps working)."""
+    from pruner.index.functional import sql_context, virtual_columns
+
+    good = _define("functional", "hour_of_day")
+    stored = IndexDefinition.from_json({**good.to_json(), "name": "h" * 300})
+    assert good.usable and not stored.usable
+    assert [v.name for v in virtual_columns(CONFIG.schema, [good, stored])] == ["hour_of_day"]
+    schema, calls = sql_context(CONFIG.schema, [good, stored])
+    assert schema.names == ["id", "city", "ts", "hour_of_day"] and list(calls.values()) == ["hour_of_day"]

@@ -1,0 +1,76 @@
+"""pruner.index.sql: option values are read as written — signs included — and anything that is not a
+literal is refused instead of being reduced to a part of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner.errors import InvalidInputError
+from pruner.index.definitions import define
+from pruner.index.sql import CreateIndex, parse_statement
+from pruner.table.config import TableConfig
+from pruner.types import TableSchema
+
+
+def _options(text: str) -> dict[str, str]:
+    statement = parse_statement(f"CREATE INDEX b ON t USING bloom_filters (id) OPTIONS ({text})")
+    assert isinstance(statement, CreateIndex)
+    return statement.options
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("0.01", "0.01"),
+        ("-1", "-1"),
+        ("- 1", "-1"),
+        ("-0.5", "-0.5"),
+        ("1e-3", "1e-3"),
+        ("-1e-3", "-1e-3"),
+        ("1.50", "1.50"),
+        ("'0.01'", "0.01"),
+        ("'-1'", "-1"),
+        ("'red'", "red"),
+        ("true", "true"),
+        ("FALSE", "false"),
+        ("red", "red"),
+    ],
+)
+def test_literal_values_as_written(written: str, value: str) -> None:
+    assert _options(f"fpp = {written}") == {"fpp": value}
+    assert _options(f"FPP = {written}, other = 2") == {"fpp": value, "other": "2"}
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("1 + 1", "1 + 1"),
+        ("(1)", "(1)"),
+        ("-(1)", "-(1)"),
+        ("-'a'", "-'a'"),
+        ("NULL", "NULL"),
+        ("DATE '2020-01-01'", "CAST('2020-01-01' AS DATE)"),
+    ],
+)
+def test_values_that_are_not_literals_are_refused(written: str, shown: str) -> None:
+    with pytest.raises(InvalidInputError, match="must be a number, a string or a boolean") as raised:
+        _options(f"fpp = {written}")
+    assert str(raised.value).endswith(f"got {shown}")
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("-1", "between 0 and 0.5, got -1"),
+        ("-0.01", "between 0 and 0.5, got -0.01"),  # used to be read as 0.01 and accepted
+        ("0", "between 0 and 0.5, got 0"),
+        ("'x'", "must be a number, got 'x'"),
+        ("true", "must be a number, got 'true'"),
+    ],
+)
+def test_fpp_errors_name_the_value_written(written: str, message: str) -> None:
+    config = TableConfig("t", TableSchema.parse("id bigint"), ("id",))
+    statement = parse_statement(f"CREATE INDEX b ON t USING bloom_filters (id) OPTIONS (fpp = {written})")
+    assert isinstance(statement, CreateIndex)
+    with pytest.raises(InvalidInputError, match=message):
+        define(config, [], statement.name, statement.index_type, list(statement.columns), statement.options)
