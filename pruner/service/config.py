@@ -20,6 +20,8 @@ import yaml
 from pruner.errors import LakepruneError
 
 SCHEMA_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+MAX_NAME_CHARS = 128
+"""The longest schema or table name: longer names in requests are NOT_FOUND before any storage access."""
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_GRPC_PORT = 7777
 DEFAULT_THRIFT_PORT = 7778
@@ -88,9 +90,10 @@ class ServeConfig:
         if not self.warehouses:
             raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
         for name, root in self.warehouses.items():
-            if not SCHEMA_NAME.match(name):
+            if not SCHEMA_NAME.match(name) or len(name) > MAX_NAME_CHARS:
                 raise ConfigError(
-                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* (it is the schema name engines see)"
+                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* and have at most {MAX_NAME_CHARS} "
+                    "characters (it is the schema name engines see)"
                 )
             if not root:
                 raise ConfigError(f"warehouse {name!r} has an empty root")

@@ -1,8 +1,10 @@
 """The sidecar's metrics and request log. Every endpoint (gRPC, Thrift) wraps each request in
 `Metrics.request(api, method)`: it times the request, counts it by api, method and status, and
 writes one log line of `key=value` pairs (api, method, table, files in / out, ms, status) to the
-`pruner.service.requests` logger. Prunes add their file counts and fallbacks (`prune_result`),
-row readers what they served (`rows_served`); the index cache's counters are read at scrape time.
+`pruner.service.requests` logger, each value shortened (`bounded.shorten`) since names come from
+callers. Endpoints label only the methods they serve (`OTHER` for any other name), so callers
+cannot grow the label set. Prunes add their file counts and fallbacks (`prune_result`), row readers
+what they served (`rows_served`); the index cache's counters are read at scrape time.
 
 Metrics live on a `CollectorRegistry` of their own, not prometheus_client's global one, so several
 sidecars in one process (tests) do not clash. `serve_http` exposes them for Prometheus."""
@@ -23,10 +25,13 @@ from prometheus_client.registry import Collector
 
 from pruner.metadata.partition import BucketCache
 from pruner.planner.planner import PruneResult
+from pruner.service.bounded import shorten
 from pruner.service.errors import Status, classify
 
 request_log = logging.getLogger("pruner.service.requests")
 
+OTHER = "other"
+"""The `method` label of calls to methods an endpoint does not serve."""
 # Prunes take milliseconds when the index is cached and up to seconds when it is read cold.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -143,7 +148,7 @@ def _log_line(record: RequestRecord, status: Status, elapsed: float) -> str:
 
 
 def _quote(value: object) -> str:
-    text = "-" if value is None else str(value)
+    text = "-" if value is None else shorten(value)
     if not text or any(c in text for c in ' "=\n'):
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     return text

@@ -3,7 +3,8 @@
 from the config, and the split hosts it advertises (the configured addresses, else its own), so
 that several sidecars behind one catalog share the data path. Failures are classified by the
 sidecar's one error map (`pruner.service.errors.classify`), both for the metrics' status label and
-for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable)."""
+for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable), whose
+message names schemas, not the server's paths (`Catalog.redact`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, cast
 from pruner.planner.planner import PruneResult
 from pruner.service.catalog import Catalog
 from pruner.service.config import ServeConfig
+from pruner.service.errors import classify
 from pruner.service.metrics import Metrics
 from pruner.thrift import idl
 from pruner.thrift.handler import LakepruneConnector
@@ -40,6 +42,7 @@ class ThriftEndpoint:
             config.host,
             config.thrift_port or 0,
             max_frame_size=config.limits.max_frame_bytes,
+            classify_error=functools.partial(classify, redact=catalog.redact),
         )
 
     def start(self) -> int:
