@@ -1,11 +1,13 @@
 """`lakeprune serve`: run the pruning sidecar (gRPC, Thrift, metrics) until SIGTERM or SIGINT, then
 shut down gracefully: health turns NOT_SERVING, new calls are refused, calls in flight finish.
 
-    lakeprune serve --config sidecar.yaml
+    lakeprune serve --config sidecar.yaml [--log-format plain|json]
     lakeprune serve --warehouse demo=/data/warehouse [--warehouse ...] [--host H] [--grpc-port N]
                     [--thrift-port N|off] [--metrics-port N|off] [--cache-size 512MiB] [--token-file F]
 
-A configuration mistake prints one `error:` line and exits with status 2 before anything listens."""
+A configuration mistake prints one `error:` line and exits with status 2 before anything listens.
+The server logs to stderr in plain text lines or JSON lines (`pruner.service.logs`), never through
+the interactive commands' rich handler."""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ from typing import Annotated
 import typer
 
 from pruner.cli.common import cli_command, console
+from pruner.service import logs
 from pruner.service.config import ConfigError, ServeConfig
+from pruner.service.logs import LogFormat
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -47,6 +51,9 @@ def serve(
     token_file: Annotated[
         str | None, typer.Option(help="File holding the bearer token gRPC callers must send.")
     ] = None,
+    log_format: Annotated[
+        LogFormat, typer.Option(help="Log lines on stderr: plain text, or one JSON object per line.")
+    ] = LogFormat.PLAIN,
 ) -> None:
     """Run the pruning sidecar until SIGTERM / SIGINT."""
     options = {
@@ -75,13 +82,14 @@ def serve(
             cache_size=cache_size,
             token_file=token_file,
         )
-    run(settings)
+    run(settings, log_format)
 
 
-def run(settings: ServeConfig) -> None:
-    """Start a sidecar and serve until SIGTERM or SIGINT."""
+def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
+    """Start a sidecar and serve until SIGTERM or SIGINT, logging in `log_format`."""
     from pruner.service.server import Sidecar
 
+    logs.install(log_format)
     stop = threading.Event()
 
     def on_signal(number: int, _frame: FrameType | None) -> None:

@@ -1,12 +1,15 @@
 """The sidecar's catalog: schema names are the configured warehouse roots, table names are the
 table directories under them. It is the only way a request reaches storage: a request names a
 schema and a table, never a path, and the name must be a plain directory name under a configured
-root. Opened tables are kept and reused while their timeline, index definitions and `table.json` are
-unchanged (a listing of the timeline and reads of `index_defs.json` and `table.json` per request
-check that: `CREATE INDEX`, `DROP INDEX`, an index becoming ready and a partition evolution change
-them without adding an instant),
-and all tables share one `IndexCache`, so a new commit is visible at the next call while repeated
-prunes of an unchanged table read no index data from storage (only directory listings)."""
+root, of at most `MAX_NAME_CHARS` characters (longer names are NOT_FOUND before any storage access,
+so that no caller can make a file system answer "file name too long"). Opened tables are kept and
+reused while their timeline, index definitions and `table.json` are unchanged (a listing of the
+timeline and reads of `index_defs.json` and `table.json` per request check that: `CREATE INDEX`,
+`DROP INDEX`, an index becoming ready and a partition evolution change them without adding an
+instant), and all tables share one `IndexCache`, so a new commit is visible at the next call while
+repeated prunes of an unchanged table read no index data from storage (only directory listings).
+The catalog's `redact` (`redaction.Redactor`) turns its roots back into schema names in what
+callers see."""
 
 from __future__ import annotations
 
@@ -19,6 +22,9 @@ from dataclasses import dataclass
 from pruner.errors import TableNotFoundError
 from pruner.index.definitions import load_definitions
 from pruner.metadata.partition import BucketCache
+from pruner.service.bounded import shorten
+from pruner.service.config import MAX_NAME_CHARS
+from pruner.service.redaction import Redactor
 from pruner.storage import Storage
 from pruner.table.config import load_config
 from pruner.table.layout import TABLE_JSON
@@ -45,6 +51,7 @@ class Catalog:
     def __init__(self, warehouses: Mapping[str, str], cache: BucketCache) -> None:
         self.warehouses = dict(warehouses)
         self.cache = cache
+        self.redact = Redactor(self.warehouses)
         self._open: dict[TableName, LakeTable] = {}
         self._lock = threading.Lock()
 
@@ -102,12 +109,18 @@ class Catalog:
     def _root(self, schema: str) -> str:
         root = self.warehouses.get(schema)
         if root is None:
-            known = ", ".join(self.schemas())
-            raise TableNotFoundError(f"schema {schema!r} does not exist (schemas: {known})")
+            known = shorten(", ".join(self.schemas()))
+            raise TableNotFoundError(f"schema {shorten(schema)!r} does not exist (schemas: {known})")
         return root
 
     def _location(self, name: TableName) -> str:
         root = self._root(name.schema)
+        if len(name.table) > MAX_NAME_CHARS:
+            raise TableNotFoundError(
+                f"table {shorten(name)} does not exist (table names have at most {MAX_NAME_CHARS} characters)"
+            )
         if not TABLE_NAME.fullmatch(name.table):
-            raise TableNotFoundError(f"table {name} does not exist (table names match [a-z][a-z0-9_]*)")
+            raise TableNotFoundError(
+                f"table {shorten(name)} does not exist (table names match [a-z][a-z0-9_]*)"
+            )
         return table_location(name.table, root)

@@ -20,6 +20,8 @@ import yaml
 from pruner.errors import LakepruneError
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
+MAX_NAME_CHARS = 128
+"""The longest schema or table name: longer names in requests are NOT_FOUND before any storage access."""
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_GRPC_PORT = 7777
 DEFAULT_THRIFT_PORT = 7778
@@ -32,24 +34,41 @@ class ConfigError(LakepruneError):
     """The sidecar configuration is invalid."""
 
 
+_INTEGER_LIMITS = (
+    "max_discrete_values",
+    "max_splits_per_response",
+    "max_frame_bytes",
+    "thrift_max_connections",
+)
+_SECONDS_LIMITS = (
+    "request_timeout_seconds",
+    "thrift_idle_timeout_seconds",
+    "thrift_frame_timeout_seconds",
+)
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Per-request limits; requests beyond them are refused with a clear error."""
+    """Per-request limits, refused with a clear error beyond them, and the Thrift port's
+    connection limits."""
 
     max_discrete_values: int = 100_000  # values in one IN list / equatable value set
     max_splits_per_response: int = 10_000  # gRPC Prune; larger results use PruneStream
     request_timeout_seconds: float = 60.0  # used when the caller sets no deadline
     max_frame_bytes: int = 16 * 1024**2  # Thrift frame limit, as Trino's default
+    thrift_max_connections: int = 256  # open Thrift connections; more are closed at once
+    thrift_idle_timeout_seconds: float = 300.0  # a connection with no request for this long is closed
+    thrift_frame_timeout_seconds: float = 30.0  # a frame (request or reply) must move within this
 
     def __post_init__(self) -> None:
-        for key in ("max_discrete_values", "max_splits_per_response", "max_frame_bytes"):
+        for key in _INTEGER_LIMITS:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"limits.{key} must be a positive integer, got {value!r}")
-        if not self.request_timeout_seconds > 0:
-            raise ConfigError(
-                f"limits.request_timeout_seconds must be positive, got {self.request_timeout_seconds!r}"
-            )
+        for key in _SECONDS_LIMITS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ConfigError(f"limits.{key} must be a positive number of seconds, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -88,9 +107,10 @@ class ServeConfig:
         if not self.warehouses:
             raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
         for name, root in self.warehouses.items():
-            if not SCHEMA_NAME.fullmatch(name):
+            if not SCHEMA_NAME.fullmatch(name) or len(name) > MAX_NAME_CHARS:
                 raise ConfigError(
-                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* (it is the schema name engines see)"
+                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* and have at most {MAX_NAME_CHARS} "
+                    "characters (it is the schema name engines see)"
                 )
             if not root:
                 raise ConfigError(f"warehouse {name!r} has an empty root")
@@ -162,6 +182,15 @@ class ServeConfig:
                     "request_timeout_seconds", defaults.request_timeout_seconds
                 ),
                 max_frame_bytes=limits.size("max_frame_bytes", defaults.max_frame_bytes),
+                thrift_max_connections=limits.integer(
+                    "thrift_max_connections", defaults.thrift_max_connections
+                ),
+                thrift_idle_timeout_seconds=limits.number(
+                    "thrift_idle_timeout_seconds", defaults.thrift_idle_timeout_seconds
+                ),
+                thrift_frame_timeout_seconds=limits.number(
+                    "thrift_frame_timeout_seconds", defaults.thrift_frame_timeout_seconds
+                ),
             ),
             security=Security(
                 token=_secret(security, "token", local),

@@ -12,10 +12,14 @@ metrics) and a one-line message saying what was wrong. The gRPC layer turns the 
 - a missing or wrong bearer token                          -> UNAUTHENTICATED
 - any other lakeprune error                                -> FAILED_PRECONDITION
 - anything else is a bug                                   -> INTERNAL; the caller gets no internals
-  (the endpoint logs the traceback)."""
+  (the endpoint logs the traceback).
+
+Every message is bounded (`bounded.MESSAGE_CHARS`), after the endpoint's `redact` (the catalog's
+`Redactor`) has replaced the server's warehouse paths with the schema names callers use."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -32,6 +36,7 @@ from pruner.errors import (
     TableLockedError,
     TableNotFoundError,
 )
+from pruner.service.bounded import MESSAGE_CHARS, shorten
 
 
 class Status(StrEnum):
@@ -92,16 +97,24 @@ _GRPC_CODES = {
 }
 
 
-def classify(exc: BaseException) -> Failure:
-    """The status and message a caller gets for `exc`."""
+def classify(exc: BaseException, redact: Callable[[str], str] | None = None) -> Failure:
+    """The status and message a caller gets for `exc`; the message passes through `redact` (which
+    hides server paths), then is bounded."""
+    status, message = _status_and_message(exc)
+    if redact is not None:
+        message = redact(message)
+    return Failure(status, shorten(message, MESSAGE_CHARS))
+
+
+def _status_and_message(exc: BaseException) -> tuple[Status, str]:
     if isinstance(exc, RequestError):
-        return Failure(exc.status, str(exc))
+        return exc.status, str(exc)
     for types, status in _BY_TYPE:
         if isinstance(exc, types):
-            return Failure(status, str(exc))
+            return status, str(exc)
     if isinstance(exc, OSError | pa.ArrowException):
-        return Failure(Status.UNAVAILABLE, f"storage error: {exc}")
-    return Failure(Status.INTERNAL, f"internal error ({type(exc).__name__}); see the sidecar's log")
+        return Status.UNAVAILABLE, f"storage error: {exc}"
+    return Status.INTERNAL, f"internal error ({type(exc).__name__}); see the sidecar's log"
 
 
 def grpc_code(status: Status) -> grpc.StatusCode:

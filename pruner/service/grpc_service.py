@@ -2,7 +2,9 @@
 `pruner.service.codec`, calls the catalog and the planner, and encodes the answer; the work runs
 in `Workers` under the request's deadline, inside `Metrics.request` (count, latency, log line), and
 every exception becomes a status code through `pruner.service.errors` — the same path for all four
-methods."""
+methods — with the server's paths redacted (`Catalog.redact`) from error messages and explain
+records. A request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
+`pruner.service.handlers`), counted and logged like any other refusal."""
 
 from __future__ import annotations
 
@@ -138,7 +140,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         result = Planner(snapshot).prune(predicate)
         record.prune(result)
         self.metrics.prune_result(API, result)
-        return result
+        return self.catalog.redact.prune_result(result)
 
     def _call(
         self,
@@ -154,10 +156,17 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
                 timeout = self.workers.timeout(context.time_remaining())
                 return self.workers.run(lambda: work(record), timeout)
             except Exception as exc:
-                failure = classify(exc)
+                failure = classify(exc, self.catalog.redact)
                 record.status = failure.status
                 if failure.status == Status.INTERNAL:
                     log.error("%s failed", method, exc_info=exc)
+        _abort(context, failure)
+
+    def undecodable(self, method: str, error: Exception, context: grpc.ServicerContext) -> NoReturn:
+        """Answer a request whose body is not the method's message: INVALID_ARGUMENT, counted."""
+        failure = classify(InvalidInputError(f"the request is not a valid {method} request: {error}"))
+        with self.metrics.request(API, method) as record:
+            record.status = failure.status
         _abort(context, failure)
 
 

@@ -1,8 +1,11 @@
 """The sidecar's metrics and request log. Every endpoint (gRPC, Thrift) wraps each request in
 `Metrics.request(api, method)`: it times the request, counts it by api, method and status, and
 writes one log line of `key=value` pairs (api, method, table, files in / out, ms, status) to the
-`pruner.service.requests` logger. Prunes add their file counts and fallbacks (`prune_result`),
-row readers what they served (`rows_served`); the index cache's counters are read at scrape time.
+`pruner.service.requests` logger, each value shortened (`bounded.shorten`) since names come from
+callers. Endpoints label only the methods they serve (`OTHER` for any other name), so callers
+cannot grow the label set. Prunes add their file counts and fallbacks (`prune_result`), row readers
+what they served (`rows_served`); the index cache's counters and an endpoint's connection counts
+(`watch_connections`) are read at scrape time.
 
 Metrics live on a `CollectorRegistry` of their own, not prometheus_client's global one, so several
 sidecars in one process (tests) do not clash. `serve_http` exposes them for Prometheus."""
@@ -12,9 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_wsgi_server
@@ -23,12 +27,28 @@ from prometheus_client.registry import Collector
 
 from pruner.metadata.partition import BucketCache
 from pruner.planner.planner import PruneResult
+from pruner.service.bounded import shorten
 from pruner.service.errors import Status, classify
 
 request_log = logging.getLogger("pruner.service.requests")
 
+OTHER = "other"
+"""The `method` label of calls to methods an endpoint does not serve."""
 # Prunes take milliseconds when the index is cached and up to seconds when it is read cold.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class ConnectionCounts(Protocol):
+    """What an endpoint reports about its connections (`pruner.thrift.connections.ConnectionStats`)."""
+
+    @property
+    def open(self) -> int: ...
+    @property
+    def refused(self) -> int: ...
+    @property
+    def closed_idle(self) -> int: ...
+    @property
+    def closed_stalled(self) -> int: ...
 
 
 @dataclass
@@ -119,6 +139,10 @@ class Metrics:
         self.rows.labels(api).inc(rows)
         self.bytes.labels(api).inc(nbytes)
 
+    def watch_connections(self, api: str, counts: Callable[[], ConnectionCounts]) -> None:
+        """Expose an endpoint's connection counts, read from `counts()` at scrape time."""
+        self.registry.register(_ConnectionCollector(api, counts))
+
     def serve_http(self, host: str, port: int) -> int:
         """Expose the metrics at http://host:port/metrics; returns the bound port."""
         server, thread = start_wsgi_server(port, addr=host, registry=self.registry)
@@ -143,7 +167,7 @@ def _log_line(record: RequestRecord, status: Status, elapsed: float) -> str:
 
 
 def _quote(value: object) -> str:
-    text = "-" if value is None else str(value)
+    text = "-" if value is None else shorten(value)
     if not text or any(c in text for c in ' "=\n'):
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     return text
@@ -176,3 +200,32 @@ class _CacheCollector(Collector):
             "Index buckets larger than the whole cache (their lookups read from storage)",
             stats.too_large,
         )
+
+
+class _ConnectionCollector(Collector):
+    """One endpoint's open, refused and closed connections."""
+
+    def __init__(self, api: str, counts: Callable[[], ConnectionCounts]) -> None:
+        self.api = api
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        counts = self.counts()
+        open_ = GaugeMetricFamily("lakeprune_connections_open", "Open connections", labels=["api"])
+        open_.add_metric([self.api], counts.open)
+        yield open_
+        refused = CounterMetricFamily(
+            "lakeprune_connections_refused",
+            "Connections closed at once because the endpoint's connection limit was reached",
+            labels=["api"],
+        )
+        refused.add_metric([self.api], counts.refused)
+        yield refused
+        closed = CounterMetricFamily(
+            "lakeprune_connections_closed",
+            "Connections the server closed: idle for too long, or a frame that stalled",
+            labels=["api", "reason"],
+        )
+        closed.add_metric([self.api, "idle"], counts.closed_idle)
+        closed.add_metric([self.api, "stalled"], counts.closed_stalled)
+        yield closed

@@ -16,14 +16,16 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from pruner.metadata.partition import BucketCache
 from pruner.service.auth import BearerTokenInterceptor
 from pruner.service.catalog import Catalog
 from pruner.service.config import ConfigError, ServeConfig
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.grpc_service import SERVICE_NAME, PruningServicer
+from pruner.service.handlers import add_servicer
 from pruner.service.metrics import Metrics
 from pruner.service.workers import Workers
 
@@ -33,6 +35,16 @@ MAX_WORKERS = 16
 # A 100,000-value IN list of strings is a few MB; a PruneStream chunk of 10,000 splits ~2 MB.
 MAX_MESSAGE_BYTES = 64 * 1024**2
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# Full paths of the methods the gRPC port serves: metrics label these by name, the rest `other`.
+SERVED_METHODS = frozenset(
+    f"/{service.full_name}/{method.name}"
+    for service in (
+        spb.DESCRIPTOR.services_by_name["PruningService"],
+        health_pb2.DESCRIPTOR.services_by_name["Health"],
+        reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
+    )
+    for method in service.methods
+)
 
 
 class Sidecar:
@@ -119,7 +131,9 @@ class Sidecar:
 
     def _start_grpc(self, port: int) -> int:
         security = self.config.security
-        interceptors = [BearerTokenInterceptor(security.token, self.metrics)] if security.token else []
+        interceptors = (
+            [BearerTokenInterceptor(security.token, self.metrics, SERVED_METHODS)] if security.token else []
+        )
         server = grpc.server(
             ThreadPoolExecutor(self.max_workers, thread_name_prefix="lakeprune-grpc"),
             interceptors=interceptors,
@@ -130,11 +144,17 @@ class Sidecar:
             ],
         )
         servicer = PruningServicer(self.catalog, self.config.limits, self.metrics, self.workers)
-        spb_grpc.add_PruningServiceServicer_to_server(servicer, server)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
+        # Every service through `add_servicer`: a body that does not decode is INVALID_ARGUMENT.
+        names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        for add, service in (
+            (spb_grpc.add_PruningServiceServicer_to_server, servicer),
+            (health_pb2_grpc.add_HealthServicer_to_server, self.health),
+            (
+                reflection_pb2_grpc.add_ServerReflectionServicer_to_server,
+                reflection.ReflectionServicer(names),
+            ),
+        ):
+            add_servicer(add, service, server, servicer.undecodable)
         address = f"{_host(self.config.host)}:{port}"
         try:
             if security.tls:

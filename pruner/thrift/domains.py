@@ -31,6 +31,7 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
+from pruner.service.bounded import shorten
 from pruner.thrift import idl
 from pruner.thrift.blocks import EngineValue, block_connector_type, block_row_count, decode_values
 from pruner.thrift.connector_types import connector_type
@@ -87,7 +88,7 @@ def decode_tuple_domain(constraint: idl.TupleDomain, schema: TableSchema) -> Dec
         except _UntranslatableError as exc:
             dropped.append(DroppedDomain(column, str(exc)))
     for item in dropped:
-        _log.debug("constraint on %s dropped (column unconstrained): %s", item.column, item.reason)
+        _log.debug("constraint on %s dropped (column unconstrained): %s", shorten(item.column), item.reason)
     return DecodedConstraint(TupleDomain.with_domains(domains), tuple(dropped))
 
 

@@ -3,7 +3,9 @@
 from the config, and the split hosts it advertises (the configured addresses, else its own), so
 that several sidecars behind one catalog share the data path. Failures are classified by the
 sidecar's one error map (`pruner.service.errors.classify`), both for the metrics' status label and
-for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable)."""
+for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable), whose
+message names schemas, not the server's paths (`Catalog.redact`). The connection limits come from
+the config's `limits` and the connection counts go to the metrics."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from typing import Any, cast
 from pruner.planner.planner import PruneResult
 from pruner.service.catalog import Catalog
 from pruner.service.config import ServeConfig
+from pruner.service.errors import classify
 from pruner.service.metrics import Metrics
 from pruner.thrift import idl
+from pruner.thrift.connections import ConnectionLimits
 from pruner.thrift.handler import LakepruneConnector
 from pruner.thrift.tokens import TokenSealer
 from pruner.thrift.wire import ConnectorService, ThriftServer
@@ -40,7 +44,14 @@ class ThriftEndpoint:
             config.host,
             config.thrift_port or 0,
             max_frame_size=config.limits.max_frame_bytes,
+            classify_error=functools.partial(classify, redact=catalog.redact),
+            limits=ConnectionLimits(
+                max_connections=config.limits.thrift_max_connections,
+                idle_timeout=config.limits.thrift_idle_timeout_seconds,
+                frame_timeout=config.limits.thrift_frame_timeout_seconds,
+            ),
         )
+        metrics.watch_connections(API, self.server.stats)
 
     def start(self) -> int:
         self._port = self.server.start()

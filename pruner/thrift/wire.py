@@ -12,7 +12,11 @@ lock, with the request's seqid. Method names lose their `trino` or `presto` pref
 retryable `ServiceException`, any other request error a final one, and INTERNAL (a bug) is logged
 with its traceback and answered with `INTERNAL_ERROR`, no internals included; an unknown method is
 `TApplicationException(UNKNOWN_METHOD)` and a request that does not decode `PROTOCOL_ERROR`. The
-server keeps serving in every case. `get_rows` may return the bytes of a `PageResult`
+server keeps serving in every case. Connections (`connections.Connection`) are bounded: at most
+`limits.max_connections` are open (more are closed at once, counted, and logged at most once a
+minute), an idle one or one whose frame stalls is closed, and a frame is read as its bytes arrive,
+never reserved from its length. Text from the caller is shortened in every message and log line
+(`pruner.service.bounded`). `get_rows` may return the bytes of a `PageResult`
 (`blocks.encode_page_result`), which are spliced into the reply as they are."""
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,8 +37,17 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.THeaderTransport import THeaderClientType, THeaderSubprotocolID, THeaderTransport
 from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE, TMemoryBuffer
 
+from pruner.service.bounded import MESSAGE_CHARS, shorten
 from pruner.service.errors import Failure, Status, classify
 from pruner.thrift import idl
+from pruner.thrift.connections import (
+    Connection,
+    ConnectionLimits,
+    ConnectionStats,
+    FrameTimeoutError,
+    IdleTimeoutError,
+    PeerError,
+)
 from pruner.thrift.errors import ThriftRequestError
 
 _log = logging.getLogger(__name__)
@@ -46,7 +59,7 @@ _LENGTH = struct.Struct(">i")
 _HEADER_MAGIC = b"\x0f\xff"
 _METHOD_PREFIXES = ("trino", "presto")
 _ACCEPT_POLL_SECONDS = 0.2
-_MAX_MESSAGE_CHARS = 300
+_REFUSAL_LOG_SECONDS = 60.0  # at most one log line per minute about refused connections
 
 
 class ConnectorService(Protocol):
@@ -205,10 +218,6 @@ class _Request:
     header: _HeaderFrame | None  # None: FRAMED
 
 
-class _ConnectionError(Exception):
-    """The peer broke the framing or the message format: the connection is closed."""
-
-
 def _protocol(transport: TMemoryBuffer, limit: int) -> TBinaryProtocolAccelerated:
     return TBinaryProtocolAccelerated(
         transport, strictRead=True, string_length_limit=limit, container_length_limit=limit
@@ -248,76 +257,8 @@ def _application_error(name: str, seqid: int, kind: int, message: str) -> list[b
 
 
 def _one_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= _MAX_MESSAGE_CHARS else line[: _MAX_MESSAGE_CHARS - 3] + "..."
-
-
-# Connections -----------------------------------------------------------------------------------
-
-
-class _Connection:
-    """One client socket: replies are written whole under `write_lock`; `slots` bounds the
-    requests in flight so a pipelining client cannot queue unbounded work."""
-
-    def __init__(self, sock: socket.socket, peer: str, max_in_flight: int) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.write_lock = threading.Lock()
-        self.slots = threading.BoundedSemaphore(max_in_flight)
-        self._in_flight: set[Future[None]] = set()
-        self._idle = threading.Condition()
-        self._closed = threading.Event()
-
-    def send(self, frame: bytes) -> None:
-        with self.write_lock:
-            self.sock.sendall(frame)
-
-    def track(self, future: Future[None]) -> None:
-        with self._idle:
-            self._in_flight.add(future)
-        future.add_done_callback(self._finished)
-
-    def _finished(self, future: Future[None]) -> None:
-        self.slots.release()
-        with self._idle:
-            self._in_flight.discard(future)
-            self._idle.notify_all()
-
-    def wait_idle(self) -> None:
-        """Wait until no request is in flight, or the connection is closed under them."""
-        with self._idle:
-            while self._in_flight and not self._closed.is_set():
-                self._idle.wait(_ACCEPT_POLL_SECONDS)
-
-    def stop_reading(self) -> None:
-        """No more requests: the reader sees end-of-stream; replies can still be written."""
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RD)
-
-    def close(self) -> None:
-        """Close; the shutdown comes first and outside the lock, so a reply blocked in `send` on a
-        client that stopped reading fails instead of holding the lock forever."""
-        if self._closed.is_set():
-            return
-        self._closed.set()
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-        with self.write_lock:
-            self.sock.close()
-
-    def read_exactly(self, size: int) -> bytes | None:
-        """`size` bytes, or None at a clean end of stream before the first byte."""
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        received = 0
-        while received < size:
-            count = self.sock.recv_into(view[received:])
-            if count == 0:
-                if received == 0:
-                    return None
-                raise _ConnectionError(f"connection closed inside a frame ({received} of {size} bytes)")
-            received += count
-        return bytes(buffer)
+    """The first line of a message for the engine, bounded."""
+    return shorten(text.strip().partition("\n")[0], MESSAGE_CHARS)
 
 
 # Server ----------------------------------------------------------------------------------------
@@ -339,6 +280,7 @@ class ThriftServer:
         max_in_flight_per_connection: int = 64,
         executor: ThreadPoolExecutor | None = None,
         classify_error: Callable[[BaseException], Failure] = classify,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         if not 0 < max_frame_size < HARD_MAX_FRAME_SIZE:
             raise ValueError(f"max_frame_size must be between 1 and {HARD_MAX_FRAME_SIZE - 1}")
@@ -348,14 +290,17 @@ class ThriftServer:
         self._port = port
         self._max_frame_size = max_frame_size
         self._max_in_flight = max_in_flight_per_connection
+        self._limits = limits or ConnectionLimits()
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(workers, thread_name_prefix="thrift-worker")
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
         self._bound_port: int | None = None
         self._acceptor: threading.Thread | None = None
-        self._readers: dict[_Connection, threading.Thread] = {}
+        self._readers: dict[Connection, threading.Thread] = {}
         self._stopping = threading.Event()
+        self._refused = self._closed_idle = self._closed_stalled = 0
+        self._refusal_logged_at: float | None = None
 
     @property
     def port(self) -> int:
@@ -363,6 +308,11 @@ class ThriftServer:
         if self._bound_port is None:
             raise RuntimeError("the server is not started")
         return self._bound_port
+
+    def stats(self) -> ConnectionStats:
+        """Connections open now, and refused and closed (idle, stalled) since the start."""
+        with self._lock:
+            return ConnectionStats(len(self._readers), self._refused, self._closed_idle, self._closed_stalled)
 
     def start(self) -> int:
         """Bind, listen and start accepting; the bound port."""
@@ -414,9 +364,16 @@ class ThriftServer:
                 _log.warning("accept failed: %s", exc)
                 time.sleep(_ACCEPT_POLL_SECONDS)
                 continue
-            sock.setblocking(True)
+            peer = f"{address[0]}:{address[1]}"
+            with self._lock:
+                full = len(self._readers) >= self._limits.max_connections
+                if full:
+                    self._refused += 1
+            if full:
+                self._refuse(sock, peer)
+                continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            connection = _Connection(sock, f"{address[0]}:{address[1]}", self._max_in_flight)
+            connection = Connection(sock, peer, self._max_in_flight, self._limits)
             thread = threading.Thread(
                 target=self._read_loop,
                 args=(connection,),
@@ -427,7 +384,22 @@ class ThriftServer:
                 self._readers[connection] = thread
             thread.start()
 
-    def _read_loop(self, connection: _Connection) -> None:
+    def _refuse(self, sock: socket.socket, peer: str) -> None:
+        """Close a connection beyond the limit at once; logged at most once a minute."""
+        with contextlib.suppress(OSError):
+            sock.close()
+        now = time.monotonic()
+        if self._refusal_logged_at is None or now - self._refusal_logged_at >= _REFUSAL_LOG_SECONDS:
+            self._refusal_logged_at = now
+            _log.warning(
+                "refusing Thrift connections: %d are open (limits.thrift_max_connections); "
+                "%d refused since start, the latest from %s",
+                self._limits.max_connections,
+                self.stats().refused,
+                peer,
+            )
+
+    def _read_loop(self, connection: Connection) -> None:
         try:
             while not self._stopping.is_set():
                 request = self._read_request(connection)
@@ -440,7 +412,13 @@ class ThriftServer:
                     connection.slots.release()
                     break
                 connection.track(future)
-        except _ConnectionError as exc:
+        except IdleTimeoutError as exc:
+            self._count_close(idle=True)
+            _log.debug("closing connection from %s: %s", connection.peer, exc)
+        except FrameTimeoutError as exc:
+            self._count_close(idle=False)
+            _log.warning("closing connection from %s: %s", connection.peer, exc)
+        except PeerError as exc:
             _log.error("closing connection from %s: %s", connection.peer, exc)
         except OSError as exc:
             _log.debug("connection from %s ended: %s", connection.peer, exc)
@@ -450,24 +428,29 @@ class ThriftServer:
             with self._lock:
                 self._readers.pop(connection, None)
 
-    def _read_request(self, connection: _Connection) -> _Request | None:
-        prefix = connection.read_exactly(_LENGTH.size)
+    def _count_close(self, *, idle: bool) -> None:
+        with self._lock:
+            if idle:
+                self._closed_idle += 1
+            else:
+                self._closed_stalled += 1
+
+    def _read_request(self, connection: Connection) -> _Request | None:
+        deadline = connection.wait_for_frame()
+        prefix = connection.receive(_LENGTH.size, deadline, frame_start=True)
         if prefix is None:
             return None
         (size,) = _LENGTH.unpack(prefix)
         if size < 0:
-            raise _ConnectionError(
+            raise PeerError(
                 "not a framed message (unframed transports are not supported; use FRAMED or HEADER)"
             )
         if size > self._max_frame_size:
-            raise _ConnectionError(
-                f"frame of {size} bytes exceeds the maximum frame size of {self._max_frame_size}"
-            )
+            raise PeerError(f"frame of {size} bytes exceeds the maximum frame size of {self._max_frame_size}")
         if size == 0:
-            raise _ConnectionError("empty frame")
-        frame = connection.read_exactly(size)
-        if frame is None:
-            raise _ConnectionError("connection closed after a frame length")
+            raise PeerError("empty frame")
+        frame = connection.receive(size, deadline)
+        assert frame is not None  # None only at a frame's start
         header = None
         if frame.startswith(_HEADER_MAGIC):
             frame, header = self._unwrap_header(prefix + frame)
@@ -475,9 +458,9 @@ class ThriftServer:
         try:
             name, message_type, seqid = reader.readMessageBegin()
         except Exception as exc:  # TProtocolException, EOFError, UnicodeDecodeError, ...
-            raise _ConnectionError(f"not a strict binary-protocol message: {exc}") from exc
+            raise PeerError(f"not a strict binary-protocol message: {shorten(exc)}") from exc
         if message_type != idl.TMessageType.CALL:
-            raise _ConnectionError(f"message type {message_type} for {name!r}; only calls are served")
+            raise PeerError(f"message type {message_type} for {shorten(name)!r}; only calls are served")
         return _Request(name, seqid, reader, header)
 
     def _unwrap_header(self, framed: bytes) -> tuple[bytes, _HeaderFrame]:
@@ -486,17 +469,15 @@ class ThriftServer:
         try:
             transport.readFrame(0)
         except Exception as exc:  # TTransportException, TApplicationException (unknown transform)
-            raise _ConnectionError(f"bad HEADER frame: {exc}") from exc
+            raise PeerError(f"bad HEADER frame: {shorten(exc)}") from exc
         if transport.protocol_id != THeaderSubprotocolID.BINARY:
-            raise _ConnectionError(
-                f"HEADER frame with protocol {transport.protocol_id}; only binary is served"
-            )
+            raise PeerError(f"HEADER frame with protocol {transport.protocol_id}; only binary is served")
         payload: bytes = transport.cstringio_buf.read()
         return payload, _HeaderFrame(transport.sequence_id, transport.flags)
 
     # Answering -------------------------------------------------------------------------------
 
-    def _answer(self, connection: _Connection, request: _Request) -> None:
+    def _answer(self, connection: Connection, request: _Request) -> None:
         """Run on a worker: compute the reply, frame it, write it whole."""
         try:
             frame = self._frame(self._reply(request), request.header)
@@ -507,7 +488,7 @@ class ThriftServer:
                     request.name,
                     request.seqid,
                     idl.TApplicationException.INTERNAL_ERROR,
-                    f"{type(exc).__name__}: {exc}",
+                    self._classify(exc).message,
                 ),
                 request.header,
             )
@@ -525,28 +506,33 @@ class ThriftServer:
             )
         try:
             connection.send(frame)
+        except FrameTimeoutError as exc:
+            self._count_close(idle=False)
+            _log.warning("closing connection from %s: %s", connection.peer, exc)
+            connection.close()
         except OSError as exc:
             _log.debug("reply to %s on %s not delivered: %s", request.name, connection.peer, exc)
+            connection.close()
 
     def _reply(self, request: _Request) -> list[bytes]:
         name, seqid = request.name, request.seqid
         method = _method(name)
         if method is None:
-            _log.warning("unknown method %r called", name)
+            _log.warning("unknown method %r called", shorten(name))
             return _application_error(
-                name, seqid, idl.TApplicationException.UNKNOWN_METHOD, f"unknown method {name}"
+                name, seqid, idl.TApplicationException.UNKNOWN_METHOD, f"unknown method {shorten(name)}"
             )
         args = method.args()
         try:
             args.read(request.reader)
             request.reader.readMessageEnd()
         except Exception as exc:
-            _log.warning("cannot decode the arguments of %s: %s", name, exc)
+            _log.warning("cannot decode the arguments of %s: %s", name, shorten(exc))
             return _application_error(
                 name,
                 seqid,
                 idl.TApplicationException.PROTOCOL_ERROR,
-                f"cannot decode the arguments of {name}: {exc}",
+                f"cannot decode the arguments of {name}: {shorten(exc)}",
             )
         result = method.result()
         engine = calling_engine.set(next(p for p in _METHOD_PREFIXES if name.startswith(p)))

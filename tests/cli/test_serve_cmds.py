@@ -1,8 +1,9 @@
 """`lakeprune serve`: configuration mistakes are one `error:` line and exit status 2, and a running
-sidecar shuts down cleanly on SIGTERM (calls are answered until then)."""
+sidecar logs plain or JSON lines and shuts down cleanly on SIGTERM (calls are answered until then)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -55,7 +56,11 @@ def test_config_mistakes_are_one_line_and_exit_2(args: list[str], message: str) 
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
 
 
-def test_serve_until_sigterm(tmp_path: Path) -> None:
+PLAIN_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) [\w.]+: ")
+
+
+@pytest.mark.parametrize("log_format", ["plain", "json"])
+def test_serve_until_sigterm(tmp_path: Path, log_format: str) -> None:
     create_table(str(tmp_path / "wh" / "events"), "id bigint, city string", record_key="id")
     (tmp_path / "token").write_text("t0ken\n")
     script = (
@@ -69,6 +74,7 @@ def test_serve_until_sigterm(tmp_path: Path) -> None:
     )
     args = ["serve", "--warehouse", f"demo={tmp_path / 'wh'}", "--grpc-port", "0", "--thrift-port", "off"]
     args += ["--metrics-port", "0", "--cache-size", "8MiB", "--token-file", str(tmp_path / "token")]
+    args += ["--log-format", log_format]
     process = subprocess.Popen(
         [sys.executable, "-c", script, *args],
         cwd=REPO,
@@ -89,7 +95,13 @@ def test_serve_until_sigterm(tmp_path: Path) -> None:
         _, stderr = process.communicate(timeout=30)
         assert process.returncode == 0, stderr
         assert time.perf_counter() - started < 15
-        assert "received SIGTERM; shutting down" in stderr and "sidecar stopped" in stderr
+        if log_format == "json":
+            logged = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+            messages = [entry["message"] for entry in logged]
+            assert {entry["logger"] for entry in logged} >= {"pruner.cli.serve_cmds", "pruner.service.server"}
+        else:
+            messages = [PLAIN_LINE.sub("", line) for line in stderr.splitlines() if PLAIN_LINE.match(line)]
+        assert "received SIGTERM; shutting down" in messages and "sidecar stopped" in messages, stderr
     finally:
         if process.poll() is None:
             process.kill()

@@ -1,6 +1,7 @@
-"""Running sidecars for the service tests: in-process, on free ports (0), Thrift off, called through
-real gRPC channels. `lake` is the warehouse root holding the shared indexed table (read only);
-tests that change a table use `table_copy` (under a root of its own) and a sidecar of their own."""
+"""Running sidecars for the service tests: in-process, on free ports (0), Thrift off unless asked
+for, called through real gRPC channels. `lake` is the warehouse root holding the shared indexed
+table (read only); tests that change a table use `table_copy` (under a root of its own) and a
+sidecar of their own."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def make_config(
     return ServeConfig(
         {SCHEMA: root},
         grpc_port=0,
-        thrift_port=None,
+        thrift_port=kwargs.pop("thrift_port", None),
         metrics_port=kwargs.pop("metrics_port", None),
         limits=limits or Limits(),
         security=security or Security(),

@@ -72,7 +72,8 @@ warehouses: {a: wh_a, b: "s3://bucket/b", c: /abs/c}
 listen: {host: 0.0.0.0, grpc_port: 0, thrift_port: off, metrics_port: 9999, advertise: "h1:1,h2:2"}
 cache: {max_bytes: 2GiB}
 limits:
-  {max_discrete_values: 5, max_splits_per_response: 7, request_timeout_seconds: 0.5, max_frame_bytes: 1024}
+  {max_discrete_values: 5, max_splits_per_response: 7, request_timeout_seconds: 0.5, max_frame_bytes: 1024,
+   thrift_max_connections: 9, thrift_idle_timeout_seconds: 60, thrift_frame_timeout_seconds: 2.5}
 security: {token: " tok "}
 """
     )
@@ -81,7 +82,7 @@ security: {token: " tok "}
     assert (loaded.grpc_port, loaded.thrift_port, loaded.metrics_port) == (0, None, 9999)
     assert loaded.advertise == ("h1:1", "h2:2") and loaded.thrift_hosts(1) == [("h1", 1), ("h2", 2)]
     assert loaded.cache_bytes == 2 * 1024**3
-    assert loaded.limits == Limits(5, 7, 0.5, 1024)
+    assert loaded.limits == Limits(5, 7, 0.5, 1024, 9, 60.0, 2.5)
     assert loaded.security.token == " tok "
     assert ServeConfig({"a": "x"}, host="0.0.0.0").thrift_hosts(5) == [("127.0.0.1", 5)]
 
@@ -188,6 +189,13 @@ def test_unreadable_files(tmp_path: Path, content: str | None, message: str) -> 
 def test_limits_and_security_check_themselves() -> None:
     with pytest.raises(ConfigError, match="max_frame_bytes"):
         Limits(max_frame_bytes=0)
+    with pytest.raises(ConfigError, match="thrift_max_connections"):
+        Limits(thrift_max_connections=0)
+    for key in ("thrift_idle_timeout_seconds", "thrift_frame_timeout_seconds"):
+        with pytest.raises(ConfigError, match=f"limits.{key} must be a positive number of seconds"):
+            Limits(**{key: 0})
+    with pytest.raises(ConfigError, match="at most 128 characters"):
+        ServeConfig({"a" * 129: "/x"})
     with pytest.raises(ConfigError, match="empty"):
         Security(token=" ")
     with pytest.raises(ConfigError, match="cache size"):

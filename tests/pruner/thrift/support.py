@@ -1,14 +1,18 @@
 """Helpers for the Thrift tests: decode bytes with the generated classes (pure-Python or
-accelerated binary protocol), and build the engine's blocks, markers, ranges and domains."""
+accelerated binary protocol), build the engine's blocks, markers, ranges and domains, and speak the
+framed protocol on a raw socket (a message, a frame, a reply)."""
 
 from __future__ import annotations
 
+import socket
+import struct
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pyarrow as pa
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol, TBinaryProtocolAccelerated
+from thrift.Thrift import TApplicationException
 from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TFramedTransport, TMemoryBuffer
 
@@ -17,6 +21,7 @@ from pruner.thrift.blocks import encode_block
 
 T = TypeVar("T")
 _LIMIT = 1 << 30
+SOCKET_TIMEOUT = 5.0
 
 
 def thrift_decode(data: bytes, struct: type[T], accelerated: bool = True) -> T:
@@ -92,3 +97,54 @@ def sidecar_client(warehouses: Mapping[str, str]) -> Iterator[Any]:
     finally:
         transport.close()
         endpoint.stop(1)
+
+
+# Raw framed protocol ----------------------------------------------------------------------------
+
+
+def raw_socket(port: int, timeout: float = SOCKET_TIMEOUT) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+
+def message(name: str, seqid: int, args: Any, message_type: int = idl.TMessageType.CALL) -> bytes:
+    buffer = TMemoryBuffer()
+    protocol = TBinaryProtocol(buffer)
+    protocol.writeMessageBegin(name, message_type, seqid)
+    args.write(protocol)
+    protocol.writeMessageEnd()
+    body: bytes = buffer.getvalue()
+    return body
+
+
+def framed(body: bytes) -> bytes:
+    return struct.pack(">i", len(body)) + body
+
+
+def read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def read_reply(sock: socket.socket) -> tuple[str, int, int, Any]:
+    """The next reply on `sock`: method name, message type, seqid and the decoded result struct
+    (a `TApplicationException` for an EXCEPTION message)."""
+    (size,) = struct.unpack(">i", read_exactly(sock, 4))
+    protocol = TBinaryProtocol(TMemoryBuffer(read_exactly(sock, size)))
+    name, message_type, seqid = protocol.readMessageBegin()
+    method = name.removeprefix("presto").removeprefix("trino")
+    value: Any = (
+        TApplicationException()
+        if message_type == idl.TMessageType.EXCEPTION
+        else getattr(idl.Service, f"trino{method}_result")()
+    )
+    value.read(protocol)
+    return name, message_type, seqid, value
+
+
+def args(method: str, **fields: Any) -> Any:
+    return getattr(idl.Service, f"trino{method}_args")(**fields)

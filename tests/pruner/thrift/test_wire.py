@@ -27,6 +27,7 @@ from pruner.thrift import idl
 from pruner.thrift.blocks import decode_values, encode_block, encode_page_result
 from pruner.thrift.wire import ThriftServer
 from pruner.types import ColumnType
+from tests.pruner.thrift.support import args, framed, message, raw_socket, read_exactly, read_reply
 
 pytestmark = pytest.mark.timeout(60)
 TIMEOUT = 5.0
@@ -117,53 +118,6 @@ def framed_client(port: int) -> tuple[Any, TTransport.TTransportBase]:
     transport = TTransport.TFramedTransport(sock)
     transport.open()
     return idl.Service.Client(TBinaryProtocol(transport)), transport
-
-
-def raw_socket(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-    return sock
-
-
-def message(name: str, seqid: int, args: Any, message_type: int = CALL) -> bytes:
-    buffer = TMemoryBuffer()
-    protocol = TBinaryProtocol(buffer)
-    protocol.writeMessageBegin(name, message_type, seqid)
-    args.write(protocol)
-    protocol.writeMessageEnd()
-    body: bytes = buffer.getvalue()
-    return body
-
-
-def framed(body: bytes) -> bytes:
-    return struct.pack(">i", len(body)) + body
-
-
-def read_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
-
-
-def read_reply(sock: socket.socket) -> tuple[str, int, int, Any]:
-    (size,) = struct.unpack(">i", read_exactly(sock, 4))
-    protocol = TBinaryProtocol(TMemoryBuffer(read_exactly(sock, size)))
-    name, message_type, seqid = protocol.readMessageBegin()
-    method = name.removeprefix("presto").removeprefix("trino")
-    value: Any = (
-        TApplicationException()
-        if message_type == EXCEPTION
-        else getattr(idl.Service, f"trino{method}_result")()
-    )
-    value.read(protocol)
-    return name, message_type, seqid, value
-
-
-def args(method: str, **fields: Any) -> Any:
-    return getattr(idl.Service, f"trino{method}_args")(**fields)
 
 
 def table(name: str) -> idl.SchemaTableName:
