@@ -34,9 +34,9 @@ from prune_latency import build, predicate_shapes  # the sibling benchmark: its 
 from pruner.client import PruningClient
 from pruner.planner.planner import Planner
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service.catalog import TableName
-from pruner.service.config import ServeConfig
-from pruner.service.server import Sidecar
+from pruner.serving.catalog import TableName
+from pruner.serving.config import ServeConfig
+from pruner.sidecar import Sidecar
 
 SCHEMA, TABLE = "bench", "t"
 Work = list[tuple[str, TupleDomain]]

@@ -160,9 +160,10 @@ def main() -> None:
         storage = snapshot.table.storage
         index_bytes = {
             spec.name: sum(
-                storage.fs.get_file_info(storage.path(p)).size for p in snapshot.partition(spec).file_paths()
+                storage.fs.get_file_info(storage.path(p)).size
+                for p in snapshot.index_partition(spec).file_paths()
             )
-            for spec in snapshot.table.partition_specs()
+            for spec in snapshot.table.index_partition_specs()
         }
         data_bytes = sum(f.size for f in files)
         report: dict[str, Any] = {

@@ -3,7 +3,7 @@
 1. `lookup`: an index partition of `--entries` (default 10,000,000) `(secondary_key, record key)`
    pairs (1,000,000 distinct values, 10 record keys each), written as sorted, compacted base files
    in `--buckets` buckets with the same code writers use; then lookup latency (median, max) for 1
-   value and for 5,000 values through `PartitionView.lookup`, cold (no in-process cache: every
+   value and for 5,000 values through `IndexPartitionView.lookup`, cold (no in-process cache: every
    lookup reads Parquet footers and row groups) and cached (the sidecar's bounded cache of merged
    buckets), and the partition's size.
 2. `spark`: a table of `--rows` rows in Spark; build time of a secondary index relative to a plain
@@ -33,12 +33,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pruner.format.layout import metadata_partition_dir
 from pruner.index import secondary
 from pruner.metadata.cache import IndexCache
+from pruner.metadata.index_partition import IndexPartitionView, write_base
 from pruner.metadata.lookup import IndexedRows
-from pruner.metadata.partition import PartitionView, write_base
 from pruner.storage import Storage
-from pruner.table.layout import metadata_partition_dir
 from pruner.types import parse_type
 
 RESULTS = Path(__file__).parent / "results" / "secondary_index.json"
@@ -72,16 +72,16 @@ def lookup_part(entries: int, buckets: int, rounds: int) -> dict[str, Any]:
         for b, tables in parts.items():
             write_base(storage, spec, b, INSTANT, pa.concat_tables(tables))
         written_s = time.perf_counter() - start
-        cold = PartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT)
+        cold = IndexPartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT)
         # The sidecar's path: merged buckets kept in the bounded in-process cache between requests.
         cache: IndexCache[IndexedRows] = IndexCache(4 << 30)
-        warm = PartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT, cache)
+        warm = IndexPartitionView.load(storage, spec, frozenset({INSTANT}), INSTANT, cache)
         loaded = time.perf_counter()
         warm.read_all()
         cache_load_s = time.perf_counter() - loaded
         rng = random.Random(7)
 
-        def timed(n: int, view: PartitionView = cold) -> tuple[list[float], int]:
+        def timed(n: int, view: IndexPartitionView = cold) -> tuple[list[float], int]:
             latencies, found = [], 0
             for _ in range(rounds * 10 if n == 1 else rounds):  # single lookups are cheap: more rounds
                 keys = pa.array([f"v{rng.randrange(distinct)}" for _ in range(n)])
@@ -184,7 +184,9 @@ def spark_part(rows: int) -> dict[str, Any]:
         index_bytes = _dir_bytes(
             root / "indexed" / "t" / metadata_partition_dir("secondary_index_by_customer")
         )
-        entries = snapshot.partition(indexed.spec(indexed.definition("by_customer"))).read_all().num_rows
+        entries = (
+            snapshot.index_partition(indexed.spec(indexed.definition("by_customer"))).read_all().num_rows
+        )
         return {
             "rows": rows,
             "plain_spark_read_write_s": round(copy_s, 1),

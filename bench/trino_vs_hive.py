@@ -52,8 +52,8 @@ from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TFramedTransport
 
 from pruner.engines import engine_spec, ensure_java_runtime, hive_file_catalog
-from pruner.service.config import ServeConfig
-from pruner.service.server import Sidecar
+from pruner.serving.config import ServeConfig
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
 from pruner.thrift import idl
 from tests.e2e.engines import Engine, local_engine

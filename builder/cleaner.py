@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from builder.instants import rollback_pending, run_instant, written_by
 from builder.lock import table_lock
-from pruner.metadata.partition import select_bucket_files
-from pruner.table.layout import META_DIR, METADATA_DIR, IndexFileName
+from pruner.format.layout import META_DIR, METADATA_DIR, IndexFileName
+from pruner.format.timeline import Action
+from pruner.metadata.index_partition import select_bucket_files
 from pruner.table.table import LakeTable
-from pruner.table.timeline import Action
 
 log = logging.getLogger(__name__)
 

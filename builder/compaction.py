@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
-from pruner.metadata.partition import compact_bucket
+from pruner.format.timeline import Action
+from pruner.metadata.index_partition import compact_bucket
 from pruner.table.table import LakeTable
-from pruner.table.timeline import Action
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def compact_locked(table: LakeTable, force: bool) -> CompactionReport:
     """Compaction for a caller that already holds the table lock (the writer, after a commit)."""
     threshold = 1 if force else table.config.properties.index_compaction_max_log_files
     snapshot = table.snapshot()
-    views = {spec.name: snapshot.partition(spec) for spec in table.partition_specs()}
+    views = {spec.name: snapshot.index_partition(spec) for spec in table.index_partition_specs()}
     plan = {
         name: sorted(b for b, n in view.log_counts().items() if n >= threshold)
         for name, view in views.items()

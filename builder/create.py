@@ -19,10 +19,10 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from pruner.errors import InvalidInputError, TableExistsError
+from pruner.format.config import TableConfig, TableProperties, save_config
+from pruner.format.layout import TABLE_JSON
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, RESERVED_PREFIX, check_identifier
 from pruner.storage import Storage, cannot_exist
-from pruner.table.config import TableConfig, TableProperties, save_config
-from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
 
 # A TableSchema, a DDL string ("id bigint, name string"), a pyarrow Schema or a Spark StructType.

@@ -27,6 +27,9 @@ from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.write.tasks import BatchFunction
 from pruner.errors import InvalidInputError
+from pruner.format.config import TableConfig
+from pruner.format.layout import metadata_partition_dir
+from pruner.format.timeline import Action
 from pruner.identifiers import abbreviate
 from pruner.index import secondary
 from pruner.index.definitions import (
@@ -36,17 +39,14 @@ from pruner.index.definitions import (
     define,
     save_definitions,
 )
-from pruner.index.partitions import from_ipc, rows_for_file, to_ipc
+from pruner.index.specs import from_ipc, rows_for_file, to_ipc
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
+from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
-from pruner.metadata.partition import write_logs
-from pruner.metadata.spec import OP_UPSERT, PartitionSpec
+from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
-from pruner.table.config import TableConfig
 from pruner.table.describe import index_summaries
-from pruner.table.layout import metadata_partition_dir
 from pruner.table.table import LakeTable
-from pruner.table.timeline import Action
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def drop_index(table: LakeTable, statement: DropIndex) -> StatementResult:
         save_definitions(table.storage, [d for d in table.definitions if d.name != statement.name])
         # Not `table.spec`: it refuses a definition whose name cannot be used, which must still be
         # droppable (its directory cannot exist, so it lists as empty).
-        directory = metadata_partition_dir(definition.partition)
+        directory = metadata_partition_dir(definition.index_partition)
         deleted = table.storage.delete_many(e.rel for e in table.storage.list_files(directory))
     return StatementResult(
         f"dropped index {abbreviate(statement.name)} ({deleted} index file(s) deleted)", []
@@ -172,7 +172,7 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
         with run_instant(
             table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
         ) as pending:
-            pending.inflight([], [definition.partition])
+            pending.inflight([], [definition.index_partition])
             if definition.index_type == IndexType.PARTITION_STATS:
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
@@ -218,7 +218,7 @@ def _compute_rows(
 
 
 def _index_files(
-    storage: Storage, config: TableConfig, definition: IndexDefinition, spec: PartitionSpec
+    storage: Storage, config: TableConfig, definition: IndexDefinition, spec: IndexPartitionSpec
 ) -> BatchFunction:
     """Per file: its index rows for `definition`, as Arrow IPC beside the file's name (a file's
     secondary-index pairs are not tagged row by row)."""
@@ -233,7 +233,7 @@ def _index_files(
                 )
                 if is_secondary:
                     built = {
-                        definition.partition: secondary.pairs(
+                        definition.index_partition: secondary.pairs(
                             rows, definition.columns[0], config.record_key, spec
                         )
                     }
@@ -241,7 +241,7 @@ def _index_files(
                     built = rows_for_file(
                         rows, config.schema, [definition], item["partition"], item["file_name"]
                     )
-                data = to_ipc(built)[definition.partition]
+                data = to_ipc(built)[definition.index_partition]
                 yield pa.RecordBatch.from_pydict({"file_name": [item["file_name"]], "rows": [data]})
 
     return run

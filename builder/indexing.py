@@ -38,7 +38,9 @@ def _previous_rows(
     spec = table.spec(definition)
     if not removed or previous.instant is None:
         return spec.log_schema.empty_table()
-    rows = previous.partition(spec).lookup(pa.array(sorted({f.partition for f in removed}), pa.string()))
+    rows = previous.index_partition(spec).lookup(
+        pa.array(sorted({f.partition for f in removed}), pa.string())
+    )
     gone = pa.array([f.file_name for f in removed], pa.string())
     rows = rows.filter(pc.is_in(rows["file_name"], value_set=gone)).select(spec.schema.names)
     return with_op(rows.cast(spec.schema), OP_DELETE)
@@ -60,21 +62,21 @@ def index_changes(
             continue
         spec = table.spec(definition)
         if definition.index_type == IndexType.SECONDARY_INDEX:  # rows already carry their op
-            shipped = added_rows.get(definition.partition, spec.log_schema.empty_table())
-            changes[definition.partition] = order_for_commit(shipped.cast(spec.log_schema))
+            shipped = added_rows.get(definition.index_partition, spec.log_schema.empty_table())
+            changes[definition.index_partition] = order_for_commit(shipped.cast(spec.log_schema))
             continue
-        upserts = added_rows.get(definition.partition, spec.schema.empty_table())
+        upserts = added_rows.get(definition.index_partition, spec.schema.empty_table())
         if "value" in spec.key_fields:  # one row per value: tombstone the rows the files had
             tombstones = _previous_rows(previous, definition, table, removed)
         else:
             tombstones = _tombstones(table, definition, removed_keys)
-        changes[definition.partition] = pa.concat_tables(
+        changes[definition.index_partition] = pa.concat_tables(
             [with_op(upserts.select(spec.schema.names).cast(spec.schema), OP_UPSERT), tombstones]
         )
     for definition in table.definitions:
         if definition.index_type == IndexType.PARTITION_STATS:
             touched = sorted({f.partition for f in [*added, *removed]})
-            changes[definition.partition] = partition_stats_changes(
+            changes[definition.index_partition] = partition_stats_changes(
                 table, definition, previous, touched, added_rows, removed, live_after
             )
     return changes
@@ -91,10 +93,10 @@ def partition_stats_changes(
 ) -> pa.Table:
     stats_definition = next(d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
     stats_spec = table.spec(stats_definition)
-    before = previous.partition(stats_spec).lookup(pa.array(touched, pa.string()))
+    before = previous.index_partition(stats_spec).lookup(pa.array(touched, pa.string()))
     gone = pa.array([f.file_name for f in removed], pa.string())
     kept = before.filter(pc.invert(pc.is_in(before["file_name"], value_set=gone)))
-    new = added_rows.get(stats_definition.partition, stats_spec.schema.empty_table())
+    new = added_rows.get(stats_definition.index_partition, stats_spec.schema.empty_table())
     current = pa.concat_tables([kept, new.select(stats_spec.schema.names).cast(stats_spec.schema)])
     current = current.filter(pc.is_in(current["column"], value_set=pa.array(list(definition.columns))))
     live_counts = Counter(f.partition for f in live_after if f.partition in set(touched))

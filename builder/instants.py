@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pruner.errors import TableCorruptError
+from pruner.format import timeline as tl
+from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName
+from pruner.format.timeline import Action, Instant, State, Timeline
 from pruner.storage import Storage
-from pruner.table import timeline as tl
-from pruner.table.layout import METADATA_DIR, DataFileName, IndexFileName
-from pruner.table.timeline import Action, Instant, State, Timeline
 
 log = logging.getLogger(__name__)
 

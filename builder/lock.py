@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from pruner.errors import TableLockedError
+from pruner.format.layout import LOCK_FILE
 from pruner.storage import Storage
-from pruner.table.layout import LOCK_FILE
 
 
 def _holder_is_dead(holder: dict[str, object]) -> bool:

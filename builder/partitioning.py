@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from builder.instants import rollback_pending
 from builder.lock import table_lock
+from pruner.format.config import TableConfig, load_config, save_config
+from pruner.format.timeline import Timeline
 from pruner.storage import Storage
-from pruner.table.config import TableConfig, load_config, save_config
-from pruner.table.timeline import Timeline
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from pruner.planner.planner import PruneResult, Split
 from pruner.predicate.sql import Translation, translate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
-from pruner.service.catalog import TableName
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.serving.catalog import TableName
 from pruner.types import Column, ColumnType, TableSchema
 
 MAX_MESSAGE_BYTES = 64 * 1024**2

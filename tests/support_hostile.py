@@ -20,8 +20,8 @@ from typing import TypeVar
 
 import pytest
 
-from pruner.service.bounded import MESSAGE_CHARS
-from pruner.service.logs import PLAIN_FORMAT
+from pruner.serving.bounded import MESSAGE_CHARS
+from pruner.serving.logs import PLAIN_FORMAT
 
 T = TypeVar("T")
 

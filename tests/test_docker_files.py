@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pruner.engines.catalog import catalog_file
 from pruner.engines.spec import engine_spec
-from pruner.service.config import ServeConfig
+from pruner.serving.config import ServeConfig
 
 DOCKER = Path(__file__).parent.parent / "docker"
 

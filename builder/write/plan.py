@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pruner.format.config import TableProperties
 from pruner.metadata.files_index import DataFile
-from pruner.table.config import TableProperties
 
 DEFAULT_RECORD_BYTES = 64
 

@@ -20,16 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pruner.format.config import TableConfig
+from pruner.format.keys import buckets_of, encode_record_keys, partition_paths
+from pruner.format.layout import DataFileName, data_file_path
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
-from pruner.index.partitions import rows_for_file, spec_for, to_ipc
+from pruner.index.specs import rows_for_file, spec_for, to_ipc
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.partition import PartitionView, write_logs
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.index_partition import IndexPartitionView, write_logs
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.storage import Storage
-from pruner.table.config import TableConfig
-from pruner.table.keys import buckets_of, encode_record_keys, partition_paths
-from pruner.table.layout import DataFileName, data_file_path
 
 KEY = "_lp_key"
 BUCKET = "_lp_bucket"
@@ -83,7 +83,7 @@ def annotate(
     return run
 
 
-def lookup_locations(view: PartitionView) -> BatchFunction:
+def lookup_locations(view: IndexPartitionView) -> BatchFunction:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = _collect(batches)
         if table is None:
@@ -138,7 +138,7 @@ def rewrite_file_groups(
 
     def secondary_rows(old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
         return {
-            d.partition: secondary.file_group_changes(
+            d.index_partition: secondary.file_group_changes(
                 old, new, d.columns[0], key_fields, spec, full=d.state != IndexState.READY
             )
             for d, spec in secondaries
@@ -201,7 +201,7 @@ def rewrite_file_groups(
     return run
 
 
-def write_index_logs(storage: Storage, spec: PartitionSpec, instant: str) -> BatchFunction:
+def write_index_logs(storage: Storage, spec: IndexPartitionSpec, instant: str) -> BatchFunction:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = _collect(batches)
         if table is None:

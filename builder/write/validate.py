@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pruner.errors import InvalidInputError, InvalidSchemaError, SchemaMismatchError
-from pruner.table.config import TableConfig
+from pruner.format.config import TableConfig
 from pruner.types import can_write, from_spark
 
 

@@ -48,13 +48,13 @@ from builder.write.tasks import (
 )
 from builder.write.validate import conform, count_and_check_nulls
 from pruner.errors import IndexFileMissingError, InvalidInputError
-from pruner.index.partitions import from_ipc
+from pruner.format.timeline import Action
+from pruner.index.specs import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.partition import write_logs
+from pruner.metadata.index_partition import write_logs
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
 from pruner.table.table import LakeTable, Snapshot
-from pruner.table.timeline import Action
 from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
@@ -348,7 +348,7 @@ class _Write:
         partitions = sorted({t[PARTITION] for t in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
             instant = pending.timestamp
-            defined = [d.partition for d in self.table.definitions]
+            defined = [d.index_partition for d in self.table.definitions]
             pending.inflight(partitions, [files_spec.name, rli_spec.name, *defined])
 
             start = time.perf_counter()
@@ -408,7 +408,7 @@ class _Write:
                 self.table, self.table.snapshot(), added_rows, added, removed, live_after
             )
             for definition, spec in self.index_specs:
-                files_logs += write_logs(storage, spec, instant, changes_by_index[definition.partition])
+                files_logs += write_logs(storage, spec, instant, changes_by_index[definition.index_partition])
             self.timer.phase("indexes", start)
 
             final = replace(

@@ -6,7 +6,7 @@ shut down gracefully: health turns NOT_SERVING, new calls are refused, calls in 
                     [--thrift-port N|off] [--metrics-port N|off] [--cache-size 512MiB] [--token-file F]
 
 A configuration mistake prints one `error:` line and exits with status 2 before anything listens.
-The server logs to stderr in plain text lines or JSON lines (`pruner.service.logs`), never through
+The server logs to stderr in plain text lines or JSON lines (`pruner.serving.logs`), never through
 the interactive commands' rich handler."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Annotated
 import typer
 
 from pruner.cli.common import cli_command, console
-from pruner.service import logs
-from pruner.service.config import ConfigError, ServeConfig
-from pruner.service.logs import LogFormat
+from pruner.serving import logs
+from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.logs import LogFormat
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -87,7 +87,7 @@ def serve(
 
 def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
     """Start a sidecar and serve until SIGTERM or SIGINT, logging in `log_format`."""
-    from pruner.service.server import Sidecar
+    from pruner.sidecar import Sidecar
 
     logs.install(log_format)
     stop = threading.Event()

@@ -49,7 +49,7 @@ def write(
         raise InvalidInputError(f"--mode must be insert, upsert or delete, got {mode!r}") from None
     location = resolve(table, warehouse)
     # Fail fast, before Spark starts, if the table is missing or corrupt or has an unusable index.
-    LakeTable.open(location).partition_specs()
+    LakeTable.open(location).index_partition_specs()
     source = Storage.from_uri(input_path)
     _check_input(source, input_path)
 

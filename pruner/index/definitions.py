@@ -18,10 +18,10 @@ from enum import StrEnum
 from typing import Any
 
 from pruner.errors import InvalidInputError, InvalidNameError, TableCorruptError
+from pruner.format.config import TableConfig
+from pruner.format.layout import META_DIR
 from pruner.identifiers import check_identifier
 from pruner.storage import Storage
-from pruner.table.config import TableConfig
-from pruner.table.layout import META_DIR
 
 INDEX_DEFS = f"{META_DIR}/index_defs.json"
 BUILT_IN = ("files", "record_index")
@@ -80,7 +80,7 @@ class IndexDefinition:
     generation_known: bool = True
 
     @property
-    def partition(self) -> str:
+    def index_partition(self) -> str:
         """The metadata partition holding this index (`secondary_index_<name>` and
         `func_index_<name>`, of which a table may have any number; the type's name for the others)."""
         if self.index_type == IndexType.SECONDARY_INDEX:

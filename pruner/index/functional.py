@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from pruner.functions import BoundFunction, Order, parse_expression
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.index.stats import FILE_STATS_SCHEMA, family, file_stats
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.types import Column, ColumnType, TableSchema
@@ -42,12 +42,14 @@ def bound_function(definition: IndexDefinition, schema: TableSchema) -> BoundFun
     return parse_expression(definition.expression, {c.name: c.type for c in schema.columns})
 
 
-def functional_spec(definition: IndexDefinition, num_buckets: int) -> PartitionSpec:
+def functional_spec(definition: IndexDefinition, num_buckets: int) -> IndexPartitionSpec:
     if definition.kind == FunctionalKind.VALUE_LIST:
         keys: tuple[str, ...] = ("column", "partition", "file_name", "value")
-        return PartitionSpec(definition.partition, keys, "partition", VALUE_LIST_SCHEMA, num_buckets)
+        return IndexPartitionSpec(
+            definition.index_partition, keys, "partition", VALUE_LIST_SCHEMA, num_buckets
+        )
     keys = ("column", "partition", "file_name")
-    return PartitionSpec(definition.partition, keys, "partition", FILE_STATS_SCHEMA, num_buckets)
+    return IndexPartitionSpec(definition.index_partition, keys, "partition", FILE_STATS_SCHEMA, num_buckets)
 
 
 def functional_rows(

@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pruner.format.keys import encode_record_keys
 from pruner.metadata.merge import with_op
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, PartitionSpec
-from pruner.table.keys import encode_record_keys
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
 from pruner.types import ColumnType
 
 PREFIX = "secondary_index_"
@@ -53,13 +53,13 @@ def schema(column_type: pa.DataType) -> pa.Schema:
     )
 
 
-def spec(index_name: str, column_type: ColumnType, num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(
+def spec(index_name: str, column_type: ColumnType, num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(
         partition_name(index_name), (VALUE, KEY), VALUE, schema(column_type.to_arrow()), num_buckets
     )
 
 
-def pairs(rows: pa.Table, column: str, record_key: tuple[str, ...], target: PartitionSpec) -> pa.Table:
+def pairs(rows: pa.Table, column: str, record_key: tuple[str, ...], target: IndexPartitionSpec) -> pa.Table:
     """The `(secondary_key, key)` pairs of some data rows, rows whose column is NULL left out."""
     keys = encode_record_keys(rows, record_key)
     table = pa.table({VALUE: rows.column(column), KEY: keys})
@@ -79,7 +79,7 @@ def file_group_changes(
     new: pa.Table,
     column: str,
     record_key: tuple[str, ...],
-    target: PartitionSpec,
+    target: IndexPartitionSpec,
     full: bool,
 ) -> pa.Table:
     """Log rows (with op) for one file group rewritten from `old` (None: a new group) to `new`.

@@ -17,7 +17,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import ColumnType, TableSchema
 
 MAX_BOUND_BYTES = 256
@@ -57,14 +57,14 @@ PARTITION_STATS_SCHEMA = pa.schema(
 )
 
 
-def column_stats_spec(num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(
+def column_stats_spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(
         "column_stats", ("column", "partition", "file_name"), "partition", FILE_STATS_SCHEMA, num_buckets
     )
 
 
-def partition_stats_spec(num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(
+def partition_stats_spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(
         "partition_stats", ("column", "partition"), "partition", PARTITION_STATS_SCHEMA, num_buckets
     )
 

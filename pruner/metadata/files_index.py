@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from pruner.format.layout import DataFileName, data_file_path
 from pruner.metadata.merge import with_op
-from pruner.metadata.spec import OP_DELETE, OP_UPSERT, PartitionSpec
-from pruner.table.layout import DataFileName, data_file_path
+from pruner.metadata.spec import OP_DELETE, OP_UPSERT, IndexPartitionSpec
 
 NAME = "files"
 SCHEMA = pa.schema(
@@ -27,8 +27,8 @@ SCHEMA = pa.schema(
 )
 
 
-def spec(num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(NAME, ("partition", "file_name"), "partition", SCHEMA, num_buckets)
+def spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(NAME, ("partition", "file_name"), "partition", SCHEMA, num_buckets)
 
 
 @dataclass(frozen=True)

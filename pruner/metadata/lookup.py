@@ -4,7 +4,7 @@ loaded into the sidecar's cache: the field's values in ascending order (the rows
 they are already ordered by it, as in the secondary and record index partitions, otherwise a
 sorted copy and the permutation back), cut into runs of equal values, and the runs' hashes in
 ascending order. A lookup hashes its keys with the same function that chose their bucket
-(`pruner.table.keys.value_hashes`, computed once by the caller and passed in), finds candidate runs
+(`pruner.format.keys.value_hashes`, computed once by the caller and passed in), finds candidate runs
 with a numpy binary search on those 64-bit hashes, confirms each candidate by comparing its value
 with the key (so a hash collision can never return a wrong row), and returns the runs' rows. One key
 therefore costs two `searchsorted` calls on integers, a scalar comparison and a slice; thousands of
@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pruner.table.keys import value_hashes
+from pruner.format.keys import value_hashes
 
 # Up to this many keys are searched one by one on scalars, more with vectorised searches and one
 # vectorised comparison; both answer the same (property-tested).

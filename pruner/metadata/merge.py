@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, PartitionSpec
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
 
 _SEQ = "_seq"
 # Marks the last row loaded from a run that has more rows: no row after it can sort before it.
@@ -28,7 +28,7 @@ def with_op(rows: pa.Table, op: int) -> pa.Table:
     return rows.append_column(OP_FIELD, pa.array(np.full(rows.num_rows, op, dtype=np.int8)))
 
 
-def merge(spec: PartitionSpec, layers: list[pa.Table]) -> pa.Table:
+def merge(spec: IndexPartitionSpec, layers: list[pa.Table]) -> pa.Table:
     """Merge layers (oldest first; each with or without an op column) into live rows, sorted by key.
 
     Within one layer a key must appear at most once; across layers the later layer wins."""
@@ -44,7 +44,7 @@ def merge(spec: PartitionSpec, layers: list[pa.Table]) -> pa.Table:
     return _live(spec, combined)
 
 
-def merge_runs(spec: PartitionSpec, runs: Sequence[Iterable[pa.Table]]) -> Iterator[pa.Table]:
+def merge_runs(spec: IndexPartitionSpec, runs: Sequence[Iterable[pa.Table]]) -> Iterator[pa.Table]:
     """Merge runs (oldest first), each an iterable of chunks whose rows are strictly increasing by
     key across the whole run, into live rows in key order, chunk by chunk. Raises
     `UnsortedRunError` (possibly after some chunks were yielded) when a run is out of order.
@@ -96,14 +96,14 @@ def is_delete(rows: pa.Table) -> pa.Array:
     return pc.equal(rows.column(OP_FIELD), OP_DELETE)
 
 
-def _prepare(spec: PartitionSpec, layer: pa.Table, seq: int) -> pa.Table:
+def _prepare(spec: IndexPartitionSpec, layer: pa.Table, seq: int) -> pa.Table:
     """A layer in the log schema (op column added as upserts for a base) with its sequence number."""
     rows = layer if OP_FIELD in layer.schema.names else with_op(layer, OP_UPSERT)
     rows = rows.select(spec.log_schema.names).cast(spec.log_schema)
     return rows.append_column(_SEQ, pa.array(np.full(rows.num_rows, seq, np.int32)))
 
 
-def _live(spec: PartitionSpec, rows: pa.Table) -> pa.Table:
+def _live(spec: IndexPartitionSpec, rows: pa.Table) -> pa.Table:
     """The upserted rows of rows already reduced to one row per key, without the op column."""
     return rows.filter(pc.equal(rows.column(OP_FIELD), OP_UPSERT)).select(spec.schema.names)
 
@@ -112,7 +112,7 @@ class _Run:
     """One sorted run read a chunk ahead, so that the last row of a chunk can be marked when more
     rows follow; checks the run's order as it goes."""
 
-    def __init__(self, spec: PartitionSpec, seq: int, chunks: Iterable[pa.Table]) -> None:
+    def __init__(self, spec: IndexPartitionSpec, seq: int, chunks: Iterable[pa.Table]) -> None:
         self._spec = spec
         self._seq = seq
         self._chunks = iter(chunks)

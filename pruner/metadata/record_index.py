@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.spec import IndexPartitionSpec
 
 NAME = "record_index"
 SCHEMA = pa.schema(
@@ -18,5 +18,5 @@ SCHEMA = pa.schema(
 )
 
 
-def spec(num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(NAME, ("key",), "key", SCHEMA, num_buckets)
+def spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(NAME, ("key",), "key", SCHEMA, num_buckets)

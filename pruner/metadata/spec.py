@@ -1,4 +1,4 @@
-"""`PartitionSpec`: what one index partition stores — its name, the key fields rows are merged and
+"""`IndexPartitionSpec`: what one index partition stores — its name, the key fields rows are merged and
 sorted by, the field hashed (as its canonical text) to choose a bucket, the payload fields, and the
 bucket count."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pruner.table.keys import value_hashes
-from pruner.table.layout import metadata_partition_dir
+from pruner.format.keys import value_hashes
+from pruner.format.layout import metadata_partition_dir
 
 OP_FIELD = "_op"
 OP_UPSERT = 0
@@ -22,7 +22,7 @@ ROW_GROUP_ROWS = 4096
 
 
 @dataclass(frozen=True)
-class PartitionSpec:
+class IndexPartitionSpec:
     name: str
     key_fields: tuple[str, ...]
     hash_field: str
@@ -53,7 +53,7 @@ class PartitionSpec:
         return self.buckets_of_hashes(value_hashes(rows.column(self.hash_field)))
 
     def buckets_of_hashes(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
-        """The bucket of each hash field value, from its `pruner.table.keys.value_hashes`
+        """The bucket of each hash field value, from its `pruner.format.keys.value_hashes`
         (non-string hash fields, such as secondary keys, hash their canonical text as record keys
         do)."""
         return (hashes % np.uint64(self.num_buckets)).astype(np.int32)

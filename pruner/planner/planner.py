@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from pruner.errors import LakepruneError
+from pruner.format.keys import encode_record_keys, parse_partition_path
 from pruner.functions import Order
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
@@ -44,7 +45,6 @@ from pruner.planner.stats_eval import might_match
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
-from pruner.table.keys import encode_record_keys, parse_partition_path
 from pruner.table.table import Snapshot
 from pruner.types import ColumnType
 
@@ -271,7 +271,7 @@ class Planner:
     def _rows_for(self, definition: IndexDefinition, files: list[DataFile]) -> pa.Table:
         """The index's rows for the partitions of the candidate files (indexes hash on partition)."""
         partitions = pa.array(sorted({f.partition for f in files}), pa.string())
-        return self.snapshot.partition(self.table.spec(definition)).lookup(partitions)
+        return self.snapshot.index_partition(self.table.spec(definition)).lookup(partitions)
 
     def _excluded(
         self, rows: pa.Table, columns: list[str], predicate: TupleDomain, key: tuple[str, ...]
@@ -369,7 +369,7 @@ class Planner:
             elif len(domain.values.ranges) > MAX_KEY_LOOKUPS:
                 reasons.append(f"{column}: more than {MAX_KEY_LOOKUPS} values or ranges")
             else:
-                view = self.snapshot.partition(self.table.spec(definition))
+                view = self.snapshot.index_partition(self.table.spec(definition))
                 arrow_type = self.schema.column(column).type.to_arrow()
                 if domain.values.is_discrete():
                     values = pa.array(list(domain.values.discrete_values()), arrow_type)

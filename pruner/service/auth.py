@@ -16,9 +16,10 @@ from typing import Any, NoReturn
 
 import grpc
 
-from pruner.service.errors import Status, UnauthenticatedError, grpc_code
 from pruner.service.handlers import method_handler
-from pruner.service.metrics import OTHER, Metrics
+from pruner.service.status import grpc_code
+from pruner.serving.errors import Status, UnauthenticatedError
+from pruner.serving.metrics import OTHER, Metrics
 
 OPEN_METHODS = frozenset({"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"})
 API = "grpc"

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from pruner.errors import InvalidInputError
+from pruner.format.instant import is_instant
 from pruner.planner.planner import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -26,7 +27,6 @@ from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value, format_value, normalize
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
-from pruner.table.instant import is_instant
 from pruner.types import Column, ColumnType, TableSchema
 
 EPOCH_DATE = date(1970, 1, 1)

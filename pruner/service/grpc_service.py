@@ -1,7 +1,7 @@
 """The gRPC `lakeprune.v1.PruningService`: a thin servicer. Each RPC decodes its request with
 `pruner.service.codec`, calls the catalog and the planner, and encodes the answer; the work runs
 in `Workers` under the request's deadline, inside `Metrics.request` (count, latency, log line), and
-every exception becomes a status code through `pruner.service.errors` — the same path for all four
+every exception becomes a status code through `pruner.serving.errors` — the same path for all four
 methods — with the server's paths redacted (`Catalog.redact`) from error messages and explain
 records. A request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
 `pruner.service.handlers`), counted and logged like any other refusal."""
@@ -20,13 +20,14 @@ from pruner.index.functional import virtual_columns, with_virtual
 from pruner.planner.planner import Planner, PruneResult
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
-from pruner.service.catalog import Catalog, TableName
-from pruner.service.config import Limits
-from pruner.service.errors import Failure, ResultTooLargeError, Status, classify, grpc_code
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.service.metrics import Metrics, RequestRecord
-from pruner.service.workers import Workers
+from pruner.service.status import grpc_code
+from pruner.serving.catalog import Catalog, TableName
+from pruner.serving.config import Limits
+from pruner.serving.errors import Failure, ResultTooLargeError, Status, classify
+from pruner.serving.metrics import Metrics, RequestRecord
+from pruner.serving.workers import Workers
 from pruner.table.describe import index_summaries
 
 API = "grpc"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pruner.format.timeline import Action
 from pruner.index.definitions import IndexState
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.table.table import LakeTable
-from pruner.table.timeline import Action
 
 
 def describe(table: LakeTable) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def describe(table: LakeTable) -> dict[str, Any]:
 def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
     """Every index of the table — built-in and defined — with state, coverage and file counts."""
     snapshot = table.snapshot()
-    entries: list[tuple[PartitionSpec, str, str, str | None, list[str], dict[str, str]]] = [
+    entries: list[tuple[IndexPartitionSpec, str, str, str | None, list[str], dict[str, str]]] = [
         (table.files_spec, "files", "ready", snapshot.instant, [], {}),
         (
             table.record_index_spec,
@@ -67,7 +67,7 @@ def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
     ready_since = {d.name: d.complete_up_to for d in table.definitions}
     summaries = []
     for spec, name, state, up_to, columns, options in entries:
-        view = snapshot.partition(spec)
+        view = snapshot.index_partition(spec)
         summaries.append(
             {
                 "name": name,

@@ -13,19 +13,19 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorruptError
+from pruner.format.config import TableConfig, load_config
+from pruner.format.instant import is_instant
+from pruner.format.layout import IndexFileName
+from pruner.format.manifest import IndexFileManifest
+from pruner.format.timeline import Action, Timeline
 from pruner.identifiers import abbreviate
 from pruner.index.definitions import IndexDefinition, load_definitions
-from pruner.index.partitions import spec_for
+from pruner.index.specs import spec_for
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.partition import BucketCache, PartitionView
-from pruner.metadata.spec import PartitionSpec
+from pruner.metadata.index_partition import BucketCache, IndexPartitionView
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.storage import Storage
-from pruner.table.config import TableConfig, load_config
-from pruner.table.instant import is_instant
-from pruner.table.layout import IndexFileName
-from pruner.table.manifest import IndexFileManifest
-from pruner.table.timeline import Action, Timeline
 
 
 def table_location(table: str, warehouse: str | None = None) -> str:
@@ -47,7 +47,7 @@ class LakeTable:
     cache: BucketCache | None = field(default=None, compare=False)
     # With a cache, the partition views (index directory listings) of this loaded timeline, so that
     # repeated prunes do not list storage either; a new commit means a new timeline, a new table.
-    _views: dict[tuple[str, str | None], PartitionView] = field(
+    _views: dict[tuple[str, str | None], IndexPartitionView] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -69,25 +69,25 @@ class LakeTable:
         """The files of index partition `partition` that completed instants up to `as_of` wrote
         for its current index (an index dropped and created again starts afresh); None when they
         are not all recorded, and storage must be listed."""
-        definition = next((d for d in self.definitions if d.partition == partition), None)
+        definition = next((d for d in self.definitions if d.index_partition == partition), None)
         if definition is not None and not definition.generation_known:
             return None
         after = definition.created_after if definition is not None else None
         return self.manifest.files(partition, as_of, after)
 
     @property
-    def files_spec(self) -> PartitionSpec:
+    def files_spec(self) -> IndexPartitionSpec:
         return files_index.spec(self.config.properties.index_files_buckets)
 
     @property
-    def record_index_spec(self) -> PartitionSpec:
+    def record_index_spec(self) -> IndexPartitionSpec:
         return record_index.spec(self.config.properties.index_record_index_buckets)
 
-    def partition_specs(self) -> list[PartitionSpec]:
+    def index_partition_specs(self) -> list[IndexPartitionSpec]:
         """Every index partition this table maintains: built-in ones, then the defined ones."""
         return [self.files_spec, self.record_index_spec, *(self.spec(d) for d in self.definitions)]
 
-    def spec(self, definition: IndexDefinition) -> PartitionSpec:
+    def spec(self, definition: IndexDefinition) -> IndexPartitionSpec:
         return spec_for(definition, self.config.properties, self.config.schema)
 
     def definition(self, name: str) -> IndexDefinition:
@@ -129,14 +129,14 @@ class Snapshot:
     table: LakeTable
     instant: str | None  # None: the table has no completed instant yet
 
-    def partition(self, spec: PartitionSpec) -> PartitionView:
+    def index_partition(self, spec: IndexPartitionSpec) -> IndexPartitionView:
         key = (spec.directory, self.instant)
         view = self.table._views.get(key) if self.table.cache is not None else None
         if view is None:
             recorded = (
                 self.table.recorded_index_files(spec.name, self.instant) if self.instant is not None else None
             )
-            view = PartitionView.load(
+            view = IndexPartitionView.load(
                 self.table.storage,
                 spec,
                 self.table.timeline.completed_timestamps(),
@@ -149,10 +149,10 @@ class Snapshot:
         return view
 
     def files(self) -> list[DataFile]:
-        return files_index.from_rows(self.partition(self.table.files_spec).read_all())
+        return files_index.from_rows(self.index_partition(self.table.files_spec).read_all())
 
-    def record_index(self) -> PartitionView:
-        return self.partition(self.table.record_index_spec)
+    def record_index(self) -> IndexPartitionView:
+        return self.index_partition(self.table.record_index_spec)
 
     def read(self, columns: list[str] | None = None, limit: int | None = None) -> pa.Table:
         """The snapshot's rows (pyarrow; no Spark), optionally only some columns or the first N."""

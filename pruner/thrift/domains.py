@@ -31,7 +31,7 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
-from pruner.service.bounded import shorten
+from pruner.serving.bounded import shorten
 from pruner.thrift import idl
 from pruner.thrift.blocks import EngineValue, block_connector_type, block_row_count, decode_values
 from pruner.thrift.connector_types import connector_type

@@ -2,7 +2,7 @@
 (`wire`), with every call timed, counted and logged through the sidecar's `Metrics`, the split key
 from the config, and the split hosts it advertises (the configured addresses, else its own), so
 that several sidecars behind one catalog share the data path. Failures are classified by the
-sidecar's one error map (`pruner.service.errors.classify`), both for the metrics' status label and
+sidecar's one error map (`pruner.serving.errors.classify`), both for the metrics' status label and
 for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable), whose
 message names schemas, not the server's paths (`Catalog.redact`). The connection limits come from
 the config's `limits` and the connection counts go to the metrics."""
@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from pruner.planner.planner import PruneResult
-from pruner.service.catalog import Catalog
-from pruner.service.config import ServeConfig
-from pruner.service.errors import classify
-from pruner.service.metrics import Metrics
+from pruner.serving.catalog import Catalog
+from pruner.serving.config import ServeConfig
+from pruner.serving.errors import classify
+from pruner.serving.metrics import Metrics
 from pruner.thrift import idl
 from pruner.thrift.connections import ConnectionLimits
 from pruner.thrift.handler import LakepruneConnector

@@ -22,15 +22,15 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
 from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
+from pruner.format.keys import encode_record_keys
 from pruner.index.definitions import IndexState, IndexType
 from pruner.index.functional import VirtualColumn, virtual_columns, with_virtual
 from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import Planner, PruneResult
-from pruner.service.catalog import Catalog, TableName
-from pruner.service.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
-from pruner.table.keys import encode_record_keys
+from pruner.serving.catalog import Catalog, TableName
 from pruner.table.table import LakeTable, Snapshot
 from pruner.thrift import blocks, connector_types, domains, idl
+from pruner.thrift.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
 from pruner.thrift.tokens import TokenSealer
 from pruner.thrift.wire import calling_engine
 from pruner.types import TableSchema
@@ -344,7 +344,7 @@ def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, lis
     if definition.state != IndexState.READY:
         everything = [i for i, v in enumerate(values.to_pylist()) if v is not None]
         return {f: everything for f in snapshot.files()} if everything else {}
-    pairs = snapshot.partition(table.spec(definition)).lookup(values.drop_null())
+    pairs = snapshot.index_partition(table.spec(definition)).lookup(values.drop_null())
     found = snapshot.record_index().lookup(pairs["key"])
     places = zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
     group_of = dict(zip(found["key"].to_pylist(), places, strict=True))

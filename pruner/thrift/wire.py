@@ -8,7 +8,7 @@ connection run concurrently (at most `max_in_flight_per_connection`; beyond that
 each reply is written as one whole frame, in the request's transport, under the connection's write
 lock, with the request's seqid. Method names lose their `trino` or `presto` prefix and go to a
 `ConnectorService`. A failed call is answered as the sidecar's one error map
-(`pruner.service.errors.classify`) decides: UNAVAILABLE (storage trouble) becomes the method's
+(`pruner.serving.errors.classify`) decides: UNAVAILABLE (storage trouble) becomes the method's
 retryable `ServiceException`, any other request error a final one, and INTERNAL (a bug) is logged
 with its traceback and answered with `INTERNAL_ERROR`, no internals included; an unknown method is
 `TApplicationException(UNKNOWN_METHOD)` and a request that does not decode `PROTOCOL_ERROR`. The
@@ -16,7 +16,7 @@ server keeps serving in every case. Connections (`connections.Connection`) are b
 `limits.max_connections` are open (more are closed at once, counted, and logged at most once a
 minute), an idle one or one whose frame stalls is closed, and a frame is read as its bytes arrive,
 never reserved from its length. Text from the caller is shortened in every message and log line
-(`pruner.service.bounded`). `get_rows` may return the bytes of a `PageResult`
+(`pruner.serving.bounded`). `get_rows` may return the bytes of a `PageResult`
 (`blocks.encode_page_result`), which are spliced into the reply as they are."""
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.THeaderTransport import THeaderClientType, THeaderSubprotocolID, THeaderTransport
 from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE, TMemoryBuffer
 
-from pruner.service.bounded import MESSAGE_CHARS, shorten
-from pruner.service.errors import Failure, Status, classify
+from pruner.serving.bounded import MESSAGE_CHARS, shorten
+from pruner.serving.errors import Failure, Status, classify
 from pruner.thrift import idl
 from pruner.thrift.connections import (
     Connection,

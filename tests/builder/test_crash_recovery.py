@@ -11,9 +11,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from builder.cleaner import clean
-from pruner.table.layout import META_DIR
+from pruner.format.layout import META_DIR
+from pruner.format.timeline import State
 from pruner.table.table import LakeTable
-from pruner.table.timeline import State
 from tests.support import CITIES, Row, contents, create, make_row, to_df
 
 # Runs in a child process: patches the commit protocol so the process dies (no cleanup, no
@@ -93,7 +93,7 @@ def test_killed_commit_is_invisible_then_rolled_back_and_cleaned(spark: SparkSes
     needed_index = {
         p
         for t in retained
-        for spec in table_now.partition_specs()
-        for p in table_now.snapshot(t).partition(spec).file_paths()
+        for spec in table_now.index_partition_specs()
+        for p in table_now.snapshot(t).index_partition(spec).file_paths()
     }
     assert _files_on_disk(location) == needed_data | needed_index

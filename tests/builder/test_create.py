@@ -11,8 +11,8 @@ import pytest
 
 from builder.create import create_table, default_name
 from pruner.errors import InvalidInputError, InvalidNameError
+from pruner.format.layout import TABLE_JSON
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, check_identifier
-from pruner.table.layout import TABLE_JSON
 from pruner.table.table import LakeTable
 
 SCHEMA = "id bigint, city string"

@@ -22,7 +22,7 @@ from tests.support_events import BASE, DAYS
 
 def _covered(location: str, index: str) -> set[tuple[str, str]]:
     table = LakeTable.open(location)
-    rows = table.snapshot().partition(table.spec(table.definition(index))).read_all()
+    rows = table.snapshot().index_partition(table.spec(table.definition(index))).read_all()
     return set(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
 
 
@@ -56,11 +56,11 @@ def test_every_live_file_is_covered_and_removed_files_are_not(events_table: str,
 
 def test_value_list_rows(events_table: str) -> None:
     table = LakeTable.open(events_table)
-    rows = table.snapshot().partition(table.spec(table.definition("hour_list"))).read_all()
+    rows = table.snapshot().index_partition(table.spec(table.definition("hour_list"))).read_all()
     per_file = rows.group_by(["partition", "file_name"]).aggregate([("value", "count_distinct")])
     counts = sorted(per_file["value_count_distinct"].to_pylist())
     assert counts[0] == 1 and counts[-1] == 2  # one hour per file; the rewritten file got 6 too
-    lowered = table.snapshot().partition(table.spec(table.definition("name_lower"))).read_all()
+    lowered = table.snapshot().index_partition(table.spec(table.definition("name_lower"))).read_all()
     assert "=ßtraße" in lowered["value"].to_pylist() and "" in lowered["value"].to_pylist()  # NULL
     assert pc.sum(lowered["null_count"]).as_py() > 0
 

@@ -18,7 +18,7 @@ from tests.support import CITIES, create, keys_df, make_row, to_df
 
 def _covered_files(location: str, index: str) -> set[tuple[str, str]]:
     table = LakeTable.open(location)
-    rows = table.snapshot().partition(table.spec(table.definition(index))).read_all()
+    rows = table.snapshot().index_partition(table.spec(table.definition(index))).read_all()
     return set(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
 
 
@@ -74,7 +74,7 @@ def test_build_catches_up_and_writes_keep_indexes_current(spark: SparkSession, t
     for index in ("stats", "bf"):
         assert _covered_files(location, index) == _live_files(location), index
     snapshot = LakeTable.open(location).snapshot()
-    pstats = snapshot.partition(snapshot.table.spec(snapshot.table.definition("pstats"))).read_all()
+    pstats = snapshot.index_partition(snapshot.table.spec(snapshot.table.definition("pstats"))).read_all()
     counts = {
         p: sum(1 for f in snapshot.files() if f.partition == p) for p in pstats["partition"].to_pylist()
     }

@@ -13,10 +13,10 @@ import pyarrow.fs as pafs
 import pytest
 
 from builder.instants import rollback, rollback_pending
+from pruner.format import timeline as tl
+from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName, data_file_path
+from pruner.format.timeline import Action, Instant, Timeline
 from pruner.storage import Storage
-from pruner.table import timeline as tl
-from pruner.table.layout import METADATA_DIR, DataFileName, IndexFileName, data_file_path
-from pruner.table.timeline import Action, Instant, Timeline
 
 IMPOSSIBLE = "secondary_index_" + "a" * 300  # an index partition named past the 255-byte limit
 

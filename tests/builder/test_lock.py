@@ -13,8 +13,8 @@ import pytest
 
 from builder.lock import table_lock
 from pruner.errors import TableLockedError
+from pruner.format.layout import LOCK_FILE
 from pruner.storage import Storage
-from pruner.table.layout import LOCK_FILE
 
 
 @pytest.fixture

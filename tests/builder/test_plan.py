@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builder.write.plan import DEFAULT_RECORD_BYTES, InsertBin, average_record_bytes, plan_insert_bins
+from pruner.format.config import TableProperties
 from pruner.metadata.files_index import DataFile
-from pruner.table.config import TableProperties
 
 INSTANT = "20240101000000000"
 

@@ -36,7 +36,7 @@ def live_pairs(location: str, column: str) -> set[tuple[Any, str]]:
 
 def index_pairs(location: str, index: str) -> set[tuple[Any, str]]:
     table = LakeTable.open(location)
-    rows = table.snapshot().partition(table.spec(table.definition(index))).read_all().to_pylist()
+    rows = table.snapshot().index_partition(table.spec(table.definition(index))).read_all().to_pylist()
     assert len(rows) == len({(r["secondary_key"], r["key"]) for r in rows}), "duplicate pair"
     return {(r["secondary_key"], r["key"]) for r in rows}
 
@@ -89,7 +89,7 @@ def test_create_index_without_using_makes_a_secondary_index(tmp_path: Path) -> N
     execute(location, "CREATE INDEX by_city ON t (city)")
     execute(location, "CREATE INDEX by_day ON t USING secondary_index (day)")
     table = LakeTable.open(location)
-    assert [(d.name, d.index_type, d.partition) for d in table.definitions] == [
+    assert [(d.name, d.index_type, d.index_partition) for d in table.definitions] == [
         ("by_city", IndexType.SECONDARY_INDEX, "secondary_index_by_city"),
         ("by_day", IndexType.SECONDARY_INDEX, "secondary_index_by_day"),
     ]

@@ -120,7 +120,7 @@ class SecondaryIndexMachine(RuleBasedStateMachine):
         assert sorted((r["id"], r["part"], r["tag"], r["n"]) for r in live) == sorted(self.model.values())
         for index, column in INDEXED.items():
             definition = snapshot.table.definition(index)
-            entries = snapshot.partition(snapshot.table.spec(definition)).read_all()
+            entries = snapshot.index_partition(snapshot.table.spec(definition)).read_all()
             stored = list(zip(entries["secondary_key"].to_pylist(), entries["key"].to_pylist(), strict=True))
             expected = {(r[column], str(r["id"])) for r in live if r[column] is not None}
             assert len(stored) == len(set(stored)) and set(stored) == expected, index

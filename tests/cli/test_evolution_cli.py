@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pruner.table.config import EVOLVED_FORMAT_VERSION
-from pruner.table.layout import TABLE_JSON
+from pruner.format.config import EVOLVED_FORMAT_VERSION
+from pruner.format.layout import TABLE_JSON
 from tests.cli.test_cli import create_trips, lakeprune
 from tests.support import SCHEMA
 

@@ -14,10 +14,10 @@ from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
 from pruner.errors import InvalidInputError
+from pruner.format import timeline as tl
+from pruner.format.layout import DataFileName, data_file_path
 from pruner.index.definitions import INDEX_DEFS
 from pruner.storage import Storage
-from pruner.table import timeline as tl
-from pruner.table.layout import DataFileName, data_file_path
 from pruner.table.table import LakeTable
 from tests.cli.test_cli import create_trips, lakeprune, write_input, write_trips
 from tests.support import make_row, to_df

@@ -98,7 +98,7 @@ def test_serve_until_sigterm(tmp_path: Path, log_format: str) -> None:
         if log_format == "json":
             logged = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
             messages = [entry["message"] for entry in logged]
-            assert {entry["logger"] for entry in logged} >= {"pruner.cli.serve_cmds", "pruner.service.server"}
+            assert {entry["logger"] for entry in logged} >= {"pruner.cli.serve_cmds", "pruner.sidecar"}
         else:
             messages = [PLAIN_LINE.sub("", line) for line in stderr.splitlines() if PLAIN_LINE.match(line)]
         assert "received SIGTERM; shutting down" in messages and "sidecar stopped" in messages, stderr

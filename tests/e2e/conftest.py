@@ -14,8 +14,8 @@ import pytest
 
 from pruner.engines.catalog import catalog_properties
 from pruner.engines.spec import engine_spec
-from pruner.service.config import ServeConfig
-from pruner.service.server import Sidecar
+from pruner.serving.config import ServeConfig
+from pruner.sidecar import Sidecar
 from tests.e2e.engines import (
     HOST_FROM_CONTAINER,
     Engine,

@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pruner.service.server import Sidecar
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
 from tests.e2e.engines import Engine
 from tests.e2e.warehouse import SCHEMA_NAME, duckdb_connection

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pruner.service.server import Sidecar
+from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine
 from tests.e2e.queries import QUERIES, Query, check_paged_scan, check_query, check_types
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pruner.service.server import Sidecar
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA
 from tests.e2e.engines import Engine

@@ -38,6 +38,12 @@ def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
     return location
 
 
+@pytest.fixture(scope="session")
+def lake(indexed_table: str) -> str:
+    """The warehouse root holding the shared indexed table (read only)."""
+    return str(Path(indexed_table).parent)
+
+
 @pytest.fixture
 def table_copy(indexed_table: str, tmp_path: Path) -> str:
     """A private copy of the indexed table, for tests that damage or change it."""

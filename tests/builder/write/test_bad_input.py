@@ -17,7 +17,7 @@ from pruner.errors import (
     TableCorruptError,
     TableNotFoundError,
 )
-from pruner.table.layout import LOCK_FILE, TABLE_JSON
+from pruner.format.layout import LOCK_FILE, TABLE_JSON
 from tests.support import SCHEMA, contents, create, make_row, to_df
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from pruner.errors import InvalidInputError, InvalidNameError
+from pruner.format.config import TableConfig
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH
 from pruner.index.definitions import IndexDefinition, IndexType, define
-from pruner.index.partitions import spec_for
-from pruner.table.config import TableConfig
+from pruner.index.specs import spec_for
 from pruner.types import TableSchema
 
 CONFIG = TableConfig(
@@ -39,7 +39,7 @@ def test_every_index_type_accepts_names_up_to_the_limit(kind: str) -> None:
     definition = _define(kind, name)
     assert definition.name == name
     spec_for(definition, CONFIG.properties, CONFIG.schema)  # usable
-    assert len(definition.partition.encode()) < 255
+    assert len(definition.index_partition.encode()) < 255
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pruner.index import secondary
+from pruner.metadata.index_partition import IndexPartitionView, compact_bucket, write_base, write_logs
 from pruner.metadata.merge import with_op
-from pruner.metadata.partition import PartitionView, compact_bucket, write_base, write_logs
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
 from pruner.storage import Storage
 from pruner.types import parse_type
@@ -46,8 +46,8 @@ def _pairs(rows: pa.Table) -> list[tuple[str, str]]:
     return list(zip(rows["secondary_key"].to_pylist(), rows["key"].to_pylist(), strict=True))
 
 
-def _view(storage: Storage, as_of: str) -> PartitionView:
-    return PartitionView.load(storage, SPEC, frozenset({I1, I2, I3}), as_of)
+def _view(storage: Storage, as_of: str) -> IndexPartitionView:
+    return IndexPartitionView.load(storage, SPEC, frozenset({I1, I2, I3}), as_of)
 
 
 def _write_example(storage: Storage) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pruner.errors import InvalidInputError
+from pruner.format.config import TableConfig
 from pruner.index.definitions import define
 from pruner.index.sql import CreateIndex, parse_statement
-from pruner.table.config import TableConfig
 from pruner.types import TableSchema
 
 

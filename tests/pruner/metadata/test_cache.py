@@ -1,5 +1,5 @@
 """The index cache: LRU by bytes, hit / miss / eviction counts, entries too large for the budget,
-thread safety; and wired into `PartitionView`, cached reads equal uncached ones and a bucket that
+thread safety; and wired into `IndexPartitionView`, cached reads equal uncached ones and a bucket that
 gains a file is read afresh."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from pruner.metadata import cache as cache_module
 from pruner.metadata import record_index
 from pruner.metadata.cache import CacheStats, IndexCache
+from pruner.metadata.index_partition import BucketCache, IndexPartitionView, write_logs
 from pruner.metadata.lookup import IndexedRows
 from pruner.metadata.merge import with_op
-from pruner.metadata.partition import BucketCache, PartitionView, write_logs
 from pruner.metadata.spec import OP_DELETE, OP_UPSERT
 from pruner.storage import Storage
 
@@ -166,7 +166,7 @@ def test_concurrent_use_keeps_the_accounting_exact() -> None:
     assert stats.entries <= 10 and stats.bytes == 80 * stats.entries
 
 
-# Wired into PartitionView -----------------------------------------------------------------------
+# Wired into IndexPartitionView -----------------------------------------------------------------------
 
 SPEC = record_index.spec(2)
 I1, I2 = "20240101000000001", "20240101000000002"
@@ -203,8 +203,8 @@ def test_partition_view_reads_through_the_cache_and_sees_new_files(tmp_path: Pat
     _log(storage, I1, {f"k{i}": f"p{i % 3}" for i in range(40)})
     cache: BucketCache = IndexCache(10**7)
 
-    def view(as_of: str, cached: bool) -> PartitionView:
-        return PartitionView.load(storage, SPEC, frozenset({I1, I2}), as_of, cache if cached else None)
+    def view(as_of: str, cached: bool) -> IndexPartitionView:
+        return IndexPartitionView.load(storage, SPEC, frozenset({I1, I2}), as_of, cache if cached else None)
 
     keys = pa.array(["k1", "k7", "k30", "nope"])
     assert _rows(view(I1, True).read_all()) == _rows(view(I1, False).read_all())
@@ -237,7 +237,7 @@ def test_a_bucket_too_large_for_the_cache_is_read_by_key_after_the_first_load(tm
     _log(storage, I1, {f"k{i}": f"p{i % 3}" for i in range(40)})
     cache: BucketCache = IndexCache(64)  # smaller than any bucket
     keys = pa.array(["k1", "k7", "k30", "nope"])
-    expected = _rows(PartitionView.load(storage, SPEC, frozenset({I1}), I1).lookup(keys))
+    expected = _rows(IndexPartitionView.load(storage, SPEC, frozenset({I1}), I1).lookup(keys))
     builds = []
     real_build = IndexedRows.build
 
@@ -246,7 +246,7 @@ def test_a_bucket_too_large_for_the_cache_is_read_by_key_after_the_first_load(tm
         return real_build(rows, field)
 
     with mock.patch.object(IndexedRows, "build", counted_build):
-        view = PartitionView.load(storage, SPEC, frozenset({I1}), I1, cache)
+        view = IndexPartitionView.load(storage, SPEC, frozenset({I1}), I1, cache)
         assert _rows(view.lookup(keys)) == expected
         first = len(builds)
         assert first > 0 and cache.stats().entries == 0 and cache.stats().too_large == first
@@ -254,5 +254,5 @@ def test_a_bucket_too_large_for_the_cache_is_read_by_key_after_the_first_load(tm
             assert _rows(view.lookup(keys)) == expected
         assert len(builds) == first  # later lookups read by key, not the whole bucket again
         assert _rows(view.read_all()) == _rows(
-            PartitionView.load(storage, SPEC, frozenset({I1}), I1).read_all()
+            IndexPartitionView.load(storage, SPEC, frozenset({I1}), I1).read_all()
         )

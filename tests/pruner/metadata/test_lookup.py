@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pruner.format.keys import value_hashes
 from pruner.index import secondary
 from pruner.metadata import lookup
 from pruner.metadata.lookup import IndexedRows, admitted, search_key
-from pruner.table.keys import value_hashes
 from pruner.types import parse_type
 
 VALUE, KEY = secondary.VALUE, secondary.KEY

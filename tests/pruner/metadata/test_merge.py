@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from pruner.metadata import record_index
 from pruner.metadata.merge import UnsortedRunError, merge, merge_runs, with_op
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, PartitionSpec
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
 
-SPEC = PartitionSpec(
+SPEC = IndexPartitionSpec(
     "test",
     ("k1", "k2"),
     "k1",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
-from pruner.metadata.partition import write_logs
 from pruner.planner import planner as planner_module
 from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain, SortedRangeSet
@@ -48,7 +48,7 @@ def test_malformed_bloom_filter_is_ignored_not_trusted(table_copy: str) -> None:
     table = LakeTable.open(table_copy)
     snapshot = table.snapshot()
     spec = table.spec(table.definition("bf"))
-    rows = snapshot.partition(spec).read_all()
+    rows = snapshot.index_partition(spec).read_all()
     broken = rows.set_column(
         rows.schema.get_field_index("filter"), "filter", pa.array([b"\x00" * 33] * rows.num_rows, pa.binary())
     )

@@ -20,11 +20,11 @@ from builder import LakepruneTable
 from pruner.cli.main import app
 from pruner.client import PruningClient
 from pruner.errors import TableCorruptError
+from pruner.format.layout import METADATA_DIR, IndexFileName
 from pruner.index.functional import sql_context
 from pruner.planner.planner import Planner, PruneResult
 from pruner.predicate.sql import translate
-from pruner.service.server import Sidecar
-from pruner.table.layout import METADATA_DIR, IndexFileName
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import SCHEMA as SCHEMA_DDL
 from tests.pruner.planner.conftest import FunctionalOracle, row

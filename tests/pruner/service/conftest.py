@@ -6,16 +6,15 @@ sidecar of their own."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
 from pruner.client import PruningClient
-from pruner.service.config import Limits, Security, ServeConfig
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.service.server import Sidecar
+from pruner.serving.config import Limits, Security, ServeConfig
+from pruner.sidecar import Sidecar
 
 SCHEMA = "lake"
 TABLE = "events"
@@ -50,11 +49,6 @@ def start_sidecar() -> Iterator[StartSidecar]:
     yield start
     for sidecar in started:
         sidecar.stop(0)
-
-
-@pytest.fixture(scope="session")
-def lake(indexed_table: str) -> str:
-    return str(Path(indexed_table).parent)
 
 
 @pytest.fixture(scope="module")

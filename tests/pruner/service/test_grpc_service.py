@@ -22,10 +22,10 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
-from pruner.service.config import Limits
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
-from pruner.service.server import Sidecar
+from pruner.serving.config import Limits
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import Oracle
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address, make_config

@@ -18,11 +18,11 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
-from pruner.service.config import Security
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.service.server import Sidecar
+from pruner.serving.config import Security
+from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
 from tests.support_hostile import (
     ECHO_LIMIT,

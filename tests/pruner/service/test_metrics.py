@@ -14,11 +14,11 @@ import pytest
 from pruner.errors import TableNotFoundError
 from pruner.metadata.cache import IndexCache
 from pruner.planner.planner import ExplainStep, PruneResult, Split
-from pruner.service.errors import Status
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.service.metrics import Metrics
-from pruner.service.server import Sidecar
+from pruner.serving.errors import Status
+from pruner.serving.metrics import Metrics
+from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE
 
 RESULT = PruneResult(

@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from pruner.cli import prune_cmds
-from pruner.service.server import Sidecar
+from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import address
 
 runner = CliRunner()

@@ -14,10 +14,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from pruner.client import PruningClient, ServiceError
-from pruner.service.config import Security
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
-from pruner.service.server import Sidecar
+from pruner.serving.config import Security
+from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
 
 TOKEN = "correct-horse-battery-staple"

@@ -82,9 +82,9 @@ def sidecar_client(warehouses: Mapping[str, str]) -> Iterator[Any]:
     """A generated Thrift client over framed TCP to the Thrift endpoint of a sidecar serving
     `warehouses` (schema -> root), as `lakeprune serve` runs it; stopped on exit."""
     from pruner.metadata.cache import IndexCache
-    from pruner.service.catalog import Catalog
-    from pruner.service.config import ServeConfig
-    from pruner.service.metrics import Metrics
+    from pruner.serving.catalog import Catalog
+    from pruner.serving.config import ServeConfig
+    from pruner.serving.metrics import Metrics
     from pruner.thrift.endpoint import ThriftEndpoint
 
     config = ServeConfig(warehouses, grpc_port=None, thrift_port=0, metrics_port=None)

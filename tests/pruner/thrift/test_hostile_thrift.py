@@ -24,8 +24,8 @@ from thrift.Thrift import TApplicationException
 from thrift.transport.TSocket import TSocket
 from thrift.transport.TTransport import TFramedTransport
 
-from pruner.service.config import Limits
-from pruner.service.server import Sidecar
+from pruner.serving.config import Limits
+from pruner.sidecar import Sidecar
 from pruner.thrift import idl
 from tests.pruner.service.conftest import SCHEMA, TABLE, make_config
 from tests.pruner.thrift.support import args, equatable_domain, framed, message, raw_socket, read_reply

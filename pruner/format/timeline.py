@@ -13,9 +13,9 @@ from enum import StrEnum
 from typing import Any
 
 from pruner.errors import SnapshotNotFoundError, TableCorruptError
+from pruner.format.instant import is_instant, next_instant
+from pruner.format.layout import TIMELINE_DIR
 from pruner.storage import Storage
-from pruner.table.instant import is_instant, next_instant
-from pruner.table.layout import TIMELINE_DIR
 
 
 class Action(StrEnum):

@@ -1,4 +1,4 @@
-"""pruner.metadata.partition with the record_index and files specs: log writes, snapshot views,
+"""pruner.metadata.index_partition with the record_index and files specs: log writes, snapshot views,
 bucket-limited lookups and compaction."""
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from pruner.errors import TableCorruptError
+from pruner.format.keys import bucket_of
+from pruner.format.layout import IndexFileName
 from pruner.index import secondary
 from pruner.metadata import files_index, record_index
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.merge import with_op
-from pruner.metadata.partition import (
+from pruner.metadata.index_partition import (
     BucketFiles,
-    PartitionView,
+    IndexPartitionView,
     _row_groups_with_keys,
     compact_bucket,
     list_index_files,
@@ -28,10 +29,9 @@ from pruner.metadata.partition import (
     write_base,
     write_logs,
 )
+from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
-from pruner.table.keys import bucket_of
-from pruner.table.layout import IndexFileName
 from pruner.types import parse_type
 
 SPEC = record_index.spec(4)
@@ -63,9 +63,9 @@ def _as_dict(table: pa.Table) -> dict[str, Entry]:
     return {r["key"]: (r["partition"], r["file_group"]) for r in rows}
 
 
-def _view(storage: Storage, as_of: str | None, visible: set[str] | None = None) -> PartitionView:
+def _view(storage: Storage, as_of: str | None, visible: set[str] | None = None) -> IndexPartitionView:
     completed = frozenset(visible if visible is not None else {I1, I2, I3, I4, I5, I6})
-    return PartitionView.load(storage, SPEC, visible=completed, as_of=as_of)
+    return IndexPartitionView.load(storage, SPEC, visible=completed, as_of=as_of)
 
 
 # The commits of the history fixture and the state after each.
@@ -148,7 +148,7 @@ def test_lookup_reads_only_the_buckets_the_keys_hash_to(history: Storage) -> Non
 
 READS_OF_A_CORRUPT_BUCKET = {
     "cold lookup": lambda view, bucket: view.lookup(pa.array(["k07"])),
-    "cached lookup": lambda view, bucket: PartitionView.load(
+    "cached lookup": lambda view, bucket: IndexPartitionView.load(
         view.storage, view.spec, frozenset({I1, I2, I3}), I3, IndexCache(10**7)
     ).lookup(pa.array(["k07"])),
     "scan": lambda view, bucket: view.scan(pc.field("key") >= "k"),
@@ -236,9 +236,9 @@ def test_compaction_of_a_large_bucket_streams_full_row_groups(tmp_path: Path) ->
     write_logs(storage, spec, I1, _rows(dict.fromkeys(keys, ("p=a", "g1")), OP_UPSERT))
     write_logs(storage, spec, I2, _rows(dict.fromkeys(keys[::3], ("", "")), OP_DELETE))
     write_logs(storage, spec, I3, _rows(dict.fromkeys(keys[::5], ("p=b", "g2")), OP_UPSERT))
-    before = PartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I3)
+    before = IndexPartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I3)
     rel = compact_bucket(before, 0, I4)
-    after = PartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I4)
+    after = IndexPartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I4)
     assert after.read_all().equals(before.read_all())
     metadata = pq.ParquetFile(storage.path(rel)).metadata
     sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
@@ -306,7 +306,7 @@ def test_files_index_changes_round_trip(tmp_path: Path) -> None:
     write_logs(storage, spec, I2, files_index.changes([v2], [v1[0], v1[2]]))
 
     def live(as_of: str) -> set[DataFile]:
-        view = PartitionView.load(storage, spec, visible=frozenset({I1, I2}), as_of=as_of)
+        view = IndexPartitionView.load(storage, spec, visible=frozenset({I1, I2}), as_of=as_of)
         return set(files_index.from_rows(view.read_all()))
 
     assert live(I1) == set(v1)
@@ -346,8 +346,8 @@ def test_secondary_lookups_cold_and_cached_agree_and_skip_row_groups(tmp_path: P
     buckets = spec.buckets(rows)
     for bucket in (0, 1):
         write_base(storage, spec, bucket, I1, rows.filter(pa.array(buckets == bucket)))
-    cold = PartitionView.load(storage, spec, frozenset({I1}), I1)
-    cached = PartitionView.load(storage, spec, frozenset({I1}), I1, IndexCache(10**8))
+    cold = IndexPartitionView.load(storage, spec, frozenset({I1}), I1)
+    cached = IndexPartitionView.load(storage, spec, frozenset({I1}), I1, IndexCache(10**8))
     everything = cold.read_all()
     for values in (
         [value_of(7)],

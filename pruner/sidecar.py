@@ -18,16 +18,16 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
-from pruner.metadata.partition import BucketCache
+from pruner.metadata.index_partition import BucketCache
 from pruner.service.auth import BearerTokenInterceptor
-from pruner.service.catalog import Catalog
-from pruner.service.config import ConfigError, ServeConfig
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.grpc_service import SERVICE_NAME, PruningServicer
 from pruner.service.handlers import add_servicer
-from pruner.service.metrics import Metrics
-from pruner.service.workers import Workers
+from pruner.serving.catalog import Catalog
+from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.metrics import Metrics
+from pruner.serving.workers import Workers
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-from pruner.service.errors import DeadlineExceededError
+from pruner.serving.errors import DeadlineExceededError
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""pruner.table.keys: FNV-1a hashing, record key encoding and Hive partition paths."""
+"""pruner.format.keys: FNV-1a hashing, record key encoding and Hive partition paths."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pruner.table.keys import (
+from pruner.format.keys import (
     KEY_SEPARATOR,
     NULL_PARTITION,
     _fnv1a64_scalar,

@@ -21,10 +21,10 @@ from pruner.client import PruningClient, ServiceError
 from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service.catalog import Catalog
-from pruner.service.config import ConfigError, ServeConfig
-from pruner.service.metrics import Metrics
-from pruner.service.server import Sidecar
+from pruner.serving.catalog import Catalog
+from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.metrics import Metrics
+from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE, address, make_config
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pruner.planner.planner import ExplainStep, PruneResult, Split
-from pruner.service.redaction import Redactor
+from pruner.serving.redaction import Redactor
 
 
 def test_local_roots_in_every_spelling(tmp_path: Path) -> None:

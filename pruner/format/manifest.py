@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pruner.errors import TableCorruptError
-from pruner.table.layout import METADATA_DIR, IndexFileName
-from pruner.table.timeline import Action, Instant, Timeline
+from pruner.format.layout import METADATA_DIR, IndexFileName
+from pruner.format.timeline import Action, Instant, Timeline
 
 # Parsed entries kept (an entry is a few hundred bytes to a few KB of file names).
 CACHED_ENTRIES = 65_536

@@ -3,7 +3,7 @@ it was."""
 
 from __future__ import annotations
 
-from pruner.service.bounded import ECHO_CHARS, shorten
+from pruner.serving.bounded import ECHO_CHARS, shorten
 
 
 def test_short_text_is_kept() -> None:

@@ -1,4 +1,4 @@
-"""pruner.table.config: table.json round trip, validation, and load errors."""
+"""pruner.format.config: table.json round trip, validation, and load errors."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from pruner.errors import InvalidInputError, InvalidSchemaError, TableCorruptError, TableNotFoundError
-from pruner.storage import Storage
-from pruner.table.config import (
+from pruner.format.config import (
     EVOLVED_FORMAT_VERSION,
     FORMAT_VERSION,
     EarlierPartitioning,
@@ -20,7 +19,8 @@ from pruner.table.config import (
     load_config,
     save_config,
 )
-from pruner.table.layout import TABLE_JSON
+from pruner.format.layout import TABLE_JSON
+from pruner.storage import Storage
 from pruner.types import TableSchema
 
 SCHEMA = TableSchema.parse(

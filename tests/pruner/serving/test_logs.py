@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pruner.service import logs
-from pruner.service.logs import LogFormat
+from pruner.serving import logs
+from pruner.serving.logs import LogFormat
 
 
 @pytest.fixture

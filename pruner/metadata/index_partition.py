@@ -1,8 +1,8 @@
-"""Reading and writing one index partition. `PartitionView` is the partition as of one snapshot: per
+"""Reading and writing one index partition. `IndexPartitionView` is the partition as of one snapshot: per
 bucket, the newest visible base file and the log files after it. Visibility is decided by the
 timeline (only files whose instant is completed and not after the snapshot count), so files of
 failed or in-flight commits are never read; the files are those the completed instants recorded
-writing (`pruner.table.manifest`), so one that has gone missing from storage fails its read with
+writing (`pruner.format.manifest`), so one that has gone missing from storage fails its read with
 `IndexFileMissingError` instead of silently leaving rows out of the index. Keyed reads (`lookup`)
 read, cold, only the row groups whose footer min / max admit a key; with a cache, each merged
 bucket is kept with a hash lookup on its hash field (`pruner.metadata.lookup.IndexedRows`), so a
@@ -26,13 +26,13 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pruner.errors import IndexFileMissingError, TableCorruptError
+from pruner.format.keys import value_hashes
+from pruner.format.layout import IndexFileName
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.lookup import IndexedRows, admitted, lookup_keys
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
-from pruner.metadata.spec import ROW_GROUP_ROWS, PartitionSpec
+from pruner.metadata.spec import ROW_GROUP_ROWS, IndexPartitionSpec
 from pruner.storage import Storage
-from pruner.table.keys import value_hashes
-from pruner.table.layout import IndexFileName
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +57,9 @@ class BucketFiles:
 
 
 @dataclass(frozen=True)
-class PartitionView:
+class IndexPartitionView:
     storage: Storage
-    spec: PartitionSpec
+    spec: IndexPartitionSpec
     buckets: dict[int, BucketFiles] = field(default_factory=dict)
     cache: BucketCache | None = field(default=None, compare=False)
     # Each bucket's key in `cache`, computed on first use.
@@ -71,12 +71,12 @@ class PartitionView:
     def load(
         cls,
         storage: Storage,
-        spec: PartitionSpec,
+        spec: IndexPartitionSpec,
         visible: frozenset[str],
         as_of: str | None,
         cache: BucketCache | None = None,
         recorded: Iterable[IndexFileName] | None = None,
-    ) -> PartitionView:
+    ) -> IndexPartitionView:
         """The partition as of instant `as_of` (None: nothing committed yet). `recorded`: the files
         that completed instants up to `as_of` recorded writing into it; the view is made of exactly
         those, whether storage still holds them or not. Without it (a table written before instants
@@ -255,7 +255,7 @@ def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Arr
     return [int(group) for group in np.flatnonzero(keep)]
 
 
-def list_index_files(storage: Storage, spec: PartitionSpec) -> list[IndexFileName]:
+def list_index_files(storage: Storage, spec: IndexPartitionSpec) -> list[IndexFileName]:
     names = []
     for entry in storage.list_files(spec.directory):
         parsed = IndexFileName.parse(entry.rel.rpartition("/")[2])
@@ -274,7 +274,7 @@ def select_bucket_files(files: Iterable[IndexFileName]) -> BucketFiles:
     return BucketFiles(base, logs)
 
 
-def _write(storage: Storage, spec: PartitionSpec, name: IndexFileName, rows: pa.Table) -> str:
+def _write(storage: Storage, spec: IndexPartitionSpec, name: IndexFileName, rows: pa.Table) -> str:
     rel = f"{spec.directory}/{name}"
     with storage.open_output_stream(rel) as sink:
         pq.write_table(
@@ -283,7 +283,7 @@ def _write(storage: Storage, spec: PartitionSpec, name: IndexFileName, rows: pa.
     return rel
 
 
-def write_logs(storage: Storage, spec: PartitionSpec, instant: str, rows: pa.Table) -> list[str]:
+def write_logs(storage: Storage, spec: IndexPartitionSpec, instant: str, rows: pa.Table) -> list[str]:
     """Write one log file per bucket touched by `rows` (which carry the op column); if a key occurs
     more than once, its last occurrence wins. Returns the relative paths written."""
     if rows.num_rows == 0:
@@ -298,19 +298,19 @@ def write_logs(storage: Storage, spec: PartitionSpec, instant: str, rows: pa.Tab
     return written
 
 
-def _dedupe_keep_last(spec: PartitionSpec, rows: pa.Table) -> pa.Table:
+def _dedupe_keep_last(spec: IndexPartitionSpec, rows: pa.Table) -> pa.Table:
     # Sort stably by key and keep the last row of each key run; unlike merge(), ops survive.
     position = pa.array(np.arange(rows.num_rows, dtype=np.int64))
     ordered = rows.append_column("_pos", position).sort_by([*spec.sort_keys(), ("_pos", "ascending")])
     return ordered.filter(last_of_each_key(ordered, spec.key_fields)).drop_columns(["_pos"])
 
 
-def write_base(storage: Storage, spec: PartitionSpec, bucket: int, instant: str, rows: pa.Table) -> str:
+def write_base(storage: Storage, spec: IndexPartitionSpec, bucket: int, instant: str, rows: pa.Table) -> str:
     rows = rows.select(spec.schema.names).cast(spec.schema).sort_by(spec.sort_keys())
     return _write(storage, spec, IndexFileName(bucket, "base", instant), rows)
 
 
-def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
+def compact_bucket(view: IndexPartitionView, bucket: int, instant: str) -> str:
     """Fold a bucket's base and logs into a new base file named with `instant`, streaming: the
     files are merged as sorted runs (`merge_runs`) and written row group by row group, so memory
     does not grow with the bucket. A file out of key order (not written by this code) is merged in
@@ -325,7 +325,7 @@ def compact_bucket(view: PartitionView, bucket: int, instant: str) -> str:
         return write_base(view.storage, view.spec, bucket, instant, view.read_bucket(bucket))
 
 
-def _file_chunks(view: PartitionView, name: IndexFileName) -> Iterator[pa.Table]:
+def _file_chunks(view: IndexPartitionView, name: IndexFileName) -> Iterator[pa.Table]:
     """One index file, a row group's worth of rows at a time."""
     with view.reading(name) as path, view.storage.fs.open_input_file(path) as source:
         for batch in pq.ParquetFile(source, page_checksum_verification=True).iter_batches(
@@ -335,7 +335,7 @@ def _file_chunks(view: PartitionView, name: IndexFileName) -> Iterator[pa.Table]
 
 
 def _write_chunks(
-    storage: Storage, spec: PartitionSpec, name: IndexFileName, chunks: Iterable[pa.Table]
+    storage: Storage, spec: IndexPartitionSpec, name: IndexFileName, chunks: Iterable[pa.Table]
 ) -> str:
     """Write chunks (sorted, in the partition's schema) as one file of full row groups."""
     rel = f"{spec.directory}/{name}"

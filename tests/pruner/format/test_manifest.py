@@ -1,4 +1,4 @@
-"""pruner.table.manifest: the index files completed instants recorded writing, by partition and
+"""pruner.format.manifest: the index files completed instants recorded writing, by partition and
 instant range; unrecorded instants make readers list storage; malformed records are corruption."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from pruner.errors import TableCorruptError
+from pruner.format.layout import TIMELINE_DIR, IndexFileName
+from pruner.format.manifest import IndexFileManifest, parse_record
+from pruner.format.timeline import Action, Timeline, complete, mark_inflight, request
 from pruner.storage import Storage
-from pruner.table.layout import TIMELINE_DIR, IndexFileName
-from pruner.table.manifest import IndexFileManifest, parse_record
-from pruner.table.timeline import Action, Timeline, complete, mark_inflight, request
 
 I1, I2, I3 = "20260101000000001", "20260101000000002", "20260101000000003"
 

@@ -1,4 +1,4 @@
-"""pruner.table.timeline and pruner.table.instant: state transitions, loading, instant ordering."""
+"""pruner.format.timeline and pruner.format.instant: state transitions, loading, instant ordering."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner.errors import SnapshotNotFoundError, TableCorruptError
-from pruner.storage import Storage
-from pruner.table import timeline as timeline_module
-from pruner.table.instant import format_instant, is_instant, next_instant, parse_instant
-from pruner.table.layout import TIMELINE_DIR
-from pruner.table.timeline import (
+from pruner.format import timeline as timeline_module
+from pruner.format.instant import format_instant, is_instant, next_instant, parse_instant
+from pruner.format.layout import TIMELINE_DIR
+from pruner.format.timeline import (
     Action,
     Instant,
     State,
@@ -25,6 +24,7 @@ from pruner.table.timeline import (
     remove_pending,
     request,
 )
+from pruner.storage import Storage
 
 FIXED_NOW = datetime(2024, 5, 6, 7, 8, 9, 10_000, tzinfo=UTC)
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from pruner.format.config import TableProperties
 from pruner.index import bloom, secondary
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.functional import functional_rows, functional_spec
 from pruner.index.stats import column_stats_spec, file_stats, partition_stats_spec
-from pruner.metadata.spec import PartitionSpec
-from pruner.table.config import TableProperties
+from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
 
 BLOOM_SCHEMA = pa.schema(
@@ -34,13 +34,15 @@ BLOOM_SCHEMA = pa.schema(
 )
 
 
-def bloom_filters_spec(num_buckets: int) -> PartitionSpec:
-    return PartitionSpec(
+def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(
         "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
     )
 
 
-def spec_for(definition: IndexDefinition, properties: TableProperties, schema: TableSchema) -> PartitionSpec:
+def spec_for(
+    definition: IndexDefinition, properties: TableProperties, schema: TableSchema
+) -> IndexPartitionSpec:
     """The partition of a defined index. Every reader and writer of an index partition gets it here,
     so a definition whose name cannot be used (`IndexDefinition.check_usable`) stops them all."""
     definition.check_usable()
@@ -63,9 +65,11 @@ def rows_for_file(
     out: dict[str, pa.Table] = {}
     for definition in definitions:
         if definition.index_type == IndexType.COLUMN_STATS:
-            out[definition.partition] = file_stats(rows, schema, definition.columns, partition, file_name)
+            out[definition.index_partition] = file_stats(
+                rows, schema, definition.columns, partition, file_name
+            )
         elif definition.index_type == IndexType.FUNCTIONAL:
-            out[definition.partition] = functional_rows(rows, schema, definition, partition, file_name)
+            out[definition.index_partition] = functional_rows(rows, schema, definition, partition, file_name)
         elif definition.index_type == IndexType.BLOOM_FILTERS:
             records = []
             for column in definition.columns:
@@ -74,7 +78,7 @@ def rows_for_file(
                 records.append(
                     {"column": column, "partition": partition, "file_name": file_name, "filter": data}
                 )
-            out[definition.partition] = pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
+            out[definition.index_partition] = pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
     return out
 
 

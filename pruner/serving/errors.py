@@ -1,7 +1,8 @@
 """What a failed request tells its caller, decided in one place for every endpoint. `classify` maps
 an exception to a `Failure`: a transport-neutral `Status` (also the `status` label of the request
 metrics) and a one-line message saying what was wrong. The gRPC layer turns the status into a
-`grpc.StatusCode` with `grpc_code`; the Thrift layer can map the same statuses to its exceptions.
+`grpc.StatusCode` (`pruner.service.status`), the Thrift layer into its exceptions; this module
+imports neither.
 
 - unknown schema, table or snapshot                        -> NOT_FOUND
 - a malformed request (unknown column, a value that does not fit its column, an inverted range,
@@ -23,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-import grpc
 import pyarrow as pa
 
 from pruner.errors import (
@@ -36,7 +36,7 @@ from pruner.errors import (
     TableLockedError,
     TableNotFoundError,
 )
-from pruner.service.bounded import MESSAGE_CHARS, shorten
+from pruner.serving.bounded import MESSAGE_CHARS, shorten
 
 
 class Status(StrEnum):
@@ -83,19 +83,6 @@ _BY_TYPE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Sta
     (LakepruneError, Status.FAILED_PRECONDITION),
 )
 
-_GRPC_CODES = {
-    Status.OK: grpc.StatusCode.OK,
-    Status.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
-    Status.NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Status.RESOURCE_EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    Status.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
-    Status.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
-    Status.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
-    Status.FAILED_PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
-    Status.CANCELLED: grpc.StatusCode.CANCELLED,
-    Status.INTERNAL: grpc.StatusCode.INTERNAL,
-}
-
 
 def classify(exc: BaseException, redact: Callable[[str], str] | None = None) -> Failure:
     """The status and message a caller gets for `exc`; the message passes through `redact` (which
@@ -115,7 +102,3 @@ def _status_and_message(exc: BaseException) -> tuple[Status, str]:
     if isinstance(exc, OSError | pa.ArrowException):
         return Status.UNAVAILABLE, f"storage error: {exc}"
     return Status.INTERNAL, f"internal error ({type(exc).__name__}); see the sidecar's log"
-
-
-def grpc_code(status: Status) -> grpc.StatusCode:
-    return _GRPC_CODES[status]

@@ -18,8 +18,8 @@ from pruner.errors import (
     TableCorruptError,
     TableNotFoundError,
 )
+from pruner.format.layout import TABLE_JSON
 from pruner.storage import Storage
-from pruner.table.layout import TABLE_JSON
 from pruner.types import TableSchema
 
 FORMAT_VERSION = 1

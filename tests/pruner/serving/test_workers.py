@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pruner.service.errors import DeadlineExceededError, Status, classify
-from pruner.service.workers import Workers
+from pruner.serving.errors import DeadlineExceededError, Status, classify
+from pruner.serving.workers import Workers
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""pruner.table.layout: data and index file names round-trip, and only names lakeprune writes parse:
+"""pruner.format.layout: data and index file names round-trip, and only names lakeprune writes parse:
 ASCII digits, matched whole (no trailing newline), so rollback and clean never take another file
 for one of an instant."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pruner.table.layout import DataFileName, IndexFileName
+from pruner.format.layout import DataFileName, IndexFileName
 
 DATA = DataFileName("0123456789abcdef0123456789abcdef", "3-17", "20260102030405006")
 INDEX = IndexFileName(7, "log", "20260102030405006")

@@ -20,16 +20,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pruner.errors import TableNotFoundError
+from pruner.format.config import load_config
+from pruner.format.layout import TABLE_JSON
+from pruner.format.timeline import Timeline
 from pruner.index.definitions import load_definitions
-from pruner.metadata.partition import BucketCache
-from pruner.service.bounded import shorten
-from pruner.service.config import MAX_NAME_CHARS
-from pruner.service.redaction import Redactor
+from pruner.metadata.index_partition import BucketCache
+from pruner.serving.bounded import shorten
+from pruner.serving.config import MAX_NAME_CHARS
+from pruner.serving.redaction import Redactor
 from pruner.storage import Storage
-from pruner.table.config import load_config
-from pruner.table.layout import TABLE_JSON
 from pruner.table.table import LakeTable, Snapshot, table_location
-from pruner.table.timeline import Timeline
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from pruner.metadata.cache import IndexCache
 from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service.catalog import Catalog, TableName
+from pruner.serving.catalog import Catalog, TableName
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
 from pruner.storage import Storage
+from pruner.thrift.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
 from pruner.types import TableSchema
 
 SCHEMA = TableSchema.parse("id bigint, city string, score double")

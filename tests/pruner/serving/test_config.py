@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pruner.service.config import (
+from pruner.serving.config import (
     DEFAULT_GRPC_PORT,
     ConfigError,
     Limits,

@@ -25,10 +25,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_wsgi_
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from pruner.metadata.partition import BucketCache
+from pruner.metadata.index_partition import BucketCache
 from pruner.planner.planner import PruneResult
-from pruner.service.bounded import shorten
-from pruner.service.errors import Status, classify
+from pruner.serving.bounded import shorten
+from pruner.serving.errors import Status, classify
 
 request_log = logging.getLogger("pruner.service.requests")
 
