@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from pruner.errors import InvalidInputError, InvalidNameError, TableCorruptError
+from pruner.errors import IndexUnusableError, InvalidInputError, InvalidNameError, TableCorruptError
 from pruner.format.config import TableConfig
 from pruner.format.layout import META_DIR
 from pruner.identifiers import check_identifier
@@ -105,7 +105,7 @@ class IndexDefinition:
         try:
             check_identifier(self.name, "index")
         except InvalidNameError as exc:
-            raise InvalidInputError(
+            raise IndexUnusableError(
                 f"{exc}; this index cannot be used: drop it (DROP INDEX with its full name) "
                 "and create it again under a valid name"
             ) from None
@@ -113,6 +113,16 @@ class IndexDefinition:
     @property
     def fpp(self) -> float:
         return float(self.options.get("fpp", DEFAULT_BLOOM_FPP))
+
+    def covers(self, instant: str | None) -> bool:
+        """Whether the index holds the rows of every file live at snapshot `instant`: it is ready
+        and its build had caught up by then (a ready index created before the first write covers
+        every snapshot). Per-file indexes can do without this (a file without index rows is kept),
+        but an index keyed by value (a secondary index) cannot tell an unindexed file from one
+        without the value, so it may be used only at the snapshots it covers."""
+        if self.state != IndexState.READY:
+            return False
+        return self.complete_up_to is None or (instant is not None and instant >= self.complete_up_to)
 
     def ready(self, instant: str) -> IndexDefinition:
         return replace(self, state=IndexState.READY, complete_up_to=instant)

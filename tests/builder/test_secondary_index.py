@@ -17,7 +17,7 @@ from builder.compaction import compact
 from builder.index_build import build_index, execute
 from pruner.errors import InvalidInputError
 from pruner.index.definitions import IndexState, IndexType
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable
@@ -53,7 +53,7 @@ def assert_pruning_is_safe(location: str, column: str, values: list[Any]) -> Non
     storage = snapshot.table.storage
     for chosen in [values[:1], values]:
         predicate = TupleDomain.with_domains({column: Domain.multiple_values(chosen)})
-        result = Planner(snapshot).prune(predicate)
+        result = prune(snapshot.table, predicate, snapshot=snapshot.instant)
         step = next(s for s in result.explain if s.step == "secondary_index")
         assert step.skipped is None and step.fallback is None, step
         selected = {s.path for s in result.splits}
@@ -137,4 +137,34 @@ def test_build_and_maintenance_keep_exactly_the_live_pairs(spark: SparkSession, 
     missing = Decimal("999.99")
     snapshot = LakeTable.open(location).snapshot()
     predicate = TupleDomain.with_domains({"amount": Domain.single_value(missing)})
-    assert Planner(snapshot).prune(predicate).splits == []
+    assert prune(snapshot.table, predicate, snapshot=snapshot.instant).splits == []
+
+
+def test_a_snapshot_older_than_the_index_build_is_not_pruned_by_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A secondary index lists values, not files: at a snapshot before its build committed, files
+    written before it was created have no entries yet, so the index cannot prove anything there."""
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(30)]))
+    before = table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(30, 40)])).instant
+    execute(location, "CREATE INDEX by_day ON t (day)", spark, build=False)
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(40, 50)]))  # indexed on write
+    during = LakeTable.open(location).snapshot().instant
+    build_index(location, "by_day", spark)
+    day = make_row(3, "ams")["day"]
+    predicate = TupleDomain.with_domains({"day": Domain.single_value(day)})
+    for instant in (before, during):
+        snapshot = LakeTable.open(location).snapshot(instant)
+        result = prune(snapshot.table, predicate, snapshot=instant)
+        holding = {
+            snapshot.table.storage.full_uri(f.path)
+            for f in snapshot.files()
+            if day in pq.read_table(snapshot.table.storage.path(f.path), columns=["day"])["day"].to_pylist()
+        }
+        assert holding and holding <= {s.path for s in result.splits}, instant
+        step = next(s for s in result.explain if s.step == "secondary_index")
+        assert step.skipped is not None and "complete from" in step.skipped
+    latest = prune(LakeTable.open(location), predicate)
+    assert next(s for s in latest.explain if s.step == "secondary_index").skipped is None

@@ -1,0 +1,96 @@
+"""Step 4: secondary indexes (RFC-77). EQUAL / IN (without NULL: NULLs are not indexed) on a column
+with a ready secondary index: the values' entries give record keys, the record index gives their
+file groups, and only those are kept. Ranges (and LIKE 'prefix%') scan the index's sorted buckets
+with a filter, but only when footer statistics say the scan is selective; otherwise the step says
+so and leaves the range to column stats, which run later and are cheaper then."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import ClassVar
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.metadata.files_index import DataFile
+from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.record_index import MAX_KEY_LOOKUPS
+from pruner.predicate.domain import Domain
+
+# A range uses the index when footers say it reads at most this share of the index's row groups.
+SELECTIVE_FRACTION = 0.25
+
+
+class SecondaryIndex:
+    name: ClassVar[str] = "secondary_index"
+    index: ClassVar[str | None] = "secondary_index"
+
+    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+        definitions = [d for d in context.table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
+        if not definitions:
+            return Skipped("no secondary index")
+        usable = [d for d in definitions if d.columns[0] in context.predicate.columns]
+        if not usable:
+            return Skipped("no predicate on a column with a secondary index")
+        reasons: list[str] = []
+        survivors: list[DataFile] | None = None
+        for definition in usable:
+            outcome = self._one(context, definition)
+            if isinstance(outcome, str):
+                reasons.append(outcome)
+                continue
+            current = files if survivors is None else survivors
+            survivors = [f for f in current if (f.partition, f.file_group) in outcome]
+        return Skipped("; ".join(reasons)) if survivors is None else Kept(survivors)
+
+    def _one(self, context: StepContext, definition: IndexDefinition) -> set[tuple[str, str]] | str:
+        """The (partition, file group) of every row the index lists for the column's domain, or why
+        this index cannot narrow it."""
+        column = definition.columns[0]
+        domain = context.predicate.domain(column)
+        if definition.state != IndexState.READY:
+            return f"index {definition.name} is still building"
+        if not definition.covers(context.snapshot.instant):
+            return (
+                f"index {definition.name} is complete from instant {definition.complete_up_to}; "
+                f"snapshot {context.snapshot.instant} is older"
+            )
+        if domain.is_null_allowed():
+            return f"{column}: NULLs are not indexed by {definition.name}"
+        if domain.values.is_all():
+            return f"{column}: only IS NOT NULL"
+        if len(domain.values.ranges) > MAX_KEY_LOOKUPS:
+            return f"{column}: more than {MAX_KEY_LOOKUPS} values or ranges"
+        view = context.snapshot.index_partition(context.table.spec(definition))
+        arrow_type = context.schema.column(column).type.to_arrow()
+        if domain.values.is_discrete():
+            pairs = view.lookup(pa.array(list(domain.values.discrete_values()), arrow_type))
+        else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
+            expression = ranges_expression(domain, arrow_type)
+            fraction = view.estimate_fraction(expression)
+            if fraction > SELECTIVE_FRACTION:
+                return (
+                    f"{column}: the range admits {fraction:.0%} of {definition.name}'s row groups "
+                    f"(> {SELECTIVE_FRACTION:.0%}), not selective; left to column stats"
+                )
+            pairs = view.scan(expression)
+        found = context.snapshot.record_index().lookup(pairs["key"])
+        return set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
+
+
+def ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:
+    """The domain's ranges as a dataset filter on `secondary_key` (NULL not included)."""
+    key = ds.field("secondary_key")
+    alternatives = []
+    for item in domain.values.ranges:
+        parts = []
+        if item.low is not None:
+            low = pa.scalar(item.low, arrow_type)
+            parts.append(key >= low if item.low_inclusive else key > low)
+        if item.high is not None:
+            high = pa.scalar(item.high, arrow_type)
+            parts.append(key <= high if item.high_inclusive else key < high)
+        alternatives.append(functools.reduce(operator.and_, parts) if parts else key.is_valid())
+    return functools.reduce(operator.or_, alternatives)
