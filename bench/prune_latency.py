@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from builder import LakepruneTable
 from builder.session import spark_session
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -82,9 +82,7 @@ def time_large_in_lists(location: str, rows: int, rng: random.Random, rounds: in
             for _ in range(rounds):
                 wanted = Domain.multiple_values(rng.sample(range(rows), size))
                 begin = time.perf_counter()
-                result = Planner(LakeTable.open(location).snapshot()).prune(
-                    TupleDomain.with_domains({column: wanted})
-                )
+                result = prune(LakeTable.open(location), TupleDomain.with_domains({column: wanted}))
                 samples.append(((time.perf_counter() - begin) * 1000, result.files_selected))
             timings[f"{column} IN ({size:,})"] = {
                 "median_ms": round(statistics.median(ms for ms, _ in samples), 1),
@@ -147,13 +145,13 @@ def main() -> None:
         files = snapshot.files()
         shapes = predicate_shapes(sum(f.rows for f in files))
         rng = random.Random(7)
-        Planner(snapshot).prune(TupleDomain.all())  # warm the page cache and imports
+        prune(snapshot.table, TupleDomain.all(), snapshot=snapshot.instant)  # warm the page cache and imports
         per_shape: dict[str, list[tuple[float, int]]] = {name: [] for name in shapes}
         for i in range(args.predicates):
             name = list(shapes)[i % len(shapes)]
             predicate = shapes[name](rng)
             begin = time.perf_counter()
-            result = Planner(LakeTable.open(str(workdir / "t")).snapshot()).prune(predicate)
+            result = prune(LakeTable.open(str(workdir / "t")), predicate)
             per_shape[name].append(((time.perf_counter() - begin) * 1000, result.files_selected))
         all_ms = sorted(ms for samples in per_shape.values() for ms, _ in samples)
         large_in_lists = time_large_in_lists(str(workdir / "t"), sum(f.rows for f in files), rng)

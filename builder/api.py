@@ -25,7 +25,8 @@ from builder.index_build import StatementResult, build_index, execute
 from builder.partitioning import PartitioningChange, alter_partitioning
 from builder.session import spark_session
 from builder.write.writer import WriteMode, WriteResult, write
-from pruner.planner.planner import Planner, PruneResult
+from pruner.planner.prune import Predicate, prune
+from pruner.planner.result import PruneResult
 from pruner.table.describe import history as describe_history
 from pruner.table.table import LakeTable, Snapshot, table_location
 
@@ -118,14 +119,9 @@ class LakepruneTable:
     def build_index(self, name: str) -> str | None:
         return build_index(self.location, name, self._spark)
 
-    def prune(self, where: str, snapshot: str | None = None) -> PruneResult:
-        """The files of a snapshot that may hold rows matching a SQL predicate."""
-        from pruner.index.functional import sql_context
-        from pruner.predicate.sql import translate
-
-        table = self.table()
-        schema, expressions = sql_context(table.config.schema, table.definitions)
-        return Planner(table.snapshot(snapshot)).prune(translate(where, schema, expressions).domain)
+    def prune(self, where: Predicate, snapshot: str | None = None) -> PruneResult:
+        """The files of a snapshot that may hold rows matching a SQL predicate (or a TupleDomain)."""
+        return prune(self.table(), where, snapshot=snapshot)
 
     # Maintenance -------------------------------------------------------------------------------
     def compact(self, force: bool = True) -> compaction.CompactionReport:

@@ -6,12 +6,12 @@
         result = client.prune("demo", "trips", "city = 'oslo' AND fare > 20", explain=True)
         [s.path for s in result.splits]
 
-`prune` takes a `TupleDomain`, or a SQL WHERE clause that is translated here, on the client, with
-the table's schema from `GetTable` (`pruner.predicate.sql.translate`; `prune_sql` also returns the
-translation's notes). It returns a `RemotePruneResult`, the planner's `PruneResult` plus the
-server's fallback count; a result with more splits than one response may hold is fetched with
-`PruneStream`. A failed call raises `ServiceError` (a `LakepruneError`, so the CLI prints one line)
-carrying the gRPC status code."""
+`prune` takes a `TupleDomain`, or a SQL WHERE clause that is bound here, on the client, with the
+table's schema from `GetTable` and the same `bind_predicate` the sidecar's own `prune` uses (its
+notes on where it widened come back in the result's `widened`). It returns a `RemotePruneResult`,
+the planner's `PruneResult` plus the server's fallback count; a result with more splits than one
+response may hold is fetched with `PruneStream`. A failed call raises `ServiceError` (a
+`LakepruneError`, so the CLI prints one line) carrying the gRPC status code."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ import grpc
 
 from pruner.errors import LakepruneError
 from pruner.functions.registry import parse_call
-from pruner.planner.planner import PruneResult, Split
-from pruner.predicate.sql import Translation, translate
+from pruner.planner.prune import BoundPredicate, bind_predicate
+from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
@@ -158,41 +158,36 @@ class PruningClient:
         explain: bool = False,
         stream: bool | None = None,
     ) -> RemotePruneResult:
-        """The splits that may hold rows matching `where`. `stream`: True uses PruneStream, False
-        Prune, None (default) Prune and PruneStream only when the result is too large for one."""
-        if isinstance(where, str):
-            where = self.translate(schema, table, where).domain
+        """The splits that may hold rows matching `where` (SQL text, bound here exactly as the
+        sidecar binds it, or a TupleDomain); the result's `widened` says where binding widened it.
+        `stream`: True uses PruneStream, False Prune, None (default) Prune and PruneStream only when
+        the result is too large for one."""
+        bound = self.bind(schema, table, where)
         request = spb.PruneRequest(
             table=_name(schema, table),
             snapshot=snapshot or "",
-            predicate=codec.encode_tuple_domain(where),
+            predicate=codec.encode_tuple_domain(bound.domain),
             columns=list(columns or ()),
             explain=explain,
         )
         if stream:
-            return _decode_prune(self._call_stream(request))
+            return _decode_prune(self._call_stream(request), bound.widened)
         try:
-            return _decode_prune([self._call(self._stub.Prune, request)])
+            return _decode_prune([self._call(self._stub.Prune, request)], bound.widened)
         except ServiceError as exc:
             if stream is None and exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                return _decode_prune(self._call_stream(request))
+                return _decode_prune(self._call_stream(request), bound.widened)
             raise
 
-    def prune_sql(
-        self, schema: str, table: str, where: str, **options: Any
-    ) -> tuple[RemotePruneResult, Translation]:
-        """`prune` for a SQL WHERE clause, with the translation (and where it widened)."""
-        translation = self.translate(schema, table, where)
-        return self.prune(schema, table, translation.domain, **options), translation
-
-    def translate(self, schema: str, table: str, where: str) -> Translation:
-        """Translate locally with the remote schema; calls of functional indexes (e.g. `hour(ts)`)
+    def bind(self, schema: str, table: str, where: TupleDomain | str) -> BoundPredicate:
+        """`where` bound to the remote table's columns and virtual columns, as `prune` binds it
+        (`pruner.planner.prune.bind_predicate`): calls of functional indexes (e.g. `hour(ts)`)
         become their virtual columns."""
         info = self.get_table(schema, table)
         virtual = info.virtual_columns
         extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
-        expressions = {parse_call(v.expression): v.name for v in virtual}
-        return translate(where, extended, expressions)
+        calls = {parse_call(v.expression): v.name for v in virtual}
+        return bind_predicate(where, extended, calls)
 
     # Plumbing --------------------------------------------------------------------------------------
 
@@ -224,7 +219,7 @@ def _name(schema: str, table: str) -> spb.TableName:
     return spb.TableName(schema=schema, table=table)
 
 
-def _decode_prune(messages: Iterable[spb.PruneResponse]) -> RemotePruneResult:
+def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...]) -> RemotePruneResult:
     header: spb.PruneResponse | None = None
     splits: list[Split] = []
     for message in messages:
@@ -238,5 +233,6 @@ def _decode_prune(messages: Iterable[spb.PruneResponse]) -> RemotePruneResult:
         files_total=header.files_total,
         splits=splits,
         explain=[codec.decode_explain(s) for s in header.explain],
+        widened=widened,
         fallback_count=header.fallbacks,
     )

@@ -41,6 +41,11 @@ class InvalidInputError(LakepruneError):
     """Input data violates a rule of the operation (null key, duplicate insert, ...)."""
 
 
+class IndexUnusableError(InvalidInputError):
+    """An index's definition cannot be used (e.g. stored under a name the naming rule refuses):
+    readers fall back as for missing index data; writers stop and say how to fix it."""
+
+
 class SnapshotNotFoundError(LakepruneError):
     """The requested snapshot is not a completed instant, or has been cleaned."""
 

@@ -14,8 +14,8 @@ from rich.table import Table as RichTable
 
 from pruner.cli.common import JsonOption, TableArgument, WarehouseOption, cli_command, console, resolve
 from pruner.errors import InvalidInputError
-from pruner.planner.planner import Planner, PruneResult
-from pruner.predicate.sql import Translation, translate
+from pruner.planner.prune import prune as prune_table
+from pruner.planner.result import PruneResult
 from pruner.table.table import LakeTable
 
 
@@ -45,18 +45,12 @@ def prune(
     if server is not None:
         if warehouse is not None:
             raise InvalidInputError("--warehouse and --server exclude each other")
-        result, translation = _prune_remote(
-            server, table, where, snapshot, explain or as_json, token_file, tls_ca
-        )
+        result = _prune_remote(server, table, where, snapshot, explain or as_json, token_file, tls_ca)
     else:
         if token_file is not None or tls_ca is not None:
             raise InvalidInputError("--token-file and --tls-ca need --server")
-        lake = LakeTable.open(resolve(table, warehouse))
-        from pruner.index.functional import sql_context
-
-        translation = translate(where, *sql_context(lake.config.schema, lake.definitions))
-        result = Planner(lake.snapshot(snapshot)).prune(translation.domain)
-    _show(result, translation, explain, as_json)
+        result = prune_table(LakeTable.open(resolve(table, warehouse)), where, snapshot=snapshot)
+    _show(result, explain, as_json)
 
 
 def _prune_remote(
@@ -67,7 +61,7 @@ def _prune_remote(
     explain: bool,
     token_file: Path | None,
     tls_ca: Path | None,
-) -> tuple[PruneResult, Translation]:
+) -> PruneResult:
     from pruner.client import PruningClient
 
     schema, dot, name = table.partition(".")
@@ -79,20 +73,18 @@ def _prune_remote(
     except OSError as exc:
         raise InvalidInputError(f"cannot read {exc.filename}: {exc.strerror}") from None
     with PruningClient(server, token=token, tls_root_cert=ca) as client:
-        return client.prune_sql(schema, name, where, snapshot=snapshot, explain=explain)
+        return client.prune(schema, name, where, snapshot=snapshot, explain=explain)
 
 
-def _show(result: PruneResult, translation: Translation, explain: bool, as_json: bool) -> None:
+def _show(result: PruneResult, explain: bool, as_json: bool) -> None:
     if as_json:
-        payload = result.to_json()
-        payload["widened"] = list(translation.widened)
-        typer.echo(json.dumps(payload, indent=2, default=str))
+        typer.echo(json.dumps(result.to_json(), indent=2, default=str))
         return
     console.print(
         f"snapshot {result.snapshot}: {result.files_selected} of {result.files_total} file(s) "
         f"may match {result.predicate}"
     )
-    for note in translation.widened:
+    for note in result.widened:
         console.print(f"[yellow]widened:[/] {note}")
     for split in result.splits:
         console.print(f"  {split.path}  ({split.row_count:,} rows, {split.length:,} bytes)")

@@ -1,3 +1,4 @@
-"""The pruning planner: from a snapshot and a TupleDomain to the splits that may hold matching
-rows, with an explain record per step. Evaluation against statistics is in `stats_eval`; the steps
-and their order in `planner`."""
+"""The pruning planner: from a table, a predicate and a snapshot to the splits that may hold
+matching rows, with an explain record per step. `prune` (in `prune.py`) is the one entry point;
+the steps are in `steps/`, the loop over them in `planner.py`, evaluation against statistics in
+`stats_eval.py`, the result types in `result.py`."""

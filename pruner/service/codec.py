@@ -20,7 +20,7 @@ from typing import Any
 
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
-from pruner.planner.planner import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain

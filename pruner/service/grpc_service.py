@@ -8,6 +8,7 @@ records. A request body that does not decode is INVALID_ARGUMENT (`undecodable`,
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
@@ -16,8 +17,8 @@ import grpc
 
 from pruner.errors import InvalidInputError
 from pruner.functions import Order
-from pruner.index.functional import virtual_columns, with_virtual
-from pruner.planner.planner import Planner, PruneResult
+from pruner.planner.prune import prune
+from pruner.planner.result import PruneResult
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
@@ -48,19 +49,19 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     def ListTables(  # noqa: N802
         self, request: spb.ListTablesRequest, context: grpc.ServicerContext
     ) -> spb.ListTablesResponse:
-        return self._call(context, "ListTables", None, lambda _: self._list_tables(request))
+        return self._call(context, "ListTables", None, lambda _record, _timeout: self._list_tables(request))
 
     def GetTable(  # noqa: N802
         self, request: spb.GetTableRequest, context: grpc.ServicerContext
     ) -> spb.GetTableResponse:
         name = _table_name(request)
-        return self._call(context, "GetTable", name, lambda _: self._get_table(request))
+        return self._call(context, "GetTable", name, lambda _record, _timeout: self._get_table(request))
 
     def Prune(  # noqa: N802
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> spb.PruneResponse:
-        def work(record: RequestRecord) -> spb.PruneResponse:
-            result = self._prune(request, record)
+        def work(record: RequestRecord, timeout: float) -> spb.PruneResponse:
+            result = self._prune(request, record, timeout)
             if len(result.splits) > self.limits.max_splits_per_response:
                 raise ResultTooLargeError(
                     f"{len(result.splits):,} splits exceed limits.max_splits_per_response "
@@ -73,7 +74,9 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     def PruneStream(  # noqa: N802
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> Iterator[spb.PruneResponse]:
-        result = self._call(context, "PruneStream", _table_name(request), lambda r: self._prune(request, r))
+        result = self._call(
+            context, "PruneStream", _table_name(request), functools.partial(self._prune, request)
+        )
         size = self.limits.max_splits_per_response
         first = codec.encode_prune_header(result, request.explain)
         first.splits.extend(codec.encode_split(s) for s in result.splits[:size])
@@ -96,7 +99,6 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         name = _resolve(request)
         table = self.catalog.table(name)
         config = table.config
-        virtual = virtual_columns(config.schema, table.definitions)
         return spb.GetTableResponse(
             virtual_columns=[
                 spb.VirtualColumn(
@@ -106,7 +108,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
                     source_column=v.function.column,
                     monotonic=v.function.order == Order.MONOTONIC,
                 )
-                for v in virtual
+                for v in table.virtual_columns
             ],
             table=spb.TableName(schema=name.schema, table=name.table),
             columns=codec.encode_schema(config.schema),
@@ -127,18 +129,17 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             latest_snapshot=table.snapshot().instant or "",
         )
 
-    def _prune(self, request: spb.PruneRequest, record: RequestRecord) -> PruneResult:
+    def _prune(self, request: spb.PruneRequest, record: RequestRecord, timeout: float) -> PruneResult:
         name = _resolve(request)
-        snapshot = self.catalog.snapshot(name, codec.check_snapshot(request.snapshot))
-        table_schema = snapshot.table.config.schema
-        schema = with_virtual(table_schema, virtual_columns(table_schema, snapshot.table.definitions))
+        table = self.catalog.table(name)
         predicate = (
-            codec.decode_tuple_domain(request.predicate, schema, self.limits.max_discrete_values)
+            codec.decode_tuple_domain(request.predicate, table.query_schema, self.limits.max_discrete_values)
             if request.HasField("predicate")
             else TupleDomain.all()
         )
-        codec.check_columns(schema, request.columns)
-        result = Planner(snapshot).prune(predicate)
+        codec.check_columns(table.query_schema, request.columns)
+        snapshot = codec.check_snapshot(request.snapshot)
+        result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
         record.prune(result)
         self.metrics.prune_result(API, result)
         return self.catalog.redact.prune_result(result)
@@ -148,14 +149,15 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         context: grpc.ServicerContext,
         method: str,
         table: str | None,
-        work: Callable[[RequestRecord], T],
+        work: Callable[[RequestRecord, float], T],
     ) -> T:
-        """Run `work` under the request's deadline; count, time and log it; map failures."""
+        """Run `work(record, seconds left)` under the request's deadline; count, time and log it;
+        map failures."""
         failure: Failure
         with self.metrics.request(API, method, table) as record:
             try:
                 timeout = self.workers.timeout(context.time_remaining())
-                return self.workers.run(lambda: work(record), timeout)
+                return self.workers.run(lambda: work(record, timeout), timeout)
             except Exception as exc:
                 failure = classify(exc, self.catalog.redact)
                 record.status = failure.status

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from pruner.errors import LakepruneError
+from pruner.planner.planner import PruneLimits
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
 MAX_NAME_CHARS = 128
@@ -47,6 +48,10 @@ _SECONDS_LIMITS = (
 )
 
 
+# The share of a request's time the planner may spend before its remaining steps fall back.
+PLANNING_SHARE = 0.8
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-request limits, refused with a clear error beyond them, and the Thrift port's
@@ -69,6 +74,13 @@ class Limits:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ConfigError(f"limits.{key} must be a positive number of seconds, got {value!r}")
+
+    def prune_limits(self, timeout: float | None = None) -> PruneLimits:
+        """The planner's limits for a request with `timeout` seconds left (None: the configured
+        request timeout): its planning deadline falls at `PLANNING_SHARE` of that time, so that a
+        slow index falls back (keeping files) while there is still time to answer."""
+        seconds = self.request_timeout_seconds if timeout is None else timeout
+        return PruneLimits.within(PLANNING_SHARE * seconds, self.max_discrete_values)
 
 
 @dataclass(frozen=True)

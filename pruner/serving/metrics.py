@@ -26,7 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from pruner.metadata.index_partition import BucketCache
-from pruner.planner.planner import PruneResult
+from pruner.planner.result import PruneResult
 from pruner.serving.bounded import shorten
 from pruner.serving.errors import Status, classify
 

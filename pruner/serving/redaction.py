@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from pruner.planner.planner import PruneResult
+from pruner.planner.result import PruneResult
 
 # A root's spelling counts only where it is a whole path: not preceded or followed by a character
 # that would make it part of a longer name (`/srv/lake` must not match inside `/srv/lake2`).

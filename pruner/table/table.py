@@ -6,8 +6,10 @@ completed instant; instants whose files a clean removed are refused with the ear
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -20,12 +22,14 @@ from pruner.format.manifest import IndexFileManifest
 from pruner.format.timeline import Action, Timeline
 from pruner.identifiers import abbreviate
 from pruner.index.definitions import IndexDefinition, load_definitions
+from pruner.index.functional import VirtualColumn, virtual_columns, with_virtual
 from pruner.index.specs import spec_for
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import BucketCache, IndexPartitionView
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.storage import Storage
+from pruner.types import TableSchema
 
 
 def table_location(table: str, warehouse: str | None = None) -> str:
@@ -59,6 +63,21 @@ class LakeTable:
 
     def refresh(self) -> LakeTable:
         return LakeTable.open(self.storage.uri, self.cache)
+
+    @cached_property
+    def virtual_columns(self) -> tuple[VirtualColumn, ...]:
+        """The hidden virtual columns of the table's functional indexes (RFC-63), computed once."""
+        return tuple(virtual_columns(self.config.schema, self.definitions))
+
+    @cached_property
+    def query_schema(self) -> TableSchema:
+        """The columns a predicate may name: the table's, then the virtual columns."""
+        return with_virtual(self.config.schema, self.virtual_columns)
+
+    @cached_property
+    def indexed_calls(self) -> Mapping[tuple[Any, ...], str]:
+        """Each indexed expression (`BoundFunction.key()`) and the virtual column that stands for it."""
+        return {v.function.key(): v.name for v in self.virtual_columns}
 
     @cached_property
     def manifest(self) -> IndexFileManifest:

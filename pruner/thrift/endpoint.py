@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, cast
 
-from pruner.planner.planner import PruneResult
+from pruner.planner.result import PruneResult
 from pruner.serving.catalog import Catalog
 from pruner.serving.config import ServeConfig
 from pruner.serving.errors import classify
@@ -38,6 +38,7 @@ class ThriftEndpoint:
             self._hosts,
             on_prune=self._on_prune,
             on_rows=lambda rows, nbytes: metrics.rows_served(API, rows, nbytes),
+            limits=config.limits,
         )
         self.server = ThriftServer(
             cast(ConnectorService, _Metered(self.connector, metrics)),

@@ -1,41 +1,50 @@
 """The Trino / Presto Thrift connector service over lakeprune tables: schemas are the configured
 warehouses, tables the table directories under them (through `Catalog`, so no request names a
-path). `get_splits` runs the engine's constraint through the planner and pages the pruned files as
-splits; `get_index_splits` looks the key page up in the record index and issues splits that carry
-their keys; `get_rows` reads a split with pyarrow and encodes the page straight from Arrow buffers.
-Every split id and paging token is sealed (`tokens`), so a tampered one is refused. The pinned
-snapshot travels in the tokens: all pages of one query read the same snapshot, even while writers
-commit."""
+path). `get_splits` runs the engine's constraint through `prune` (what the constraint decoder drops
+or widens goes with it as notes) and pages the pruned files as splits; `get_index_splits` locates
+the key page's rows through the record or a secondary index (`index_joins`) and issues splits that
+carry their keys; `get_rows` reads a split with pyarrow and encodes the page straight from Arrow
+buffers. A listing is planned once and every page is a slice of that plan (`pruner.serving.plans`),
+so index changes between pages never repeat or lose a split. Every split id and paging token is
+sealed (`tokens`), so a tampered one is refused; the pinned snapshot and the plan travel in the
+tokens: all pages of one query read the same snapshot and listing, even while writers commit."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import logging
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
 from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
-from pruner.format.keys import encode_record_keys
-from pruner.index.definitions import IndexState, IndexType
-from pruner.index.functional import VirtualColumn, virtual_columns, with_virtual
-from pruner.metadata.files_index import DataFile
-from pruner.planner.planner import Planner, PruneResult
+from pruner.index.functional import VirtualColumn
+from pruner.planner.prune import prune
+from pruner.planner.result import PruneResult
 from pruner.serving.catalog import Catalog, TableName
+from pruner.serving.config import Limits
+from pruner.serving.plans import Plan, Plans, plan_key
 from pruner.table.table import LakeTable, Snapshot
 from pruner.thrift import blocks, connector_types, domains, idl
+from pruner.thrift.index_joins import (
+    IndexSplitItem,
+    index_split_items,
+    key_page,
+    secondary_columns,
+    typed_keys,
+)
 from pruner.thrift.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
 from pruner.thrift.tokens import TokenSealer
 from pruner.thrift.wire import calling_engine
 from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _PROTOCOL = TBinaryProtocolAcceleratedFactory()
 # Room in a GetRows reply for the message header, the page's own fields, the paging token and
 # each block's field headers and list headers; the rows get the rest of `maxBytes`.
@@ -57,11 +66,11 @@ class _Located:
     @property
     def schema(self) -> TableSchema:
         """The table's columns and, after them, one hidden virtual column per functional index."""
-        return with_virtual(self.table.config.schema, self.virtual)
+        return self.table.query_schema
 
     @property
     def virtual(self) -> tuple[VirtualColumn, ...]:
-        return tuple(virtual_columns(self.table.config.schema, self.table.definitions))
+        return self.table.virtual_columns
 
 
 class LakepruneConnector:
@@ -72,8 +81,15 @@ class LakepruneConnector:
         hosts: Callable[[], list[idl.HostAddress]],
         on_prune: PruneObserver | None = None,
         on_rows: RowsObserver | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.catalog = catalog
+        self.limits = limits or Limits()
+        # Each listing is planned once and paged from its plan (see `pruner.serving.plans`).
+        self.split_plans: Plans[str] = Plans(fingerprint=lambda path: path)
+        self.index_plans: Plans[IndexSplitItem] = Plans(
+            fingerprint=lambda item: json.dumps(item, sort_keys=True, default=str)
+        )
         self.sealer = sealer
         self.hosts = hosts
         self.on_prune = on_prune
@@ -113,7 +129,7 @@ class LakepruneConnector:
             [set(keys)] if all(connector_types.is_exact(located.schema.column(k).type) for k in keys) else []
         )
         # Each secondary-indexed column is an index of its own for index joins (RFC-77).
-        for column in _secondary_columns(located.table):
+        for column in secondary_columns(located.table):
             if connector_types.is_exact(located.schema.column(column).type) and {column} not in indexable:
                 indexable.append({column})
         return idl.NullableTableMetadata(idl.TableMetadata(name, columns, None, indexable or None))
@@ -131,16 +147,32 @@ class LakepruneConnector:
         located = self._locate(name)
         page = self._open_page("splits", next_token)
         snapshot = located.table.snapshot(page.get("instant"))
-        constraint = domains.decode_tuple_domain(output_constraint, located.schema).tuple_domain
-        result = Planner(snapshot).prune(constraint)
-        if page.get("offset", 0) == 0 and self.on_prune is not None:
-            self.on_prune("getSplits", result)
         encoded = _encode_constraint(output_constraint)
-        splits = [
-            self._split(located, snapshot, _relative(located.table, s.path), encoded, None)
-            for s in result.splits
-        ]
-        return self._batch(splits, "splits", page, snapshot, max_split_count)
+        key = plan_key(located.table, "splits", snapshot.instant or "", encoded)
+
+        def plan() -> list[str]:
+            decoded = domains.decode_tuple_domain(output_constraint, located.schema)
+            notes = [f"{d.column}: {d.reason}" for d in decoded.dropped]
+            result = prune(
+                located.table,
+                decoded.tuple_domain,
+                snapshot=snapshot.instant,
+                limits=self.limits.prune_limits(),
+                widened=notes,
+            )
+            if self.on_prune is not None:
+                self.on_prune("getSplits", result)
+            return [_relative(located.table, s.path) for s in result.splits]
+
+        listing = self._listing(self.split_plans, "splits", page, key, plan)
+        return self._batch(
+            listing,
+            "splits",
+            page,
+            snapshot,
+            max_split_count,
+            lambda path: self._split(located, snapshot, path, encoded, None),
+        )
 
     def get_index_splits(
         self,
@@ -153,31 +185,34 @@ class LakepruneConnector:
         next_token: idl.NullableToken,
     ) -> idl.SplitBatch:
         located = self._locate(name)
-        key_fields = located.table.config.record_key
-        by_record_key = set(index_column_names) == set(key_fields) and len(index_column_names) == len(
-            key_fields
-        )
-        secondary = len(index_column_names) == 1 and index_column_names[0] in _secondary_columns(
-            located.table
-        )
-        if not by_record_key and not secondary:
-            known = [list(key_fields), *([c] for c in _secondary_columns(located.table))]
-            raise InvalidInputError(
-                f"table {located.name} is indexed on {known}, not on {index_column_names}"
-            )
         page = self._open_page("index_splits", next_token)
         snapshot = located.table.snapshot(page.get("instant"))
-        key_page = _key_page(located.schema, index_column_names, keys)
         encoded = _encode_constraint(output_constraint)
-        splits = []
-        located_rows = (
-            _locate_keys(snapshot, key_page) if by_record_key else _locate_values(snapshot, key_page)
+        keys_digest = hashlib.sha256(serialize(keys, _PROTOCOL)).hexdigest()
+        request = ("index_splits", snapshot.instant or "", encoded, ",".join(index_column_names), keys_digest)
+        key = plan_key(located.table, *request)
+
+        def plan() -> list[IndexSplitItem]:
+            key_fields = located.table.config.record_key
+            indexed = secondary_columns(located.table)
+            by_record_key = sorted(index_column_names) == sorted(key_fields)
+            if not by_record_key and not (len(index_column_names) == 1 and index_column_names[0] in indexed):
+                known = [list(key_fields), *([c] for c in indexed)]
+                raise InvalidInputError(
+                    f"table {located.name} is indexed on {known}, not on {index_column_names}"
+                )
+            rows = key_page(located.schema, index_column_names, keys)
+            return index_split_items(snapshot, rows, by_record_key)
+
+        listing = self._listing(self.index_plans, "index_splits", page, key, plan)
+        return self._batch(
+            listing,
+            "index_splits",
+            page,
+            snapshot,
+            max_split_count,
+            lambda item: self._split(located, snapshot, item[0], encoded, item[1]),
         )
-        for data_file, rows in sorted(located_rows.items(), key=lambda kv: kv[0].path):
-            key_rows = key_page.take(pa.array(rows)).to_pydict()
-            payload = {c: _jsonable(v) for c, v in key_rows.items()}
-            splits.append(self._split(located, snapshot, data_file.path, encoded, payload))
-        return self._batch(splits, "index_splits", page, snapshot, max_split_count)
 
     # Rows ------------------------------------------------------------------------------------
 
@@ -194,7 +229,7 @@ class LakepruneConnector:
         ).tuple_domain
         keys = None
         if split["keys"] is not None:
-            keys = KeyFilter(_typed_keys(located.schema, split["keys"]))
+            keys = KeyFilter(typed_keys(located.schema, split["keys"]))
         read = SplitRead(
             split_id.id,
             located.table.storage,
@@ -259,18 +294,38 @@ class LakepruneConnector:
             raise InvalidInputError("the rows token belongs to another split")
         return payload
 
+    def _listing(
+        self, plans: Plans[T], kind: str, page: dict[str, Any], key: str, plan: Callable[[], list[T]]
+    ) -> Plan[T]:
+        """The one plan a page of a listing is cut from: planned for the first page; for a later
+        page, the plan its token names, planned again only on an unchanged basis (`key`)."""
+        if not page:
+            return plans.first(key, plan)
+        sealed = str(page.get("plan"))
+        return plans.resume(sealed, str(page.get("digest")), plan if sealed == key else None)
+
     def _batch(
-        self, splits: list[idl.Split], kind: str, page: dict[str, Any], snapshot: Snapshot, max_count: int
+        self,
+        listing: Plan[T],
+        kind: str,
+        page: dict[str, Any],
+        snapshot: Snapshot,
+        max_count: int,
+        split: Callable[[T], idl.Split],
     ) -> idl.SplitBatch:
         if max_count <= 0:
             raise InvalidInputError(f"maxSplitCount must be positive, got {max_count}")
-        offset = int(page.get("offset", 0))
-        chunk = splits[offset : offset + max_count]
+        items, following = listing.page(int(page.get("offset", 0)), max_count)
         token = None
-        if offset + max_count < len(splits):
-            sealed = self.sealer.seal(kind, {"instant": snapshot.instant, "offset": offset + max_count})
-            token = idl.Id(sealed)
-        return idl.SplitBatch(chunk, token)
+        if following is not None:
+            state = {
+                "instant": snapshot.instant,
+                "offset": following,
+                "plan": listing.key,
+                "digest": listing.digest,
+            }
+            token = idl.Id(self.sealer.seal(kind, state))
+        return idl.SplitBatch([split(item) for item in items], token)
 
 
 def _relative(table: LakeTable, uri: str) -> str:
@@ -288,89 +343,6 @@ def _encode_constraint(constraint: idl.TupleDomain) -> str:
 def _decode_constraint(encoded: str) -> idl.TupleDomain:
     decoded: idl.TupleDomain = deserialize(idl.TupleDomain(), base64.b64decode(encoded), _PROTOCOL)
     return decoded
-
-
-def _key_page(schema: TableSchema, names: list[str], keys: idl.PageResult) -> pa.Table:
-    blocks_ = keys.columnBlocks or []
-    if len(blocks_) != len(names):
-        raise InvalidInputError(f"key page has {len(blocks_)} blocks for {len(names)} index columns")
-    arrays = [
-        connector_types.from_connector_array(
-            blocks.decode_block(b, schema.column(n).type), schema.column(n).type
-        )
-        for b, n in zip(blocks_, names, strict=True)
-    ]
-    return pa.table(dict(zip(names, arrays, strict=True)))
-
-
-def _locate_keys(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[int]]:
-    """Which live file holds each key row (rows of keys the table does not hold are dropped)."""
-    key_fields = snapshot.table.config.record_key
-    encoded = encode_record_keys(key_page.select(list(key_fields)), key_fields)
-    found = snapshot.record_index().lookup(encoded)
-    location = {
-        k: (p, g)
-        for k, p, g in zip(
-            found["key"].to_pylist(),
-            found["partition"].to_pylist(),
-            found["file_group"].to_pylist(),
-            strict=True,
-        )
-    }
-    files = {(f.partition, f.file_group): f for f in snapshot.files()}
-    rows: dict[DataFile, list[int]] = defaultdict(list)
-    for index, key in enumerate(encoded.to_pylist()):
-        where = location.get(key)
-        if where is not None and where in files:
-            rows[files[where]].append(index)
-    return rows
-
-
-def _secondary_columns(table: LakeTable) -> list[str]:
-    return [d.columns[0] for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
-
-
-def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[int]]:
-    """Which live files hold rows whose secondary-indexed column equals each key row's value:
-    value -> record keys (secondary index) -> file groups (record index). The split's key filter
-    then keeps exactly the rows with those values. While the index is still building, every
-    live file gets every value (a scan, but still exact)."""
-    column = key_page.column_names[0]
-    table = snapshot.table
-    definition = next(
-        d for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX and d.columns[0] == column
-    )
-    values = key_page.column(0).combine_chunks()
-    if definition.state != IndexState.READY:
-        everything = [i for i, v in enumerate(values.to_pylist()) if v is not None]
-        return {f: everything for f in snapshot.files()} if everything else {}
-    pairs = snapshot.index_partition(table.spec(definition)).lookup(values.drop_null())
-    found = snapshot.record_index().lookup(pairs["key"])
-    places = zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True)
-    group_of = dict(zip(found["key"].to_pylist(), places, strict=True))
-    files = {(f.partition, f.file_group): f for f in snapshot.files()}
-    groups_of_value: dict[Any, set[tuple[str, str]]] = defaultdict(set)
-    for value, key in zip(pairs["secondary_key"].to_pylist(), pairs["key"].to_pylist(), strict=True):
-        where = group_of.get(key)
-        if where is not None and where in files:
-            groups_of_value[value].add(where)
-    rows: dict[DataFile, list[int]] = defaultdict(list)
-    for index, value in enumerate(values.cast(pairs.schema.field("secondary_key").type).to_pylist()):
-        for where in sorted(groups_of_value.get(value, ())):
-            rows[files[where]].append(index)
-    return rows
-
-
-def _jsonable(values: list[Any]) -> list[Any]:
-    return [v.isoformat() if hasattr(v, "isoformat") else v for v in values]
-
-
-def _typed_keys(schema: TableSchema, keys: dict[str, list[Any]]) -> pa.Table:
-    arrays = {}
-    for name, values in keys.items():
-        arrow_type = schema.column(name).type.to_arrow()
-        arrays[name] = pc.cast(pa.array(values), arrow_type) if values else pa.array([], arrow_type)
-    return pa.table(arrays)
 
 
 def _digest(split_id: bytes) -> str:

@@ -13,7 +13,7 @@ import pytest
 from builder import LakepruneTable
 from builder.write.writer import WriteResult
 from pruner.format.keys import parse_partition_path
-from pruner.planner.planner import PruneResult
+from pruner.planner.result import PruneResult
 from pruner.table.table import LakeTable
 from tests.support import assert_record_index_consistent
 from tests.support_evolution import (

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from builder import LakepruneTable, instants
 from pruner.planner import planner
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -126,7 +126,7 @@ class SecondaryIndexMachine(RuleBasedStateMachine):
             assert len(stored) == len(set(stored)) and set(stored) == expected, index
         # Each query twice: with the index (files the planner keeps) and with a full scan.
         for predicate in QUERIES:
-            result = Planner(snapshot).prune(predicate)
+            result = prune(snapshot.table, predicate, snapshot=snapshot.instant)
             step = next(s for s in result.explain if s.step == "secondary_index")
             assert step.skipped is None and step.fallback is None, step
             kept = {s.path for s in result.splits}

@@ -103,13 +103,13 @@ def test_the_thrift_endpoint_shares_the_catalog_and_metrics(
 def test_stop_lets_calls_in_flight_finish(
     lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    prune = Planner.prune
+    original = Planner.prune
     entered = threading.Event()
 
-    def slow(self: Planner, predicate: TupleDomain) -> Any:
+    def slow(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
         entered.set()
         time.sleep(1)
-        return prune(self, predicate)
+        return original(self, predicate, *rest)
 
     monkeypatch.setattr(Planner, "prune", slow)
     predicate = TupleDomain.with_domains({"id": Domain.single_value(3)})

@@ -12,8 +12,8 @@ import pytest
 
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
-from pruner.planner import planner as planner_module
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
+from pruner.planner.steps import bloom_filters
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -36,7 +36,7 @@ def test_corrupt_column_stats_file_falls_back_to_keeping_files(
         path.write_bytes(b"not parquet at all")
     snapshot = LakeTable.open(table_copy).snapshot()
     with caplog.at_level(logging.WARNING, logger="pruner.planner"):
-        result = Planner(snapshot).prune(RANGE)
+        result = prune(snapshot.table, RANGE, snapshot=snapshot.instant)
     step = next(s for s in result.explain if s.step == "column_stats")
     assert step.fallback and step.files_out == step.files_in
     assert result.fallbacks >= 1
@@ -58,7 +58,7 @@ def test_malformed_bloom_filter_is_ignored_not_trusted(table_copy: str) -> None:
     wanted = Oracle(snapshot)
     token = next(r["token"] for rows_ in wanted.rows.values() for r in rows_)
     predicate = TupleDomain.with_domains({"token": Domain.single_value(token)})
-    result = Planner(LakeTable.open(table_copy).snapshot()).prune(predicate)
+    result = prune(LakeTable.open(table_copy), predicate)
     step = next(s for s in result.explain if s.step == "bloom_filters")
     assert step.files_out == step.files_in
     assert wanted.files_matching(predicate) <= {s.path for s in result.splits}
@@ -71,11 +71,11 @@ def test_bloom_probes_past_the_budget_keep_the_files_and_say_so(
     wanted = Oracle(snapshot)
     tokens = sorted({r["token"] for rows_ in wanted.rows.values() for r in rows_})[:3]
     predicate = TupleDomain.with_domains({"token": Domain.multiple_values([*tokens, "no-such-token"])})
-    within = Planner(snapshot).prune(predicate)
+    within = prune(snapshot.table, predicate, snapshot=snapshot.instant)
     assert not next(s for s in within.explain if s.step == "bloom_filters").fallback
-    monkeypatch.setattr(planner_module, "BLOOM_PROBE_BUDGET", 0)
+    monkeypatch.setattr(bloom_filters, "BLOOM_PROBE_BUDGET", 0)
     with caplog.at_level(logging.WARNING, logger="pruner.planner"):
-        over = Planner(snapshot).prune(predicate)
+        over = prune(snapshot.table, predicate, snapshot=snapshot.instant)
     step = next(s for s in over.explain if s.step == "bloom_filters")
     assert step.fallback and "probe budget" in step.fallback
     assert step.files_out == step.files_in and over.fallbacks >= 1

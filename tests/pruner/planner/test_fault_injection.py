@@ -22,7 +22,8 @@ from pruner.client import PruningClient
 from pruner.errors import TableCorruptError
 from pruner.format.layout import METADATA_DIR, IndexFileName
 from pruner.index.functional import sql_context
-from pruner.planner.planner import Planner, PruneResult
+from pruner.planner.prune import prune
+from pruner.planner.result import PruneResult
 from pruner.predicate.sql import translate
 from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
@@ -106,9 +107,7 @@ def _instant(path: Path) -> str:
 
 
 def _prune(location: str, where: str) -> PruneResult:
-    table = LakeTable.open(location)
-    schema, expressions = sql_context(table.config.schema, table.definitions)
-    return Planner(table.snapshot()).prune(translate(where, schema, expressions).domain)
+    return prune(LakeTable.open(location), where)
 
 
 def _assert_nothing_lost(location: str, oracle: SourceOracle, where: str) -> PruneResult:

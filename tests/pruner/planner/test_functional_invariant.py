@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 from pruner.index.functional import sql_context
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.sql import translate
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import FunctionalOracle, assert_never_prunes_a_match, combined
@@ -88,6 +88,6 @@ def test_non_monotonic_functions_do_not_project(events_table: str) -> None:
     schema, expressions = sql_context(table.config.schema, table.definitions)
     # A ts range inside one hour on day 0: only monotonic indexes (datestr, minute_key) may use it.
     domain = translate(f"ts >= {ts_literal(12.1)} AND ts <= {ts_literal(12.2)}", schema, expressions).domain
-    result = Planner(table.snapshot()).prune(domain)
+    result = prune(table, domain)
     assert result.files_selected == 1
     assert pa.array([s.row_count for s in result.splits]).to_pylist() == [50]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import Oracle
@@ -91,7 +91,9 @@ def test_invariant_holds_on_generated_tables(spark: SparkSession) -> None:
             for _ in range(25):
                 columns = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=2, unique=True))
                 predicate = TupleDomain.with_domains({c: data.draw(domains(pools[c])) for c in columns})
-                selected = {s.path for s in Planner(snapshot).prune(predicate).splits}
+                selected = {
+                    s.path for s in prune(snapshot.table, predicate, snapshot=snapshot.instant).splits
+                }
                 assert oracle.files_matching(predicate) <= selected, predicate
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

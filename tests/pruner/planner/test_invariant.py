@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -61,7 +61,7 @@ def domains(draw: st.DrawFn, pool: list[Any]) -> Domain:
 
 
 def _check(location: str, oracle: Oracle, predicate: TupleDomain) -> None:
-    result = Planner(LakeTable.open(location).snapshot()).prune(predicate)
+    result = prune(LakeTable.open(location), predicate)
     selected = {s.path for s in result.splits}
     missing = oracle.files_matching(predicate) - selected
     assert not missing, f"pruned {len(missing)} file(s) holding matches for {predicate}"

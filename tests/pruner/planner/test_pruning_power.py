@@ -3,7 +3,8 @@ and EQUAL on an unclustered high-cardinality column with a bloom filter each rem
 
 from __future__ import annotations
 
-from pruner.planner.planner import Planner, PruneResult
+from pruner.planner.prune import prune
+from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -12,7 +13,7 @@ from tests.pruner.planner.conftest import Oracle
 
 
 def _prune(location: str, predicate: TupleDomain) -> PruneResult:
-    return Planner(LakeTable.open(location).snapshot()).prune(predicate)
+    return prune(LakeTable.open(location), predicate)
 
 
 def _step(result: PruneResult, name: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.sql import translate
 from pruner.predicate.values import is_nan
 from pruner.table.table import LakeTable
@@ -93,7 +93,7 @@ def test_no_file_matching_a_sql_predicate_is_pruned(
     @given(predicates(pools))
     def check(where: str) -> None:
         tree = sqlglot.parse_one(where)
-        result = Planner(table.snapshot()).prune(translate(where, schema).domain)
+        result = prune(table, translate(where, schema).domain)
         selected = {s.path for s in result.splits}
         for path, rows in oracle.rows.items():
             if path not in selected:

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
 from pruner.client import PruningClient
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -62,7 +62,7 @@ def test_a_small_cache_evicts_and_still_answers_correctly(start_sidecar: StartSi
     with PruningClient(address(sidecar)) as client:
         for _ in range(2):
             for predicate in PREDICATES:
-                expected = Planner(LakeTable.open(str(Path(lake) / TABLE)).snapshot()).prune(predicate)
+                expected = prune(LakeTable.open(str(Path(lake) / TABLE)), predicate)
                 assert client.prune(SCHEMA, TABLE, predicate).splits == expected.splits
     stats = sidecar.cache.stats()
     assert stats.evictions > 0 and stats.bytes <= 16 * 1024

@@ -18,6 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from pruner.client import PruningClient, ServiceError
 from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -70,7 +71,7 @@ def failing(call: Callable[[], Any]) -> grpc.RpcError:
 def expect_good_call(stub: Any, location: str) -> None:
     """The server still serves, and correctly."""
     response = stub.Prune(prune_request(GOOD), timeout=30)
-    expected = Planner(LakeTable.open(location).snapshot()).prune(GOOD)
+    expected = prune(LakeTable.open(location), GOOD)
     assert [s.path for s in response.splits] == [s.path for s in expected.splits]
 
 
@@ -101,7 +102,7 @@ def test_get_table(client: PruningClient, indexed_table: str) -> None:
 
 
 def test_prune_matches_the_in_process_planner(client: PruningClient, indexed_table: str) -> None:
-    expected = Planner(LakeTable.open(indexed_table).snapshot()).prune(GOOD)
+    expected = prune(LakeTable.open(indexed_table), GOOD)
     result = client.prune(SCHEMA, TABLE, GOOD)
     assert result.splits == expected.splits
     assert (result.snapshot, result.files_total, result.predicate) == (
@@ -120,7 +121,7 @@ def test_prune_matches_the_in_process_planner(client: PruningClient, indexed_tab
 def test_prune_of_an_older_snapshot(client: PruningClient, indexed_table: str) -> None:
     table = LakeTable.open(indexed_table)
     instant = table.timeline.completed()[1].timestamp
-    expected = Planner(table.snapshot(instant)).prune(GOOD)
+    expected = prune(table, GOOD, snapshot=instant)
     result = client.prune(SCHEMA, TABLE, GOOD, snapshot=instant)
     assert result.snapshot == instant and result.splits == expected.splits
 
@@ -134,7 +135,7 @@ def test_prune_everything_and_nothing(client: PruningClient, stub: Any, indexed_
 
 def test_prune_stream_pages_large_results(start_sidecar: StartSidecar, lake: str, indexed_table: str) -> None:
     sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=7))
-    expected = Planner(LakeTable.open(indexed_table).snapshot()).prune(TupleDomain.all())
+    expected = prune(LakeTable.open(indexed_table), TupleDomain.all())
     with PruningClient(address(sidecar)) as client:
         error = failing(lambda: client._stub.Prune(prune_request(None)))
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -367,12 +368,12 @@ def test_a_storage_failure_is_unavailable(start_sidecar: StartSidecar, table_cop
 @pytest.fixture
 def slow_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     """Prunes of `slow` (an IN list on flag = true only) take two seconds."""
-    prune = Planner.prune
+    original = Planner.prune
 
-    def slow(self: Planner, predicate: TupleDomain) -> Any:
+    def slow(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
         if predicate.domain("flag") == Domain.single_value(True):
             time.sleep(2)
-        return prune(self, predicate)
+        return original(self, predicate, *rest)
 
     monkeypatch.setattr(Planner, "prune", slow)
 
@@ -404,10 +405,7 @@ def test_the_configured_timeout_applies_when_the_caller_sets_none(
     # Still serving; a caller's own deadline replaces the configured one (a cold prune on a busy
     # machine can take longer than 0.3 s).
     with PruningClient(address(sidecar), timeout=30) as client:
-        assert (
-            client.prune(SCHEMA, TABLE, GOOD).splits
-            == Planner(LakeTable.open(indexed_table).snapshot()).prune(GOOD).splits
-        )
+        assert client.prune(SCHEMA, TABLE, GOOD).splits == prune(LakeTable.open(indexed_table), GOOD).splits
 
 
 # Values of every type travel exactly ----------------------------------------------------------------------
@@ -421,7 +419,7 @@ def test_values_of_every_column_type(client: PruningClient, indexed_table: str) 
             "flag": Domain.single_value(False),
         }
     )
-    expected = Planner(LakeTable.open(indexed_table).snapshot()).prune(predicate)
+    expected = prune(LakeTable.open(indexed_table), predicate)
     result = client.prune(SCHEMA, TABLE, predicate, explain=True)
     assert result.predicate == expected.predicate and result.splits == expected.splits
 
@@ -440,7 +438,7 @@ def test_a_sidecar_refuses_new_calls_after_stop(lake: str) -> None:
 def test_an_unexpected_error_is_internal_and_logged(
     stub: Any, indexed_table: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(self: Planner, predicate: TupleDomain) -> Any:
+    def broken(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
         raise RuntimeError("a bug, with /secret/paths in it")
 
     monkeypatch.setattr(Planner, "prune", broken)

@@ -13,7 +13,7 @@ import pytest
 
 from pruner.errors import TableNotFoundError
 from pruner.metadata.cache import IndexCache
-from pruner.planner.planner import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.serving.errors import Status

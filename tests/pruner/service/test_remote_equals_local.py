@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pruner.client import PruningClient
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.sql import translate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import is_nan
@@ -34,7 +34,7 @@ def test_tuple_domains(client: PruningClient, indexed_table: str, oracle: Oracle
     def check(data: st.DataObject) -> None:
         columns = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True))
         predicate = TupleDomain.with_domains({c: data.draw(domains(pools[c])) for c in columns})
-        local = Planner(snapshot).prune(predicate)
+        local = prune(snapshot.table, predicate, snapshot=snapshot.instant)
         remote = client.prune(SCHEMA, TABLE, predicate, explain=True)
         assert remote.splits == local.splits, str(predicate)
         assert (remote.snapshot, remote.predicate, remote.files_total, remote.fallbacks) == (
@@ -69,7 +69,7 @@ def test_sql_predicates(client: PruningClient, indexed_table: str, oracle: Oracl
     @settings(SETTINGS, max_examples=60)
     @given(predicates(pools))
     def check(where: str) -> None:
-        local = Planner(snapshot).prune(translate(where, schema).domain)
+        local = prune(snapshot.table, translate(where, schema).domain, snapshot=snapshot.instant)
         remote, translation = client.prune_sql(SCHEMA, TABLE, where, stream=stream)
         assert translation.domain == translate(where, schema).domain
         assert remote.splits == local.splits, where

@@ -13,7 +13,7 @@ from builder import LakepruneTable
 from builder.create import create_table
 from pruner.errors import SnapshotNotFoundError, TableNotFoundError
 from pruner.metadata.cache import IndexCache
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import Catalog, TableName
@@ -117,10 +117,10 @@ TOKEN = TupleDomain.with_domains({"token": Domain.single_value("t1234")})
 def test_repeated_prunes_read_index_data_from_the_cache(table_copy: str) -> None:
     catalog = Catalog({"lake": str(Path(table_copy).parent)}, IndexCache(64 * 1024**2))
     name = TableName("lake", "events")
-    first = Planner(catalog.snapshot(name)).prune(TOKEN)
+    first = prune(catalog.table(name), TOKEN)
     stats = catalog.cache.stats()
     assert stats.misses > 0 and stats.entries > 0
-    second = Planner(catalog.snapshot(name)).prune(TOKEN)
+    second = prune(catalog.table(name), TOKEN)
     after = catalog.cache.stats()
     assert after.misses == stats.misses and after.hits > stats.hits
     assert second.splits == first.splits
@@ -129,13 +129,13 @@ def test_repeated_prunes_read_index_data_from_the_cache(table_copy: str) -> None
 def test_a_compaction_is_picked_up_and_changes_nothing_but_the_snapshot(table_copy: str) -> None:
     catalog = Catalog({"lake": str(Path(table_copy).parent)}, IndexCache(64 * 1024**2))
     name = TableName("lake", "events")
-    before = Planner(catalog.snapshot(name)).prune(TOKEN)
+    before = prune(catalog.table(name), TOKEN)
     opened = catalog.table(name)
     LakepruneTable(table_copy).compact()
     misses = catalog.cache.stats().misses
     reopened = catalog.table(name)
     assert reopened is not opened and len(reopened.timeline.instants) == len(opened.timeline.instants) + 1
-    after = Planner(catalog.snapshot(name)).prune(TOKEN)
+    after = prune(catalog.table(name), TOKEN)
     assert after.snapshot != before.snapshot and after.splits == before.splits
     assert catalog.cache.stats().misses > misses  # the compacted buckets are new files
 
@@ -143,9 +143,9 @@ def test_a_compaction_is_picked_up_and_changes_nothing_but_the_snapshot(table_co
 def test_a_dropped_index_stops_pruning_at_the_next_call(table_copy: str) -> None:
     catalog = Catalog({"lake": str(Path(table_copy).parent)}, IndexCache(64 * 1024**2))
     name = TableName("lake", "events")
-    with_bloom = Planner(catalog.snapshot(name)).prune(TOKEN)
+    with_bloom = prune(catalog.table(name), TOKEN)
     LakepruneTable(table_copy).sql("DROP INDEX bf ON events")
-    without = Planner(catalog.snapshot(name)).prune(TOKEN)
+    without = prune(catalog.table(name), TOKEN)
     step = next(s for s in without.explain if s.step == "bloom_filters")
     assert step.skipped == "no bloom_filters index"
     assert {s.path for s in with_bloom.splits} <= {s.path for s in without.splits}

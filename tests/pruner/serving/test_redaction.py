@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pruner.planner.planner import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.serving.redaction import Redactor
 
 

@@ -18,6 +18,7 @@ from thrift.transport.TTransport import TFramedTransport, TMemoryBuffer
 
 from pruner.thrift import idl
 from pruner.thrift.blocks import encode_block
+from pruner.thrift.endpoint import ThriftEndpoint
 
 T = TypeVar("T")
 _LIMIT = 1 << 30
@@ -81,11 +82,17 @@ def all_or_none_domain(all_: bool, null_allowed: bool) -> idl.Domain:
 def sidecar_client(warehouses: Mapping[str, str]) -> Iterator[Any]:
     """A generated Thrift client over framed TCP to the Thrift endpoint of a sidecar serving
     `warehouses` (schema -> root), as `lakeprune serve` runs it; stopped on exit."""
+    with thrift_sidecar(warehouses) as (client, _):
+        yield client
+
+
+@contextmanager
+def thrift_sidecar(warehouses: Mapping[str, str]) -> Iterator[tuple[Any, ThriftEndpoint]]:
+    """`sidecar_client`, and the endpoint it talks to (for tests that look inside)."""
     from pruner.metadata.cache import IndexCache
     from pruner.serving.catalog import Catalog
     from pruner.serving.config import ServeConfig
     from pruner.serving.metrics import Metrics
-    from pruner.thrift.endpoint import ThriftEndpoint
 
     config = ServeConfig(warehouses, grpc_port=None, thrift_port=0, metrics_port=None)
     cache = IndexCache(config.cache_bytes)
@@ -93,7 +100,7 @@ def sidecar_client(warehouses: Mapping[str, str]) -> Iterator[Any]:
     transport = TFramedTransport(TSocket("127.0.0.1", endpoint.start()))
     transport.open()
     try:
-        yield idl.Service.Client(TBinaryProtocolAccelerated(transport))
+        yield idl.Service.Client(TBinaryProtocolAccelerated(transport)), endpoint
     finally:
         transport.close()
         endpoint.stop(1)
@@ -148,3 +155,57 @@ def read_reply(sock: socket.socket) -> tuple[str, int, int, Any]:
 
 def args(method: str, **fields: Any) -> Any:
     return getattr(idl.Service, f"trino{method}_args")(**fields)
+
+
+# Reading what the connector serves -----------------------------------------------------------
+
+
+def rows(
+    client: Any, split: idl.Split, columns: list[str], max_bytes: int = 1 << 20
+) -> tuple[list[list[Any]], int]:
+    """Decoded column values of every page of a split, and the number of pages."""
+    values: list[list[Any]] = [[] for _ in columns]
+    token, pages = None, 0
+    while True:
+        page = client.trinoGetRows(split.splitId, columns, max_bytes, idl.NullableToken(token))
+        pages += 1
+        for i, block in enumerate(page.columnBlocks):
+            values[i] += decode(block, page.rowCount)
+        if page.nextToken is None:
+            return values, pages
+        token = page.nextToken
+
+
+FIXED = {
+    "integerData": "ints",
+    "bigintData": "longs",
+    "doubleData": "doubles",
+    "booleanData": "booleans",
+    "dateData": "dates",
+    "timestampData": "timestamps",
+}
+
+
+def decode(block: idl.Block, count: int) -> list[Any]:
+    """Python values of a block (the test's own reading of the wire format)."""
+    for member, field in FIXED.items():
+        data = getattr(block, member)
+        if data is not None:
+            nulls = data.nulls or [False] * count
+            values = getattr(data, field) or [None] * count
+            return [None if n else v for n, v in zip(nulls, values, strict=True)]
+    data = block.varcharData
+    nulls, sizes, raw = data.nulls or [False] * count, data.sizes or [0] * count, data.bytes or b""
+    out, offset = [], 0
+    for is_null, size in zip(nulls, sizes, strict=True):
+        out.append(None if is_null else raw[offset : offset + size].decode())
+        offset += 0 if is_null else size
+    return out
+
+
+def bigint_range(column: str, low: int, high: int) -> idl.TupleDomain:
+    def marker(value: int) -> idl.Marker:
+        return idl.Marker(idl.Block(bigintData=idl.Bigint(None, [value])), idl.Bound.EXACTLY)
+
+    value_set = idl.ValueSet(rangeValueSet=idl.RangeValueSet([idl.Range(marker(low), marker(high))]))
+    return idl.TupleDomain({column: idl.Domain(value_set, False)})

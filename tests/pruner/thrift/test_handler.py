@@ -15,7 +15,7 @@ import pytest
 
 from pruner.thrift import idl
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, TRIPS, duckdb_connection
-from tests.pruner.thrift.support import sidecar_client
+from tests.pruner.thrift.support import bigint_range, rows, sidecar_client
 
 Client = Any
 NO_TOKEN = idl.NullableToken(None)
@@ -45,57 +45,6 @@ def splits(
         if page.nextToken is None:
             return found
         token = page.nextToken
-
-
-def rows(
-    client: Client, split: idl.Split, columns: list[str], max_bytes: int = 1 << 20
-) -> tuple[list[list[Any]], int]:
-    """Decoded column values of every page of a split, and the number of pages."""
-    values: list[list[Any]] = [[] for _ in columns]
-    token, pages = None, 0
-    while True:
-        page = client.trinoGetRows(split.splitId, columns, max_bytes, idl.NullableToken(token))
-        pages += 1
-        for i, block in enumerate(page.columnBlocks):
-            values[i] += decode(block, page.rowCount)
-        if page.nextToken is None:
-            return values, pages
-        token = page.nextToken
-
-
-FIXED = {
-    "integerData": "ints",
-    "bigintData": "longs",
-    "doubleData": "doubles",
-    "booleanData": "booleans",
-    "dateData": "dates",
-    "timestampData": "timestamps",
-}
-
-
-def decode(block: idl.Block, count: int) -> list[Any]:
-    """Python values of a block (the test's own reading of the wire format)."""
-    for member, field in FIXED.items():
-        data = getattr(block, member)
-        if data is not None:
-            nulls = data.nulls or [False] * count
-            values = getattr(data, field) or [None] * count
-            return [None if n else v for n, v in zip(nulls, values, strict=True)]
-    data = block.varcharData
-    nulls, sizes, raw = data.nulls or [False] * count, data.sizes or [0] * count, data.bytes or b""
-    out, offset = [], 0
-    for is_null, size in zip(nulls, sizes, strict=True):
-        out.append(None if is_null else raw[offset : offset + size].decode())
-        offset += 0 if is_null else size
-    return out
-
-
-def bigint_range(column: str, low: int, high: int) -> idl.TupleDomain:
-    def marker(value: int) -> idl.Marker:
-        return idl.Marker(idl.Block(bigintData=idl.Bigint(None, [value])), idl.Bound.EXACTLY)
-
-    value_set = idl.ValueSet(rangeValueSet=idl.RangeValueSet([idl.Range(marker(low), marker(high))]))
-    return idl.TupleDomain({column: idl.Domain(value_set, False)})
 
 
 def test_metadata(client: Client) -> None:

@@ -1,0 +1,93 @@
+"""The one way from a predicate to splits. Every caller — the CLI, the Python API, the gRPC service,
+the Thrift connector service — calls `prune(table, predicate, snapshot=..., limits=...)`; the Python
+client binds its SQL with the same `bind_predicate` before sending the TupleDomain.
+
+Binding turns the predicate into a TupleDomain over the table's columns and the hidden virtual
+columns of its functional indexes (SQL text is translated, with every widening noted; a TupleDomain
+must name known columns), then applies the limits every path shares: a column's IN list longer than
+`limits.max_discrete_values` is widened to the span of its values (noted). The notes — the
+translator's, the caller's own (e.g. the Thrift constraint's dropped domains) and the limits' —
+travel in the result's `widened`, beside the planner's explain record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pruner.errors import InvalidInputError
+from pruner.planner.planner import DEFAULT_LIMITS, Planner, PruneLimits
+from pruner.planner.result import PruneResult
+from pruner.predicate.domain import Domain, SortedRangeSet
+from pruner.predicate.sql import translate
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.table.table import LakeTable
+from pruner.types import TableSchema
+
+Predicate = str | TupleDomain
+
+
+@dataclass(frozen=True)
+class BoundPredicate:
+    """A predicate as the planner takes it, and where binding widened it."""
+
+    domain: TupleDomain
+    widened: tuple[str, ...] = ()
+
+
+def prune(
+    table: LakeTable,
+    predicate: Predicate,
+    *,
+    snapshot: str | None = None,
+    limits: PruneLimits = DEFAULT_LIMITS,
+    widened: Sequence[str] = (),
+) -> PruneResult:
+    """The splits of `table` as of `snapshot` (default: the latest) that may hold rows matching
+    `predicate` (SQL text or a TupleDomain). `widened`: notes on widenings the caller already made
+    (they are reported with the result's own)."""
+    bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
+    return Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
+
+
+def bind_predicate(
+    predicate: Predicate,
+    schema: TableSchema,
+    indexed_calls: Mapping[tuple[Any, ...], str],
+    limits: PruneLimits = DEFAULT_LIMITS,
+    widened: Sequence[str] = (),
+) -> BoundPredicate:
+    """`predicate` as a TupleDomain over `schema` (a table's columns and virtual columns; SQL calls
+    in `indexed_calls` read as the virtual column of their functional index), within `limits`."""
+    notes = list(widened)
+    if isinstance(predicate, str):
+        translation = translate(predicate, schema, indexed_calls)
+        domain = translation.domain
+        notes.extend(translation.widened)
+    else:
+        domain = predicate
+        unknown = [c for c in domain.columns if not schema.has(c)]
+        if unknown:
+            raise InvalidInputError(f"unknown column {unknown[0]!r} (columns: {', '.join(schema.names)})")
+    domain, capped = _cap_discrete_values(domain, limits.max_discrete_values)
+    return BoundPredicate(domain, (*notes, *capped))
+
+
+def _cap_discrete_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]]:
+    """Each column's domain with more than `limit` discrete values widened to their span."""
+    if domain.domains is None:
+        return domain, []
+    capped: dict[str, Domain] = {}
+    notes = []
+    for column, column_domain in domain.domains.items():
+        values = column_domain.values
+        span = values.span()
+        if values.is_discrete() and len(values.ranges) > limit and span is not None:
+            capped[column] = Domain.of(SortedRangeSet.of_ranges(span), column_domain.is_null_allowed())
+            notes.append(
+                f"{column}: {len(values.ranges):,} values exceed the limit of {limit:,}; "
+                f"pruned by their range {span} instead"
+            )
+        else:
+            capped[column] = column_domain
+    return (TupleDomain.with_domains(capped), notes) if notes else (domain, [])
