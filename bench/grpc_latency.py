@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from prune_latency import build, predicate_shapes  # the sibling benchmark: its table and predicates
 
 from pruner.client import PruningClient
-from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import TableName
 from pruner.serving.config import ServeConfig
@@ -116,7 +116,7 @@ def main() -> None:
                 samples = []
                 for shape, predicate in items:
                     begin = time.perf_counter()
-                    result = Planner(sidecar.catalog.snapshot(name)).prune(predicate)
+                    result = prune(sidecar.catalog.table(name), predicate)
                     samples.append((shape, (time.perf_counter() - begin) * 1000, result.files_selected))
                 return samples
 

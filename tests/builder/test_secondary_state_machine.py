@@ -21,8 +21,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable, instants
-from pruner.planner import planner
 from pruner.planner.prune import prune
+from pruner.planner.steps import secondary_index
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -143,7 +143,7 @@ def test_secondary_indexes_match_a_full_scan(
     spark: SparkSession, tmp_path: Path, examples: int, steps: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Tiny tables make every range look unselective; force the index path for ranges here.
-    monkeypatch.setattr(planner, "SELECTIVE_FRACTION", 1.0)
+    monkeypatch.setattr(secondary_index, "SELECTIVE_FRACTION", 1.0)
     run_state_machine_as_test(
         lambda: SecondaryIndexMachine(spark, tmp_path),
         settings=settings(

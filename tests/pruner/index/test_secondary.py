@@ -127,7 +127,7 @@ def test_a_move_between_file_groups_keeps_the_pair() -> None:
 
 
 def test_range_scan_honours_tombstones_and_estimates_from_footers(tmp_path: Path) -> None:
-    from pruner.planner.planner import _ranges_expression
+    from pruner.planner.steps.secondary_index import ranges_expression
     from pruner.predicate.domain import Domain, SortedRangeSet
     from pruner.predicate.ranges import Range
 
@@ -136,11 +136,11 @@ def test_range_scan_honours_tombstones_and_estimates_from_footers(tmp_path: Path
     view = _view(storage, I2)
     between = Range.between("b", True, "m", False)
     assert between is not None
-    expression = _ranges_expression(Domain.of(SortedRangeSet.of_ranges(between), False), pa.string())
+    expression = ranges_expression(Domain.of(SortedRangeSet.of_ranges(between), False), pa.string())
     # chennai and los-angeles are in [b, m); the tombstoned los-angeles pair stays hidden.
     assert sorted(_pairs(view.scan(expression))) == [MERGED[1], MERGED[2], MERGED[3]]
     assert 0.0 < view.estimate_fraction(expression) <= 1.0
-    nothing = _ranges_expression(
+    nothing = ranges_expression(
         Domain.of(SortedRangeSet.of_ranges(Range.greater_than("zz")), False), pa.string()
     )
     assert view.scan(nothing).num_rows == 0 and view.estimate_fraction(nothing) == 0.0

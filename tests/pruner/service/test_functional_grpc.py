@@ -24,6 +24,6 @@ def test_get_table_and_remote_prune(events_table: str, start_sidecar: StartSidec
         assert virtual["datestr"].source_column == "ts"
         local = LakepruneTable(events_table)
         for where in ["hour_of_day BETWEEN 12 AND 13", "hour(ts) BETWEEN 12 AND 13"]:
-            remote, _ = client.prune_sql(SCHEMA, "events", where)
+            remote = client.prune(SCHEMA, "events", where)
             assert remote.files_selected == 2 * DAYS
             assert {s.path for s in remote.splits} == {s.path for s in local.prune(where).splits}

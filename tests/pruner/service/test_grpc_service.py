@@ -133,25 +133,6 @@ def test_prune_everything_and_nothing(client: PruningClient, stub: Any, indexed_
     assert client.prune(SCHEMA, TABLE, TupleDomain.all()).files_selected == everything.files_total
 
 
-def test_prune_stream_pages_large_results(start_sidecar: StartSidecar, lake: str, indexed_table: str) -> None:
-    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=7))
-    expected = prune(LakeTable.open(indexed_table), TupleDomain.all())
-    with PruningClient(address(sidecar)) as client:
-        error = failing(lambda: client._stub.Prune(prune_request(None)))
-        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "exceed limits.max_splits_per_response (7); use PruneStream" in error.details()
-        messages = list(client._stub.PruneStream(prune_request(None, explain=True)))
-        assert len(messages) == -(-expected.files_selected // 7) and all(len(m.splits) <= 7 for m in messages)
-        assert messages[0].explain and not messages[1].explain
-        assert client.prune(SCHEMA, TABLE, TupleDomain.all(), stream=True).splits == expected.splits
-        assert (
-            client.prune(SCHEMA, TABLE, TupleDomain.all()).splits == expected.splits
-        )  # falls back to the stream
-        assert (
-            client.prune(SCHEMA, TABLE, GOOD, stream=False).splits == client.prune(SCHEMA, TABLE, GOOD).splits
-        )
-
-
 # Health and reflection ---------------------------------------------------------------------------------
 
 

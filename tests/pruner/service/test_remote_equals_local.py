@@ -69,9 +69,10 @@ def test_sql_predicates(client: PruningClient, indexed_table: str, oracle: Oracl
     @settings(SETTINGS, max_examples=60)
     @given(predicates(pools))
     def check(where: str) -> None:
-        local = prune(snapshot.table, translate(where, schema).domain, snapshot=snapshot.instant)
-        remote, translation = client.prune_sql(SCHEMA, TABLE, where, stream=stream)
-        assert translation.domain == translate(where, schema).domain
+        local = prune(snapshot.table, where, snapshot=snapshot.instant)
+        remote = client.prune(SCHEMA, TABLE, where, stream=stream)
+        assert client.bind(SCHEMA, TABLE, where).domain == translate(where, schema).domain
         assert remote.splits == local.splits, where
+        assert remote.widened == local.widened, where
 
     check()
