@@ -4,4 +4,6 @@ edited by hand) and `idl` is the only hand-written module that imports it. Aroun
 mapping from lakeprune columns to the connector's SQL types (`connector_types`), the translation of
 the engine's constraints into lakeprune `TupleDomain`s, widening where the mapping loses precision
 (`domains`), the fast column-block encoder and the block decoder (`blocks`), and the TCP server that
-speaks FRAMED and HEADER transports to both engines (`wire`)."""
+speaks FRAMED and HEADER transports to both engines (`wire`), built from its connections
+(`connections`), frames (`transports`), binary-protocol messages (`messages`), method table
+(`methods`) and the step from a call to its answer (`dispatch`)."""

@@ -14,7 +14,7 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
-from tests.pruner.predicate.test_domain import domains, s
+from tests.pruner.predicate.domain_strategies import domains, s
 from tests.pruner.predicate.test_ranges import VALUES
 
 LAWS = settings(max_examples=60, deadline=None)
