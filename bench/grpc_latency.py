@@ -29,7 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from prune_latency import build, predicate_shapes  # the sibling benchmark: its table and predicates
+from prune_latency import build  # the sibling benchmark: its table
+from prune_shapes import predicate_shapes
 
 from pruner.client import PruningClient
 from pruner.planner.prune import prune

@@ -31,7 +31,8 @@ PRUNES_PER_SHAPE = 20
 
 def measure(location: str) -> dict[str, Any]:
     """One round with whatever `pruner` this process imports (the tree on PYTHONPATH)."""
-    from bench.prune_latency import predicate_shapes
+    from prune_shapes import predicate_shapes
+
     from pruner.table.table import LakeTable
 
     try:  # after: the one entry point
@@ -91,7 +92,7 @@ def _paged_get_splits(location: str) -> float:
 
 
 def _child(tree: Path, location: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(Path(__file__).parents[1])])}
+    env = {**os.environ, "PYTHONPATH": str(tree)}  # that tree's pruner; bench modules from here
     done = subprocess.run(
         [sys.executable, __file__, "--measure", location],
         env=env,
@@ -119,7 +120,7 @@ def main() -> None:
         return
     if args.before is None:
         parser.error("--before is required")
-    from bench.prune_latency import build
+    from prune_latency import build
 
     workdir = Path(tempfile.mkdtemp(prefix="lakeprune-bench-"))
     try:

@@ -17,20 +17,18 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from prune_shapes import REGIONS, predicate_shapes  # the predicates every prune benchmark times
 from pyspark.sql import functions as F
 
 from builder import LakepruneTable
 from builder.session import spark_session
 from pruner.planner.prune import prune
-from pruner.predicate.domain import Domain, SortedRangeSet
-from pruner.predicate.ranges import Range
+from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.predicate.values import Value
 from pruner.table.table import LakeTable
 
 SCHEMA = (
@@ -38,38 +36,6 @@ SCHEMA = (
     "discount decimal(10,2), status string, day date, ts timestamp, flag boolean"
 )
 ROWS_PER_FILE = 100
-REGIONS = 8
-
-
-def _range(low: Value, high: Value) -> Domain:
-    built = Range.between(low, True, high, True)
-    assert built is not None
-    return Domain.of(SortedRangeSet.of_ranges(built), False)
-
-
-def predicate_shapes(rows: int) -> dict[str, Callable[[random.Random], TupleDomain]]:
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    return {
-        "key point lookup": lambda r: TupleDomain.with_domains(
-            {"id": Domain.single_value(r.randrange(rows))}
-        ),
-        "key IN (20)": lambda r: TupleDomain.with_domains(
-            {"id": Domain.multiple_values([r.randrange(rows) for _ in range(20)])}
-        ),
-        "clustered range": lambda r: TupleDomain.with_domains(
-            {"seq": _range(x := r.randrange(rows), x + rows // 200)}
-        ),
-        "timestamp range": lambda r: TupleDomain.with_domains(
-            {"ts": _range(t := start + timedelta(minutes=r.randrange(rows)), t + timedelta(hours=2))}
-        ),
-        "bloom equality": lambda r: TupleDomain.with_domains(
-            {"sku": Domain.single_value(f"sku-{(r.randrange(rows) * 7919) % 1_000_003}")}
-        ),
-        "partition + range": lambda r: TupleDomain.with_domains(
-            {"region": Domain.single_value(f"r{r.randrange(REGIONS)}"), "price": _range(10.0, 20.0)}
-        ),
-        "unselective": lambda r: TupleDomain.with_domains({"qty": _range(0, 1000)}),
-    }
 
 
 def time_large_in_lists(location: str, rows: int, rng: random.Random, rounds: int = 5) -> dict[str, Any]:

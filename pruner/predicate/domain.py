@@ -219,6 +219,9 @@ class Domain:
         return Domain(self.values.intersect(other.values), self.null_allowed and other.null_allowed)
 
     def union(self, other: Domain) -> Domain:
+        """Every value of either domain. A widening for NaN: ranges that together cover every
+        number merge into all values, and an all-values domain admits NaN (see the module
+        docstring) although neither operand did — the safe direction for pruning."""
         return Domain(self.values.union(other.values), self.null_allowed or other.null_allowed)
 
     def complement(self) -> Domain:

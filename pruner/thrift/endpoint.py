@@ -21,8 +21,9 @@ from pruner.serving.metrics import Metrics
 from pruner.thrift import idl
 from pruner.thrift.connections import ConnectionLimits
 from pruner.thrift.handler import LakepruneConnector
+from pruner.thrift.methods import ConnectorService
 from pruner.thrift.tokens import TokenSealer
-from pruner.thrift.wire import ConnectorService, ThriftServer
+from pruner.thrift.wire import ThriftServer
 
 API = "thrift"
 

@@ -31,6 +31,7 @@ from pruner.serving.config import Limits
 from pruner.serving.plans import Plan, Plans, plan_key
 from pruner.table.table import LakeTable, Snapshot
 from pruner.thrift import blocks, connector_types, domains, idl
+from pruner.thrift.dispatch import calling_engine
 from pruner.thrift.index_joins import (
     IndexSplitItem,
     index_split_items,
@@ -40,7 +41,6 @@ from pruner.thrift.index_joins import (
 )
 from pruner.thrift.split_reader import KeyFilter, PagePosition, SplitRead, SplitReader
 from pruner.thrift.tokens import TokenSealer
-from pruner.thrift.wire import calling_engine
 from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)

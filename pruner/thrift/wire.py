@@ -8,8 +8,7 @@ call is answered with is `dispatch`'s. The server keeps serving in every case. C
 (`connections.Connection`) are bounded: at most `limits.max_connections` are open (more are closed
 at once, counted, and logged at most once a minute), an idle one or one whose frame stalls is
 closed, a frame is read as its bytes arrive, never reserved from its length, and a peer that breaks
-the protocol loses its connection. `ConnectorService` and `calling_engine` are importable from here
-too (their homes are `methods` and `dispatch`)."""
+the protocol loses its connection."""
 
 from __future__ import annotations
 
@@ -33,11 +32,9 @@ from pruner.thrift.connections import (
     IdleTimeoutError,
     PeerError,
 )
-from pruner.thrift.dispatch import calling_engine, reply
+from pruner.thrift.dispatch import reply
 from pruner.thrift.messages import Request, application_error, read_call
 from pruner.thrift.methods import ConnectorService
-
-__all__ = ["DEFAULT_MAX_FRAME_SIZE", "ConnectorService", "ThriftServer", "calling_engine"]
 
 _log = logging.getLogger(__name__)
 
