@@ -1,0 +1,215 @@
+"""The values a column type can hold, to snap a literal to without dropping a matching row. A
+`Grid` answers floor / ceil / exact for integers (clamped to the type's range), decimals (the
+column's scale), doubles and reals (including the infinities) and dates compared with a timestamp
+at midnight UTC; `candidates` lists every value engines may compare a numeric literal as (its exact
+value, its rounding to the floating type of a floating column, one double step either side of an
+approximate literal against an integer or decimal column); `compare_domain` turns `column op x`,
+for x anywhere in such a hull, into the smallest domain of grid values that holds every match."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, time, timedelta
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, localcontext
+from typing import Any
+
+import numpy as np
+
+from pruner.predicate.domain import Domain, SortedRangeSet
+from pruner.predicate.ranges import Range
+from pruner.predicate.values import Value
+from pruner.types import ColumnType
+
+INTEGER_BOUNDS = {
+    "tinyint": (-(2**7), 2**7 - 1),
+    "smallint": (-(2**15), 2**15 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "bigint": (-(2**63), 2**63 - 1),
+}
+FLOATING = ("float", "double")
+_CONTEXT = Context(prec=200)
+
+
+def round32(value: float) -> float:
+    """The nearest real (float32) to a double, ±inf on overflow."""
+    with np.errstate(all="ignore"):
+        return float(np.float32(value))
+
+
+class Grid:
+    """The values a column can hold, to snap a literal to: `floor` is the greatest value <= x,
+    `ceil` the least value >= x (`None` if there is none), `exact` the value equal to x or `None`."""
+
+    def floor(self, x: Any) -> Value | None:
+        return x  # type: ignore[no-any-return]
+
+    def ceil(self, x: Any) -> Value | None:
+        return x  # type: ignore[no-any-return]
+
+    def exact(self, x: Any) -> Value | None:
+        low = self.floor(x)
+        return low if low is not None and low == x else None
+
+
+IDENTITY = Grid()
+
+
+class Integers(Grid):
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def floor(self, x: Decimal) -> Value | None:
+        if x < self.low:
+            return None
+        return self.high if x > self.high else int(x.to_integral_value(ROUND_FLOOR))
+
+    def ceil(self, x: Decimal) -> Value | None:
+        if x > self.high:
+            return None
+        return self.low if x < self.low else int(x.to_integral_value(ROUND_CEILING))
+
+
+class Decimals(Grid):
+    def __init__(self, column_type: ColumnType) -> None:
+        self.step = Decimal(1).scaleb(-column_type.scale)
+        self.high = Decimal(10) ** (column_type.precision - column_type.scale) - self.step
+
+    def _snap(self, x: Decimal, rounding: str) -> Decimal:
+        with localcontext(_CONTEXT):
+            result = x.quantize(self.step, rounding=rounding)
+        return result.copy_abs() if result == 0 else result
+
+    def floor(self, x: Decimal) -> Value | None:
+        if x < -self.high:
+            return None
+        return self.high if x > self.high else self._snap(x, ROUND_FLOOR)
+
+    def ceil(self, x: Decimal) -> Value | None:
+        if x > self.high:
+            return None
+        return -self.high if x < -self.high else self._snap(x, ROUND_CEILING)
+
+
+class Floats(Grid):
+    """Doubles (width 64) or reals (width 32), including the infinities."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+    def nearest(self, x: Decimal) -> float:
+        """x rounded to the nearest value (through double for reals)."""
+        value = float(x)
+        return value if self.width == 64 else round32(value)
+
+    def step(self, value: float, up: bool) -> float:
+        target = math.inf if up else -math.inf
+        if self.width == 64:
+            return math.nextafter(value, target)
+        with np.errstate(all="ignore"):
+            return float(np.nextafter(np.float32(value), np.float32(target)))
+
+    def floor(self, x: Decimal) -> Value | None:
+        value = self.nearest(x)
+        return self.step(value, up=False) if Decimal(value) > x else value
+
+    def ceil(self, x: Decimal) -> Value | None:
+        value = self.nearest(x)
+        return self.step(value, up=True) if Decimal(value) < x else value
+
+
+class Dates(Grid):
+    """Dates, compared with a timestamp at midnight UTC."""
+
+    def floor(self, x: datetime) -> Value | None:
+        return x.astimezone(UTC).date()
+
+    def ceil(self, x: datetime) -> Value | None:
+        day = x.astimezone(UTC).date()
+        if self.exact(x) is not None:
+            return day
+        try:
+            return day + timedelta(days=1)
+        except OverflowError:
+            return None
+
+    def exact(self, x: datetime) -> Value | None:
+        day = x.astimezone(UTC).date()
+        return day if datetime.combine(day, time(), UTC) == x else None
+
+
+def numeric_grid(column_type: ColumnType) -> Grid:
+    if column_type.name in INTEGER_BOUNDS:
+        return Integers(*INTEGER_BOUNDS[column_type.name])
+    if column_type.name == "decimal":
+        return Decimals(column_type)
+    return Floats(64 if column_type.name == "double" else 32)
+
+
+def candidates(grid: Grid, exact: Decimal, approximate: int, op: str) -> list[Decimal]:
+    """Values that `column op literal` may compare the literal as: engines round a decimal literal
+    to the floating type of a floating column, and round an integer or decimal column to double
+    (or real) against a double (real) literal; `column op c` for some c in the hull of these is
+    TRUE whenever `column op literal` is, under exact or engine semantics."""
+    values = [exact]
+    if not exact.is_finite():
+        return values
+    if isinstance(grid, Floats):
+        short = len(exact.as_tuple().digits) <= 15 and -22 <= int(exact.as_tuple().exponent) <= 22
+        low, high = grid.floor(exact), grid.ceil(exact)
+        if not short:  # engines' decimal-to-double conversions may round either way
+            values += [Decimal(v) for v in (low, high) if isinstance(v, float)]
+            return values
+        values.append(Decimal(float(exact)))
+        if grid.width == 32:
+            values.append(Decimal(round32(float(exact))))
+            assert isinstance(low, float) and isinstance(high, float)
+            if math.isinf(low) or math.isinf(high):
+                values += [Decimal(low), Decimal(high)]
+            else:  # the nearest real, rounded directly (both on a tie)
+                with localcontext(_CONTEXT):
+                    below, above = exact - Decimal(low), Decimal(high) - exact
+                if below <= above:
+                    values.append(Decimal(low))
+                if above <= below:
+                    values.append(Decimal(high))
+    elif approximate:
+        # With f the literal as a double and r(g) any faithful rounding of a column value g:
+        # r(g) < f needs g < f, r(g) <= f needs g < next(f), r(g) = f needs prev(f) < g < next(f),
+        # and r(g) <> f holds for every g other than f.
+        floats = Floats(approximate)
+        nearest = floats.nearest(exact)
+        if not math.isinf(nearest):
+            values.append(Decimal(nearest))
+            if op in ("=", "<=", ">="):
+                values += [Decimal(floats.step(nearest, up=False)), Decimal(floats.step(nearest, up=True))]
+    return values
+
+
+def compare_domain(op: str, grid: Grid, low: Any, high: Any) -> Domain:
+    """The column values v with `v op x` for some x in [low, high] (exactly x when low == high)."""
+    if op == "=":
+        first, last = grid.ceil(low), grid.floor(high)
+        if first is None or last is None:
+            return Domain.none()
+        values = Range.between(first, True, last, True)
+        return Domain.none() if values is None else Domain(SortedRangeSet.of_ranges(values), False)
+    if op == "<>":
+        value = grid.exact(low) if low == high else None
+        if value is None:
+            return Domain.not_null()
+        return Domain(SortedRangeSet.of_values(value).complement(), False)
+    if op in ("<", "<="):
+        value = grid.exact(high) if op == "<" else None
+        if value is not None:
+            return Domain(SortedRangeSet.of_ranges(Range.less_than(value)), False)
+        value = grid.floor(high)
+        if value is None:
+            return Domain.none()
+        return Domain(SortedRangeSet.of_ranges(Range.less_than_or_equal(value)), False)
+    value = grid.exact(low) if op == ">" else None
+    if value is not None:
+        return Domain(SortedRangeSet.of_ranges(Range.greater_than(value)), False)
+    value = grid.ceil(low)
+    if value is None:
+        return Domain.none()
+    return Domain(SortedRangeSet.of_ranges(Range.greater_than_or_equal(value)), False)
