@@ -29,17 +29,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.errors import InvalidInputError
+from pruner.numeric import MAX_DAY, MAX_MICROS, MICROS_PER_SECOND, MIN_DAY, MIN_MICROS
 from pruner.types import ColumnType
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
 
-MIN_US = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
-MAX_US = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999Z
-MIN_DAY = -719_162
-MAX_DAY = 2_932_896
-MIN_SECONDS = MIN_US // 1_000_000
-MAX_SECONDS = MAX_US // 1_000_000
+MIN_SECONDS = MIN_MICROS // MICROS_PER_SECOND
+MAX_SECONDS = MAX_MICROS // MICROS_PER_SECOND
 TS = ColumnType("timestamp")
 DATE = ColumnType("date")
 BIGINT = ColumnType("bigint")
@@ -76,7 +73,7 @@ def _null_outside(values: pa.Array, result: pa.Array) -> pa.Array:
         low, high = MIN_DAY, MAX_DAY
     else:
         raw = pc.cast(pc.cast(values, pa.timestamp("us", tz="UTC")), pa.int64())
-        low, high = MIN_US, MAX_US
+        low, high = MIN_MICROS, MAX_MICROS
     inside = pc.and_(pc.greater_equal(raw, low), pc.less_equal(raw, high))
     return pc.if_else(inside, result, pa.nulls(len(result), result.type))
 
@@ -184,7 +181,7 @@ def _spark_in_range(column: SparkColumn, source: ColumnType, result: SparkColumn
     if source.name == "date":
         low, high = F.date_from_unix_date(F.lit(MIN_DAY)), F.date_from_unix_date(F.lit(MAX_DAY))
     else:
-        low, high = F.timestamp_micros(F.lit(MIN_US)), F.timestamp_micros(F.lit(MAX_US))
+        low, high = F.timestamp_micros(F.lit(MIN_MICROS)), F.timestamp_micros(F.lit(MAX_MICROS))
     return F.when((column >= low) & (column <= high), result)
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Context, Decimal
 from typing import Any
 
@@ -46,6 +46,7 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 import xxhash
 
+from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.types import ColumnType
 
 MIN_BYTES = 32
@@ -74,8 +75,6 @@ _SEED0_LEN8 = np.uint64((0x27D4EB2F165667C5 + 8) & 0xFFFFFFFFFFFFFFFF)
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_EPOCH_DATE = date(1970, 1, 1)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DECIMAL_CONTEXT = Context(prec=100)
 
 U64Array = npt.NDArray[np.uint64]
@@ -230,13 +229,11 @@ def hash_python_values(values: Sequence[object], column_type: ColumnType) -> U64
         elif name == "date":
             if not isinstance(value, date) or isinstance(value, datetime):
                 raise _literal_error(value, column_type)
-            lanes.append((value - _EPOCH_DATE).days)
+            lanes.append(days_since_epoch(value))
         elif name == "timestamp":
             if not isinstance(value, datetime):
                 raise _literal_error(value, column_type)
-            instant = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-            delta = instant - _EPOCH
-            lanes.append((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+            lanes.append(micros_since_epoch(value))
         else:  # pragma: no cover - ColumnType admits no other names
             raise TypeError(f"bloom filters do not support column type {column_type}")
     if blobs:

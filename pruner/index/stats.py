@@ -11,13 +11,11 @@ A null min / max with non-null, non-NaN values present means "unknown"."""
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.metadata.spec import IndexPartitionSpec
+from pruner.numeric import round_down, round_up
 from pruner.types import ColumnType, TableSchema
 
 MAX_BOUND_BYTES = 256
@@ -83,15 +81,6 @@ def family(column_type: ColumnType) -> str:
     }[column_type.name]
 
 
-def _outward(value: Decimal, up: bool) -> float:
-    approx = float(value)
-    if up and Decimal(approx) < value:
-        return math.nextafter(approx, math.inf)
-    if not up and Decimal(approx) > value:
-        return math.nextafter(approx, -math.inf)
-    return approx
-
-
 def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, int]:
     """(min, max, nan_count) of the non-null values, as Python values of the column's family."""
     nan_count = 0
@@ -106,7 +95,7 @@ def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, 
     result = pc.min_max(values)
     low, high = result["min"].as_py(), result["max"].as_py()
     if column_type.name == "decimal" and low is not None:
-        low, high = _outward(low, up=False), _outward(high, up=True)
+        low, high = round_down(low), round_up(high)
     if column_type.name in ("string", "binary") and low is not None:
         if len(low) > MAX_BOUND_BYTES:
             low = low[:MAX_BOUND_BYTES]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
 
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
+from pruner.numeric import date_from_days, days_since_epoch, micros_since_epoch, timestamp_from_micros
 from pruner.planner.planner import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -29,9 +29,6 @@ from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.types import Column, ColumnType, TableSchema
 
-EPOCH_DATE = date(1970, 1, 1)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ONE_MICROSECOND = timedelta(microseconds=1)
 _UNSCALED = re.compile(r"[+-]?[0-9]{1,80}")
 MAX_SCALE = 38
 
@@ -90,10 +87,9 @@ def encode_value(value: Value) -> ppb.Value:
     if isinstance(value, bytes):
         return ppb.Value(binary_value=value)
     if isinstance(value, datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return ppb.Value(timestamp_micros=(moment - EPOCH) // _ONE_MICROSECOND)
+        return ppb.Value(timestamp_micros=micros_since_epoch(value))
     if isinstance(value, date):
-        return ppb.Value(date_days=(value - EPOCH_DATE).days)
+        return ppb.Value(date_days=days_since_epoch(value))
     raise InvalidInputError(f"cannot encode {value!r}: unsupported value type {type(value).__name__}")
 
 
@@ -110,9 +106,9 @@ def decode_value(message: ppb.Value, column: Column) -> Value:
     if kind == "decimal_value":
         raw = _decimal(message.decimal_value, column)
     elif kind == "date_days":
-        raw = _from_epoch(column, EPOCH_DATE, "days", message.date_days)
+        raw = _from_epoch(column, date_from_days, message.date_days)
     elif kind == "timestamp_micros":
-        raw = _from_epoch(column, EPOCH, "microseconds", message.timestamp_micros)
+        raw = _from_epoch(column, timestamp_from_micros, message.timestamp_micros)
     else:
         raw = getattr(message, kind)
     if isinstance(raw, float) and math.isnan(raw):
@@ -133,9 +129,9 @@ def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
     return Decimal(f"{message.unscaled}E{-message.scale}")
 
 
-def _from_epoch(column: Column, epoch: Any, unit: str, count: int) -> Any:
+def _from_epoch(column: Column, since_epoch: Callable[[int], date], count: int) -> date:
     try:
-        return epoch + timedelta(**{unit: count})
+        return since_epoch(count)
     except OverflowError:
         raise InvalidInputError(f"column {column.name}: {count} is out of range for {column.type}") from None
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, time, timedelta
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, localcontext
+from decimal import Context, Decimal, localcontext
 from typing import Any
 
-import numpy as np
-
+from pruner.numeric import Bits, nearest_float32, one_ulp_beyond, quantize_outward, round_down, round_up
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.values import Value
@@ -28,12 +27,6 @@ INTEGER_BOUNDS = {
 }
 FLOATING = ("float", "double")
 _CONTEXT = Context(prec=200)
-
-
-def round32(value: float) -> float:
-    """The nearest real (float32) to a double, ±inf on overflow."""
-    with np.errstate(all="ignore"):
-        return float(np.float32(value))
 
 
 class Grid:
@@ -61,60 +54,47 @@ class Integers(Grid):
     def floor(self, x: Decimal) -> Value | None:
         if x < self.low:
             return None
-        return self.high if x > self.high else int(x.to_integral_value(ROUND_FLOOR))
+        return self.high if x > self.high else int(quantize_outward(x, 0, up=False))
 
     def ceil(self, x: Decimal) -> Value | None:
         if x > self.high:
             return None
-        return self.low if x < self.low else int(x.to_integral_value(ROUND_CEILING))
+        return self.low if x < self.low else int(quantize_outward(x, 0, up=True))
 
 
 class Decimals(Grid):
     def __init__(self, column_type: ColumnType) -> None:
-        self.step = Decimal(1).scaleb(-column_type.scale)
-        self.high = Decimal(10) ** (column_type.precision - column_type.scale) - self.step
-
-    def _snap(self, x: Decimal, rounding: str) -> Decimal:
-        with localcontext(_CONTEXT):
-            result = x.quantize(self.step, rounding=rounding)
-        return result.copy_abs() if result == 0 else result
+        self.scale = column_type.scale
+        step = Decimal(1).scaleb(-column_type.scale)
+        self.high = Decimal(10) ** (column_type.precision - column_type.scale) - step
 
     def floor(self, x: Decimal) -> Value | None:
         if x < -self.high:
             return None
-        return self.high if x > self.high else self._snap(x, ROUND_FLOOR)
+        return self.high if x > self.high else quantize_outward(x, self.scale, up=False)
 
     def ceil(self, x: Decimal) -> Value | None:
         if x > self.high:
             return None
-        return -self.high if x < -self.high else self._snap(x, ROUND_CEILING)
+        return -self.high if x < -self.high else quantize_outward(x, self.scale, up=True)
 
 
 class Floats(Grid):
     """Doubles (width 64) or reals (width 32), including the infinities."""
 
-    def __init__(self, width: int) -> None:
-        self.width = width
+    def __init__(self, width: Bits) -> None:
+        self.width: Bits = width
 
     def nearest(self, x: Decimal) -> float:
         """x rounded to the nearest value (through double for reals)."""
         value = float(x)
-        return value if self.width == 64 else round32(value)
-
-    def step(self, value: float, up: bool) -> float:
-        target = math.inf if up else -math.inf
-        if self.width == 64:
-            return math.nextafter(value, target)
-        with np.errstate(all="ignore"):
-            return float(np.nextafter(np.float32(value), np.float32(target)))
+        return value if self.width == 64 else nearest_float32(value)
 
     def floor(self, x: Decimal) -> Value | None:
-        value = self.nearest(x)
-        return self.step(value, up=False) if Decimal(value) > x else value
+        return round_down(x, self.width)
 
     def ceil(self, x: Decimal) -> Value | None:
-        value = self.nearest(x)
-        return self.step(value, up=True) if Decimal(value) < x else value
+        return round_up(x, self.width)
 
 
 class Dates(Grid):
@@ -145,7 +125,7 @@ def numeric_grid(column_type: ColumnType) -> Grid:
     return Floats(64 if column_type.name == "double" else 32)
 
 
-def candidates(grid: Grid, exact: Decimal, approximate: int, op: str) -> list[Decimal]:
+def candidates(grid: Grid, exact: Decimal, approximate: Bits | None, op: str) -> list[Decimal]:
     """Values that `column op literal` may compare the literal as: engines round a decimal literal
     to the floating type of a floating column, and round an integer or decimal column to double
     (or real) against a double (real) literal; `column op c` for some c in the hull of these is
@@ -161,7 +141,7 @@ def candidates(grid: Grid, exact: Decimal, approximate: int, op: str) -> list[De
             return values
         values.append(Decimal(float(exact)))
         if grid.width == 32:
-            values.append(Decimal(round32(float(exact))))
+            values.append(Decimal(nearest_float32(float(exact))))
             assert isinstance(low, float) and isinstance(high, float)
             if math.isinf(low) or math.isinf(high):
                 values += [Decimal(low), Decimal(high)]
@@ -181,7 +161,7 @@ def candidates(grid: Grid, exact: Decimal, approximate: int, op: str) -> list[De
         if not math.isinf(nearest):
             values.append(Decimal(nearest))
             if op in ("=", "<=", ">="):
-                values += [Decimal(floats.step(nearest, up=False)), Decimal(floats.step(nearest, up=True))]
+                values += [Decimal(one_ulp_beyond(nearest, up, floats.width)) for up in (False, True)]
     return values
 
 

@@ -15,7 +15,8 @@ from decimal import Decimal, InvalidOperation
 from sqlglot import exp
 
 from pruner.errors import InvalidInputError, InvalidSchemaError
-from pruner.predicate.sql.grids import FLOATING, INTEGER_BOUNDS, round32
+from pruner.numeric import Bits, nearest_float32
+from pruner.predicate.sql.grids import FLOATING, INTEGER_BOUNDS
 from pruner.predicate.sql.parsing import sql_text, unparen
 from pruner.predicate.values import Value, is_nan, normalize
 from pruner.types import ColumnType, parse_type
@@ -37,10 +38,10 @@ class NotLiteralError(Exception):
 class Literal:
     """A constant: `None` (NULL), bool, int, Decimal (an exact number), float, str, bytes, date or
     datetime. `approximate` is 64 or 32 when the value is a double or a real, which engines compare
-    with integer and decimal columns after rounding the column value (0 for an exact value)."""
+    with integer and decimal columns after rounding the column value (None for an exact value)."""
 
     value: object
-    approximate: int
+    approximate: Bits | None
     sql: str
 
 
@@ -53,23 +54,23 @@ def read_literal(node: exp.Expr) -> Literal:
     node = unparen(node)
     text = sql_text(node)
     if isinstance(node, exp.Null):
-        return Literal(None, 0, text)
+        return Literal(None, None, text)
     if isinstance(node, exp.Boolean):
-        return Literal(bool(node.this), 0, text)
+        return Literal(bool(node.this), None, text)
     if type(node) is exp.Literal:
         if node.is_string:
-            return Literal(str(node.this), 0, text)
+            return Literal(str(node.this), None, text)
         number = str(node.this)
         try:
             value = Decimal(number)
         except InvalidOperation:
             raise LiteralError(text, "not a number") from None
         approximate = "e" in number.lower() or len(value.as_tuple().digits) > _MAX_EXACT_DIGITS
-        return Literal(value, 64 if approximate else 0, text)
+        return Literal(value, 64 if approximate else None, text)
     if isinstance(node, exp.Neg):
         inner = read_literal(node.this)
         if inner.value is None:
-            return Literal(None, 0, text)
+            return Literal(None, None, text)
         if isinstance(inner.value, int | float | Decimal) and not isinstance(inner.value, bool):
             return Literal(-inner.value, inner.approximate, text)
         raise NotLiteralError(f"cannot negate {inner.sql}")
@@ -103,32 +104,32 @@ def _cast(inner: Literal, target: tuple[ColumnType, int | None], text: str) -> L
     value = inner.value
     column_type, max_length = target
     name = column_type.name
-    approximate = {"double": 64, "float": 32}.get(name, 0)
+    approximate: Bits | None = 64 if name == "double" else 32 if name == "float" else None
     if value is None:
-        return Literal(None, 0, text)
+        return Literal(None, None, text)
     if isinstance(value, str) and name not in ("string", "binary", "date", "timestamp"):
         value = _parse_text(value, column_type, text)
     try:
         if isinstance(value, bool):
             if name == "boolean":
-                return Literal(value, 0, text)
+                return Literal(value, None, text)
         elif isinstance(value, int | float | Decimal):
             result = _cast_number(value, column_type)
             if result is not None:
                 return Literal(result, approximate, text)
         elif isinstance(value, str):
             if name == "string" and (max_length is None or len(value) <= max_length):
-                return Literal(value, 0, text)
+                return Literal(value, None, text)
             if name in ("binary", "date", "timestamp"):
-                return Literal(normalize(value, column_type), 0, text)
+                return Literal(normalize(value, column_type), None, text)
         elif isinstance(value, datetime):
             if name == "timestamp":
-                return Literal(value, 0, text)
+                return Literal(value, None, text)
         elif isinstance(value, date):
             if name in ("date", "timestamp"):
-                return Literal(normalize(value, column_type), 0, text)
+                return Literal(normalize(value, column_type), None, text)
         elif isinstance(value, bytes) and name == "binary":
-            return Literal(value, 0, text)
+            return Literal(value, None, text)
     except InvalidInputError as exc:
         raise LiteralError(text, error_reason(exc)) from None
     raise NotLiteralError(f"{text} depends on the engine")
@@ -157,7 +158,7 @@ def _cast_number(value: int | float | Decimal, column_type: ColumnType) -> Value
         result = float(value)
         return None if math.isinf(result) and not _is_infinite(value) else result
     if name == "float":
-        result = round32(float(value))
+        result = nearest_float32(float(value))
         if is_nan(value) or _is_infinite(value):
             return result
         return result if not math.isinf(result) and Decimal(result) == to_decimal(value) else None
