@@ -16,17 +16,10 @@ import pyarrow.compute as pc
 
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.numeric import round_down, round_up
-from pruner.types import ColumnType, TableSchema
+from pruner.types import ColumnType, StatsFamily, TableSchema, TypeKind
 
 MAX_BOUND_BYTES = 256
-FAMILY_TYPES: dict[str, pa.DataType] = {
-    "int": pa.int64(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "binary": pa.binary(),
-    "date": pa.date32(),
-    "ts": pa.timestamp("us", tz="UTC"),
-}
+FAMILY_TYPES: dict[StatsFamily, pa.DataType] = {family: family.arrow_type for family in StatsFamily}
 _COUNTS = [
     pa.field("value_count", pa.int64()),
     pa.field("null_count", pa.int64()),
@@ -67,18 +60,8 @@ def partition_stats_spec(num_buckets: int) -> IndexPartitionSpec:
     )
 
 
-def family(column_type: ColumnType) -> str:
-    if column_type.name == "boolean" or column_type.is_integer:
-        return "int"
-    return {
-        "float": "double",
-        "double": "double",
-        "decimal": "double",
-        "string": "string",
-        "binary": "binary",
-        "date": "date",
-        "timestamp": "ts",
-    }[column_type.name]
+def family(column_type: ColumnType) -> StatsFamily:
+    return column_type.kind.stats_family
 
 
 def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, int]:
@@ -94,9 +77,9 @@ def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, 
         values = pc.cast(values, pa.timestamp("us", tz="UTC"))
     result = pc.min_max(values)
     low, high = result["min"].as_py(), result["max"].as_py()
-    if column_type.name == "decimal" and low is not None:
+    if column_type.kind is TypeKind.DECIMAL and low is not None:
         low, high = round_down(low), round_up(high)
-    if column_type.name in ("string", "binary") and low is not None:
+    if family(column_type) in (StatsFamily.STRING, StatsFamily.BINARY) and low is not None:
         if len(low) > MAX_BOUND_BYTES:
             low = low[:MAX_BOUND_BYTES]
         if len(high) > MAX_BOUND_BYTES:

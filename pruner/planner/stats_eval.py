@@ -26,7 +26,7 @@ from pruner.numeric import one_ulp_beyond, round_outward
 from pruner.predicate.domain import Domain
 from pruner.predicate.ranges import Range
 from pruner.predicate.values import Value
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
 
 def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, bool]:
@@ -41,7 +41,7 @@ def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, 
         nearest = float(value)
         exact = Decimal(nearest) == value
         return (nearest if exact else one_ulp_beyond(nearest, upper)), exact
-    if isinstance(value, float) and column_type.name == "float":
+    if isinstance(value, float) and column_type.kind is TypeKind.FLOAT:
         # Engines disagree on `real_col <= 0.1` (Trino rounds the literal to 32 bits, Spark widens
         # the column to 64): widen the bound to the enclosing float32 so both answers are kept.
         rounded = round_outward(value, upper, bits=32)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from decimal import Decimal
+from typing import assert_never
 
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
@@ -27,40 +28,67 @@ from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value, format_value, normalize
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
-from pruner.types import Column, ColumnType, TableSchema
+from pruner.types import Column, ColumnType, TableSchema, TypeKind
 
 _UNSCALED = re.compile(r"[+-]?[0-9]{1,80}")
 MAX_SCALE = 38
 
-# Which `Value` field each column type accepts.
-_KINDS: dict[str, tuple[str, ...]] = {
-    "boolean": ("boolean_value",),
-    "tinyint": ("integer_value",),
-    "smallint": ("integer_value",),
-    "int": ("integer_value",),
-    "bigint": ("integer_value",),
-    "float": ("double_value", "float_value"),
-    "double": ("double_value", "float_value"),
-    "decimal": ("decimal_value",),
-    "string": ("string_value",),
-    "binary": ("binary_value",),
-    "date": ("date_days",),
-    "timestamp": ("timestamp_micros",),
-}
-TYPE_KINDS: dict[str, spb.TypeKind] = {
-    "boolean": spb.TYPE_KIND_BOOLEAN,
-    "tinyint": spb.TYPE_KIND_TINYINT,
-    "smallint": spb.TYPE_KIND_SMALLINT,
-    "int": spb.TYPE_KIND_INT,
-    "bigint": spb.TYPE_KIND_BIGINT,
-    "float": spb.TYPE_KIND_FLOAT,
-    "double": spb.TYPE_KIND_DOUBLE,
-    "decimal": spb.TYPE_KIND_DECIMAL,
-    "string": spb.TYPE_KIND_STRING,
-    "binary": spb.TYPE_KIND_BINARY,
-    "date": spb.TYPE_KIND_DATE,
-    "timestamp": spb.TYPE_KIND_TIMESTAMP,
-}
+
+def value_fields(kind: TypeKind) -> tuple[str, ...]:
+    """The fields of the `Value` oneof that a column of `kind` accepts (see `predicate.proto`)."""
+    match kind:
+        case TypeKind.BOOLEAN:
+            return ("boolean_value",)
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT:
+            return ("integer_value",)
+        case TypeKind.FLOAT | TypeKind.DOUBLE:
+            return ("double_value", "float_value")
+        case TypeKind.DECIMAL:
+            return ("decimal_value",)
+        case TypeKind.STRING:
+            return ("string_value",)
+        case TypeKind.BINARY:
+            return ("binary_value",)
+        case TypeKind.DATE:
+            return ("date_days",)
+        case TypeKind.TIMESTAMP:
+            return ("timestamp_micros",)
+        case _:
+            assert_never(kind)
+
+
+def proto_kind(kind: TypeKind) -> spb.TypeKind:
+    """The `lakeprune.v1.TypeKind` of a kind."""
+    match kind:
+        case TypeKind.BOOLEAN:
+            return spb.TYPE_KIND_BOOLEAN
+        case TypeKind.TINYINT:
+            return spb.TYPE_KIND_TINYINT
+        case TypeKind.SMALLINT:
+            return spb.TYPE_KIND_SMALLINT
+        case TypeKind.INT:
+            return spb.TYPE_KIND_INT
+        case TypeKind.BIGINT:
+            return spb.TYPE_KIND_BIGINT
+        case TypeKind.FLOAT:
+            return spb.TYPE_KIND_FLOAT
+        case TypeKind.DOUBLE:
+            return spb.TYPE_KIND_DOUBLE
+        case TypeKind.DECIMAL:
+            return spb.TYPE_KIND_DECIMAL
+        case TypeKind.STRING:
+            return spb.TYPE_KIND_STRING
+        case TypeKind.BINARY:
+            return spb.TYPE_KIND_BINARY
+        case TypeKind.DATE:
+            return spb.TYPE_KIND_DATE
+        case TypeKind.TIMESTAMP:
+            return spb.TYPE_KIND_TIMESTAMP
+        case _:
+            assert_never(kind)
+
+
+_FROM_PROTO = {proto_kind(kind): kind for kind in TypeKind}
 
 
 # Values --------------------------------------------------------------------------------------------
@@ -96,7 +124,7 @@ def encode_value(value: Value) -> ppb.Value:
 def decode_value(message: ppb.Value, column: Column) -> Value:
     """The normalised value of `message` for `column`; `InvalidInputError` if it does not fit."""
     kind = message.WhichOneof("kind")
-    accepted = _KINDS[column.type.name]
+    accepted = value_fields(column.type.kind)
     if kind not in accepted:
         given = "no value" if kind is None else kind
         raise InvalidInputError(
@@ -264,7 +292,7 @@ def check_snapshot(instant: str) -> str | None:
 
 def encode_column_type(column_type: ColumnType) -> spb.ColumnType:
     return spb.ColumnType(
-        kind=TYPE_KINDS[column_type.name],
+        kind=proto_kind(column_type.kind),
         precision=column_type.precision,
         scale=column_type.scale,
         name=str(column_type),
@@ -272,12 +300,12 @@ def encode_column_type(column_type: ColumnType) -> spb.ColumnType:
 
 
 def decode_column_type(message: spb.ColumnType) -> ColumnType:
-    if message.kind == spb.TYPE_KIND_DECIMAL:
-        return ColumnType("decimal", message.precision, message.scale)
-    for name, kind in TYPE_KINDS.items():
-        if kind == message.kind:
-            return ColumnType(name)
-    raise InvalidInputError(f"unknown column type kind {message.kind} ({message.name})")
+    kind = _FROM_PROTO.get(message.kind)
+    if kind is None:
+        raise InvalidInputError(f"unknown column type kind {message.kind} ({message.name})")
+    if kind is TypeKind.DECIMAL:
+        return ColumnType(kind, message.precision, message.scale)
+    return ColumnType(kind)
 
 
 def encode_schema(schema: TableSchema) -> list[spb.Column]:

@@ -30,6 +30,7 @@ those, so pruning never loses a row the engine would have kept."""
 from __future__ import annotations
 
 from enum import Enum
+from typing import assert_never
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 
 from pruner.errors import InvalidSchemaError, SchemaMismatchError
-from pruner.types import ColumnType, can_write, from_arrow
+from pruner.types import ColumnType, TypeKind, can_write, from_arrow
 
 
 class ConnectorType(Enum):
@@ -73,21 +74,6 @@ _ARROW_TYPES: dict[ConnectorType, pa.DataType] = {
     ConnectorType.TIMESTAMP: pa.timestamp("ms"),
 }
 
-_BY_COLUMN_TYPE: dict[str, ConnectorType] = {
-    "tinyint": ConnectorType.INTEGER,
-    "smallint": ConnectorType.INTEGER,
-    "int": ConnectorType.INTEGER,
-    "bigint": ConnectorType.BIGINT,
-    "float": ConnectorType.DOUBLE,
-    "double": ConnectorType.DOUBLE,
-    "decimal": ConnectorType.DOUBLE,
-    "string": ConnectorType.VARCHAR,
-    "binary": ConnectorType.VARCHAR,
-    "boolean": ConnectorType.BOOLEAN,
-    "date": ConnectorType.DATE,
-    "timestamp": ConnectorType.TIMESTAMP,
-}
-
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 # Row i holds the two lowercase hex digits of byte value i.
 _HEX_TABLE = np.stack([_HEX_DIGITS[np.arange(256) >> 4], _HEX_DIGITS[np.arange(256) & 15]], axis=1)
@@ -98,8 +84,24 @@ _NIBBLES[_HEX_DIGITS] = np.arange(16, dtype=np.uint8)
 
 
 def connector_type(column_type: ColumnType) -> ConnectorType:
-    """The connector type that represents `column_type`."""
-    return _BY_COLUMN_TYPE[column_type.name]
+    """The connector type that represents `column_type` (the table above)."""
+    match column_type.kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT:
+            return ConnectorType.INTEGER
+        case TypeKind.BIGINT:
+            return ConnectorType.BIGINT
+        case TypeKind.FLOAT | TypeKind.DOUBLE | TypeKind.DECIMAL:
+            return ConnectorType.DOUBLE
+        case TypeKind.STRING | TypeKind.BINARY:
+            return ConnectorType.VARCHAR
+        case TypeKind.BOOLEAN:
+            return ConnectorType.BOOLEAN
+        case TypeKind.DATE:
+            return ConnectorType.DATE
+        case TypeKind.TIMESTAMP:
+            return ConnectorType.TIMESTAMP
+        case unknown:
+            assert_never(unknown)
 
 
 def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
@@ -111,21 +113,48 @@ def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
 
 def is_exact(column_type: ColumnType) -> bool:
     """Whether a connector value determines the column value (all but decimal and timestamp)."""
-    return column_type.name not in ("decimal", "timestamp")
+    match column_type.kind:
+        case TypeKind.DECIMAL | TypeKind.TIMESTAMP:
+            return False
+        case (
+            TypeKind.BOOLEAN
+            | TypeKind.TINYINT
+            | TypeKind.SMALLINT
+            | TypeKind.INT
+            | TypeKind.BIGINT
+            | TypeKind.FLOAT
+            | TypeKind.DOUBLE
+            | TypeKind.STRING
+            | TypeKind.BINARY
+            | TypeKind.DATE
+        ):
+            return True
+        case unknown:
+            assert_never(unknown)
 
 
 def comment(column_type: ColumnType) -> str | None:
     """A column comment for the engine when the connector type is not the column's own type."""
-    name = column_type.name
-    if name == "decimal":
-        return f"lakeprune {column_type}, sent as the nearest double"
-    if name == "binary":
-        return "lakeprune binary, sent as lowercase hex"
-    if name == "timestamp":
-        return "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
-    if name in ("tinyint", "smallint", "float"):
-        return f"lakeprune {column_type}"
-    return None
+    match column_type.kind:
+        case TypeKind.DECIMAL:
+            return f"lakeprune {column_type}, sent as the nearest double"
+        case TypeKind.BINARY:
+            return "lakeprune binary, sent as lowercase hex"
+        case TypeKind.TIMESTAMP:
+            return "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.FLOAT:
+            return f"lakeprune {column_type}"
+        case (
+            TypeKind.INT
+            | TypeKind.BIGINT
+            | TypeKind.DOUBLE
+            | TypeKind.STRING
+            | TypeKind.BOOLEAN
+            | TypeKind.DATE
+        ):
+            return None
+        case unknown:
+            assert_never(unknown)
 
 
 def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
@@ -139,19 +168,32 @@ def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
     target = connector_type(column_type)
     if pat.is_null(arr.type) or len(arr) == 0:
         return pa.nulls(len(arr), target.arrow_type)
-    name = column_type.name
-    if name == "decimal":
-        # Through the shortest decimal string: Arrow's string-to-double parser rounds correctly,
-        # its direct decimal-to-double cast can be off by 2 ulps. `domains` relies on correct
-        # rounding when it widens double bounds on decimal columns.
-        return pc.cast(pc.cast(arr, pa.string()), pa.float64())
-    if name == "binary":
-        return _lowercase_hex(arr)
-    if name == "timestamp":
-        return _timestamp_millis(arr)
-    if name == "string" and pat.is_large_string(arr.type):
-        return arr
-    return pc.cast(arr, target.arrow_type)
+    match column_type.kind:
+        case TypeKind.DECIMAL:
+            # Through the shortest decimal string: Arrow's string-to-double parser rounds correctly,
+            # its direct decimal-to-double cast can be off by 2 ulps. `domains` relies on correct
+            # rounding when it widens double bounds on decimal columns.
+            return pc.cast(pc.cast(arr, pa.string()), pa.float64())
+        case TypeKind.BINARY:
+            return _lowercase_hex(arr)
+        case TypeKind.TIMESTAMP:
+            return _timestamp_millis(arr)
+        case TypeKind.STRING if pat.is_large_string(arr.type):
+            return arr
+        case (
+            TypeKind.BOOLEAN
+            | TypeKind.TINYINT
+            | TypeKind.SMALLINT
+            | TypeKind.INT
+            | TypeKind.BIGINT
+            | TypeKind.FLOAT
+            | TypeKind.DOUBLE
+            | TypeKind.STRING
+            | TypeKind.DATE
+        ):
+            return pc.cast(arr, target.arrow_type)
+        case unknown:
+            assert_never(unknown)
 
 
 def _check_fits(arrow_type: pa.DataType, column_type: ColumnType) -> None:
@@ -230,15 +272,14 @@ def from_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     target = column_type.to_arrow()
-    if column_type.is_integer:
-        info = np.iinfo(target.to_pandas_dtype())
-        outside = pc.or_(pc.less(arr, int(info.min)), pc.greater(arr, int(info.max)))
+    if (bounds := column_type.kind.integer_bounds) is not None:
+        outside = pc.or_(pc.less(arr, bounds[0]), pc.greater(arr, bounds[1]))
         return pc.cast(pc.if_else(outside, pa.scalar(None, arr.type), arr), target)
-    if column_type.name == "float":
+    if column_type.kind is TypeKind.FLOAT:
         narrowed = pc.cast(arr, pa.float32(), safe=False)
         exact = pc.equal(pc.cast(narrowed, pa.float64()), arr)
         return pc.if_else(exact, narrowed, pa.scalar(None, pa.float32()))
-    if column_type.name == "binary":
+    if column_type.kind is TypeKind.BINARY:
         return _from_lowercase_hex(arr)
     return pc.cast(arr, target)
 

@@ -23,8 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-
-import numpy as np
+from typing import assert_never
 
 from pruner.numeric import (
     MAX_DAY,
@@ -47,7 +46,7 @@ from pruner.thrift import idl
 from pruner.thrift.blocks import EngineValue, block_connector_type, block_row_count, decode_values
 from pruner.thrift.connector_types import connector_type
 from pruner.thrift.errors import ThriftRequestError
-from pruner.types import ColumnType, TableSchema
+from pruner.types import ColumnType, TableSchema, TypeKind
 
 _log = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ def values_domain(block: idl.Block, column_type: ColumnType) -> Domain:
     columns are unconstrained (their values are hex varchar). `ThriftRequestError` if the block
     does not hold the column's connector type."""
     values = decode_values(block, column_type)
-    if column_type.name == "binary":
+    if column_type.kind is TypeKind.BINARY:
         return Domain.all()
     keys = [v for v in values if v is not None and not _is_nan(v)]
     translate = _range_translator(column_type)
@@ -124,8 +123,11 @@ def _decode_domain(thrift_domain: idl.Domain, column_type: ColumnType) -> Domain
         engine_set = _equatable_set(equatable, column_type)
     else:
         engine_set = SortedRangeSet.of_ranges(*(_engine_range(r, column_type) for r in ranges.ranges or ()))
-    floating = column_type.name in ("float", "double")
-    if floating and not engine_set.is_all() and any(r.high is None for r in engine_set.ranges):
+    if (
+        column_type.kind.is_floating
+        and not engine_set.is_all()
+        and any(r.high is None for r in engine_set.ranges)
+    ):
         # The engines order doubles with Java's Double.compare, where NaN is above +inf, so a
         # range unbounded above also holds NaN (`NOT (x <= 5)` is true for NaN), which no
         # lakeprune range does: leave the column unconstrained.
@@ -206,23 +208,27 @@ def _is_nan(value: object) -> bool:
 def _range_translator(column_type: ColumnType) -> Callable[[Range], Range | None]:
     """The function taking an engine range to the column range holding every column value whose
     connector value lies in it (`None` if there is none)."""
-    name = column_type.name
-    if column_type.is_integer:
-        info = np.iinfo(column_type.to_arrow().to_pandas_dtype())
-        return lambda r: _integer_range(*_inclusive_ints(r), (int(info.min), int(info.max)), int)
-    if name == "date":
-        return lambda r: _integer_range(*_inclusive_ints(r), (MIN_DAY, MAX_DAY), date_from_days)
-    if name == "timestamp":
-        return _timestamp_range
-    if name == "float":
-        return _float32_range
-    if name == "decimal":
-        return lambda r: _decimal_range(r, column_type)
-    if name == "binary":
-        raise _UntranslatableError(
-            "binary columns are sent as hex varchar; their varchar domains are not translated"
-        )
-    return lambda r: r  # double, string, boolean: the engine's values are the column's
+    match column_type.kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT as kind:
+            limits = kind.integer_bounds
+            assert limits is not None, "an integer kind has bounds"
+            return lambda r: _integer_range(*_inclusive_ints(r), limits, int)
+        case TypeKind.DATE:
+            return lambda r: _integer_range(*_inclusive_ints(r), (MIN_DAY, MAX_DAY), date_from_days)
+        case TypeKind.TIMESTAMP:
+            return _timestamp_range
+        case TypeKind.FLOAT:
+            return _float32_range
+        case TypeKind.DECIMAL:
+            return lambda r: _decimal_range(r, column_type)
+        case TypeKind.BINARY:
+            raise _UntranslatableError(
+                "binary columns are sent as hex varchar; their varchar domains are not translated"
+            )
+        case TypeKind.DOUBLE | TypeKind.STRING | TypeKind.BOOLEAN:
+            return lambda r: r  # the engine's values are the column's
+        case unknown:
+            assert_never(unknown)
 
 
 def _inclusive_ints(r: Range) -> tuple[int | None, int | None]:

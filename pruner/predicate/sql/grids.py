@@ -17,15 +17,8 @@ from pruner.numeric import Bits, nearest_float32, one_ulp_beyond, quantize_outwa
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.values import Value
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
-INTEGER_BOUNDS = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
-FLOATING = ("float", "double")
 _CONTEXT = Context(prec=200)
 
 
@@ -118,11 +111,14 @@ class Dates(Grid):
 
 
 def numeric_grid(column_type: ColumnType) -> Grid:
-    if column_type.name in INTEGER_BOUNDS:
-        return Integers(*INTEGER_BOUNDS[column_type.name])
-    if column_type.name == "decimal":
+    kind = column_type.kind
+    if (bounds := kind.integer_bounds) is not None:
+        return Integers(*bounds)
+    if (bits := kind.float_bits) is not None:
+        return Floats(bits)
+    if kind is TypeKind.DECIMAL:
         return Decimals(column_type)
-    return Floats(64 if column_type.name == "double" else 32)
+    raise ValueError(f"{column_type} is not a numeric type")
 
 
 def candidates(grid: Grid, exact: Decimal, approximate: Bits | None, op: str) -> list[Decimal]:

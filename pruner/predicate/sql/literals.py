@@ -16,10 +16,9 @@ from sqlglot import exp
 
 from pruner.errors import InvalidInputError, InvalidSchemaError
 from pruner.numeric import Bits, nearest_float32
-from pruner.predicate.sql.grids import FLOATING, INTEGER_BOUNDS
 from pruner.predicate.sql.parsing import sql_text, unparen
 from pruner.predicate.values import Value, is_nan, normalize
-from pruner.types import ColumnType, parse_type
+from pruner.types import ColumnType, TypeKind, parse_type
 
 
 class LiteralError(InvalidInputError):
@@ -86,10 +85,10 @@ def _cast_type(data_type: exp.DataType) -> tuple[ColumnType, int | None] | None:
     """The column type of a CAST target, and a VARCHAR(n) length limit if any."""
     kind = data_type.this.name
     if kind in _TIMESTAMP_TYPES:
-        return ColumnType("timestamp"), None
+        return ColumnType(TypeKind.TIMESTAMP), None
     if kind in _STRING_TYPES:
         params = data_type.expressions
-        return ColumnType("string"), int(params[0].this.name) if params else None
+        return ColumnType(TypeKind.STRING), int(params[0].this.name) if params else None
     if kind == "CHAR":  # CHAR(n) pads with spaces
         return None
     try:
@@ -103,32 +102,31 @@ def _cast(inner: Literal, target: tuple[ColumnType, int | None], text: str) -> L
     round or truncate differently, `InvalidInputError` when the value cannot be cast at all."""
     value = inner.value
     column_type, max_length = target
-    name = column_type.name
-    approximate: Bits | None = 64 if name == "double" else 32 if name == "float" else None
+    kind = column_type.kind
     if value is None:
         return Literal(None, None, text)
-    if isinstance(value, str) and name not in ("string", "binary", "date", "timestamp"):
+    if isinstance(value, str) and (kind is TypeKind.BOOLEAN or kind.is_numeric):
         value = _parse_text(value, column_type, text)
     try:
         if isinstance(value, bool):
-            if name == "boolean":
+            if kind is TypeKind.BOOLEAN:
                 return Literal(value, None, text)
         elif isinstance(value, int | float | Decimal):
             result = _cast_number(value, column_type)
             if result is not None:
-                return Literal(result, approximate, text)
+                return Literal(result, kind.float_bits, text)
         elif isinstance(value, str):
-            if name == "string" and (max_length is None or len(value) <= max_length):
+            if kind is TypeKind.STRING and (max_length is None or len(value) <= max_length):
                 return Literal(value, None, text)
-            if name in ("binary", "date", "timestamp"):
+            if kind in (TypeKind.BINARY, TypeKind.DATE, TypeKind.TIMESTAMP):
                 return Literal(normalize(value, column_type), None, text)
         elif isinstance(value, datetime):
-            if name == "timestamp":
+            if kind is TypeKind.TIMESTAMP:
                 return Literal(value, None, text)
         elif isinstance(value, date):
-            if name in ("date", "timestamp"):
+            if kind in (TypeKind.DATE, TypeKind.TIMESTAMP):
                 return Literal(normalize(value, column_type), None, text)
-        elif isinstance(value, bytes) and name == "binary":
+        elif isinstance(value, bytes) and kind is TypeKind.BINARY:
             return Literal(value, None, text)
     except InvalidInputError as exc:
         raise LiteralError(text, error_reason(exc)) from None
@@ -138,7 +136,7 @@ def _cast(inner: Literal, target: tuple[ColumnType, int | None], text: str) -> L
 def _parse_text(value: str, column_type: ColumnType, text: str) -> object:
     """A string cast to a boolean or a number: the value it spells."""
     word = value.strip()
-    if column_type.name == "boolean":
+    if column_type.kind is TypeKind.BOOLEAN:
         if word.lower() in ("true", "false"):
             return word.lower() == "true"
         raise LiteralError(text, "not a boolean")
@@ -146,30 +144,30 @@ def _parse_text(value: str, column_type: ColumnType, text: str) -> object:
         number = Decimal(word)
     except InvalidOperation:
         raise LiteralError(text, "not a number") from None
-    if number.is_snan() or (not number.is_finite() and column_type.name not in FLOATING):
+    if number.is_snan() or (not number.is_finite() and not column_type.kind.is_floating):
         raise LiteralError(text, "not a finite number")
     return number
 
 
 def _cast_number(value: int | float | Decimal, column_type: ColumnType) -> Value | None:
     """A number cast to a numeric type, or `None` if the cast would round or overflow."""
-    name = column_type.name
-    if name == "double":
+    bits, bounds = column_type.kind.float_bits, column_type.kind.integer_bounds
+    if bits == 64:
         result = float(value)
         return None if math.isinf(result) and not _is_infinite(value) else result
-    if name == "float":
+    if bits == 32:
         result = nearest_float32(float(value))
         if is_nan(value) or _is_infinite(value):
             return result
         return result if not math.isinf(result) and Decimal(result) == to_decimal(value) else None
-    if name in INTEGER_BOUNDS or name == "decimal":
+    if bounds is not None or column_type.kind is TypeKind.DECIMAL:
         if is_nan(value) or _is_infinite(value):
             return None
         number = to_decimal(value)
-        if name in INTEGER_BOUNDS:
+        if bounds is not None:
             if number != number.to_integral_value():
                 return None
-            low, high = INTEGER_BOUNDS[name]
+            low, high = bounds
             return int(number) if low <= number <= high else None
         try:
             return normalize(number, column_type)

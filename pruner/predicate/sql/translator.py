@@ -24,7 +24,6 @@ from pruner.errors import InvalidInputError
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.sql.grids import (
-    FLOATING,
     IDENTITY,
     Dates,
     Floats,
@@ -44,7 +43,7 @@ from pruner.predicate.sql.literals import (
 from pruner.predicate.sql.parsing import calls_as_columns, chain_operands, is_column, parse, sql_text, unparen
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import is_nan, normalize
-from pruner.types import Column, ColumnType, TableSchema
+from pruner.types import Column, TableSchema, TypeKind
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ class _Translator:
 
     def boolean_column(self, node: exp.Expr, value: bool) -> TupleDomain:
         column = self.column(node)
-        if column.type.name != "boolean":
+        if column.type.kind is not TypeKind.BOOLEAN:
             return self.unsupported(node, f"non-boolean column {column.name} used as a condition: ignored")
         return _single(column, Domain.single_value(value))
 
@@ -211,9 +210,9 @@ class _Translator:
         if value is None:
             return TupleDomain.none()
         nan_matches = (op == "<>") != negated  # a NaN operand makes the comparison TRUE
-        if is_nan(value) and _is_numeric(column.type):
+        if is_nan(value) and column.type.kind.is_numeric:
             return _single(column, Domain.not_null()) if nan_matches else TupleDomain.none()
-        if column.type.name in FLOATING and nan_matches:
+        if column.type.kind.is_floating and nan_matches:
             text = f"NOT ({self.sql(source)})" if negated else self.sql(source)
             self.note(
                 f"{text} on floating column {column.name} keeps NaN: widened to {column.name} IS NOT NULL"
@@ -222,7 +221,7 @@ class _Translator:
         op = _NEGATED[op] if negated else op
         grid, reference, low, high = self.bounds(column, literal, op)
         domain = compare_domain(op, grid, low, high)
-        if column.type.name == "boolean":  # `b <> FALSE` is `b = TRUE`
+        if column.type.kind is TypeKind.BOOLEAN:  # `b <> FALSE` is `b = TRUE`
             domain = domain.intersect(Domain.multiple_values((False, True)))
         elif (low, high) != (reference, reference) and domain != compare_domain(
             op, grid, reference, reference
@@ -238,7 +237,7 @@ class _Translator:
         value, rounded for a floating column), and the range of the values it may be compared as."""
         value, column_type = literal.value, column.type
         if (
-            _is_numeric(column_type)
+            column_type.kind.is_numeric
             and isinstance(value, int | float | Decimal)
             and not isinstance(value, bool)
         ):
@@ -249,7 +248,7 @@ class _Translator:
             if isinstance(grid, Floats) and exact.is_finite():
                 reference = Decimal(grid.nearest(exact))
             return grid, reference, min(values), max(values)
-        if column_type.name == "date" and isinstance(value, datetime):
+        if column_type.kind is TypeKind.DATE and isinstance(value, datetime):
             return Dates(), value, value, value
         try:
             converted = normalize(value, column_type)
@@ -293,7 +292,7 @@ class _Translator:
         column = self.column(subject)
         if isinstance(test, exp.Null):
             return _single(column, Domain.not_null() if negated else Domain.only_null())
-        if isinstance(test, exp.Boolean) and column.type.name == "boolean":
+        if isinstance(test, exp.Boolean) and column.type.kind is TypeKind.BOOLEAN:
             value = bool(test.this)
             if negated:  # x IS NOT TRUE: false or NULL
                 return _single(column, Domain(SortedRangeSet.of_values(not value), True))
@@ -311,7 +310,7 @@ class _Translator:
         if not is_column(subject):
             return self.unsupported(node, f"{self.sql(node)} not supported: ignored")
         column = self.column(subject)
-        if column.type.name != "string":
+        if column.type.kind is not TypeKind.STRING:
             return self.unsupported(node, f"LIKE on {column.type} column {column.name}: ignored")
         try:
             pattern = read_literal(pattern_node).value
@@ -358,10 +357,6 @@ def _union_is_exact(parts: list[TupleDomain], union: TupleDomain) -> bool:
     first = parts[0]
     varying = [name for name in first.columns if any(p.domain(name) != first.domain(name) for p in parts[1:])]
     return len(varying) <= 1
-
-
-def _is_numeric(column_type: ColumnType) -> bool:
-    return column_type.is_integer or column_type.name in ("decimal", *FLOATING)
 
 
 def _not_indexed(left: exp.Expr, right: exp.Expr, source: str) -> str:
