@@ -105,20 +105,16 @@ class TypeKind(StrEnum):
         """Whether values of Arrow type `dt` (as found in a Parquet file or a Spark Arrow batch)
         are values of this kind."""
         match self:
-            case TypeKind.BOOLEAN:
-                return bool(pat.is_boolean(dt))
-            case TypeKind.TINYINT:
-                return bool(pat.is_int8(dt))
-            case TypeKind.SMALLINT:
-                return bool(pat.is_int16(dt))
-            case TypeKind.INT:
-                return bool(pat.is_int32(dt))
-            case TypeKind.BIGINT:
-                return bool(pat.is_int64(dt))
-            case TypeKind.FLOAT:
-                return bool(pat.is_float32(dt))
-            case TypeKind.DOUBLE:
-                return bool(pat.is_float64(dt))
+            case (
+                TypeKind.BOOLEAN
+                | TypeKind.TINYINT
+                | TypeKind.SMALLINT
+                | TypeKind.INT
+                | TypeKind.BIGINT
+                | TypeKind.FLOAT
+                | TypeKind.DOUBLE
+            ):
+                return bool(dt == self.arrow_type())
             case TypeKind.DECIMAL:
                 return bool(pat.is_decimal(dt))
             case TypeKind.STRING:

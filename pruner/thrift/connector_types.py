@@ -29,7 +29,8 @@ those, so pruning never loses a row the engine would have kept."""
 
 from __future__ import annotations
 
-from enum import Enum
+from dataclasses import dataclass
+from enum import Enum, auto
 from typing import assert_never
 
 import numpy as np
@@ -83,25 +84,71 @@ _NIBBLES = np.zeros(256, dtype=np.uint8)
 _NIBBLES[_HEX_DIGITS] = np.arange(16, dtype=np.uint8)
 
 
-def connector_type(column_type: ColumnType) -> ConnectorType:
-    """The connector type that represents `column_type` (the table above)."""
-    match column_type.kind:
-        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT:
-            return ConnectorType.INTEGER
+class _Conversion(Enum):
+    """How `to_connector_array` turns column values into connector values."""
+
+    CAST = auto()  # an Arrow cast: the connector value is the column value
+    NEAREST_DOUBLE = auto()  # decimal: the correctly rounded double (lossy)
+    HEX = auto()  # binary: lowercase hex digits
+    MILLIS = auto()  # timestamp: microseconds floored to milliseconds (lossy)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the connector value determines the column value."""
+        match self:
+            case _Conversion.CAST | _Conversion.HEX:
+                return True
+            case _Conversion.NEAREST_DOUBLE | _Conversion.MILLIS:
+                return False
+            case unknown:
+                assert_never(unknown)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """How a column of one kind travels to the engine (a row of the module's table)."""
+
+    connector: ConnectorType
+    conversion: _Conversion
+    comment: str | None  # the engine column's comment, `{type}` standing for the column type
+
+
+def _sent(kind: TypeKind) -> _Sent:
+    match kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT:
+            return _Sent(ConnectorType.INTEGER, _Conversion.CAST, "lakeprune {type}")
+        case TypeKind.INT:
+            return _Sent(ConnectorType.INTEGER, _Conversion.CAST, None)
         case TypeKind.BIGINT:
-            return ConnectorType.BIGINT
-        case TypeKind.FLOAT | TypeKind.DOUBLE | TypeKind.DECIMAL:
-            return ConnectorType.DOUBLE
-        case TypeKind.STRING | TypeKind.BINARY:
-            return ConnectorType.VARCHAR
+            return _Sent(ConnectorType.BIGINT, _Conversion.CAST, None)
+        case TypeKind.FLOAT:
+            return _Sent(ConnectorType.DOUBLE, _Conversion.CAST, "lakeprune {type}")
+        case TypeKind.DOUBLE:
+            return _Sent(ConnectorType.DOUBLE, _Conversion.CAST, None)
+        case TypeKind.DECIMAL:
+            comment = "lakeprune {type}, sent as the nearest double"
+            return _Sent(ConnectorType.DOUBLE, _Conversion.NEAREST_DOUBLE, comment)
+        case TypeKind.STRING:
+            return _Sent(ConnectorType.VARCHAR, _Conversion.CAST, None)
+        case TypeKind.BINARY:
+            return _Sent(ConnectorType.VARCHAR, _Conversion.HEX, "lakeprune binary, sent as lowercase hex")
         case TypeKind.BOOLEAN:
-            return ConnectorType.BOOLEAN
+            return _Sent(ConnectorType.BOOLEAN, _Conversion.CAST, None)
         case TypeKind.DATE:
-            return ConnectorType.DATE
+            return _Sent(ConnectorType.DATE, _Conversion.CAST, None)
         case TypeKind.TIMESTAMP:
-            return ConnectorType.TIMESTAMP
+            comment = "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
+            return _Sent(ConnectorType.TIMESTAMP, _Conversion.MILLIS, comment)
         case unknown:
             assert_never(unknown)
+
+
+_SENT = {kind: _sent(kind) for kind in TypeKind}
+
+
+def connector_type(column_type: ColumnType) -> ConnectorType:
+    """The connector type that represents `column_type` (the table above)."""
+    return _SENT[column_type.kind].connector
 
 
 def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
@@ -113,48 +160,13 @@ def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
 
 def is_exact(column_type: ColumnType) -> bool:
     """Whether a connector value determines the column value (all but decimal and timestamp)."""
-    match column_type.kind:
-        case TypeKind.DECIMAL | TypeKind.TIMESTAMP:
-            return False
-        case (
-            TypeKind.BOOLEAN
-            | TypeKind.TINYINT
-            | TypeKind.SMALLINT
-            | TypeKind.INT
-            | TypeKind.BIGINT
-            | TypeKind.FLOAT
-            | TypeKind.DOUBLE
-            | TypeKind.STRING
-            | TypeKind.BINARY
-            | TypeKind.DATE
-        ):
-            return True
-        case unknown:
-            assert_never(unknown)
+    return _SENT[column_type.kind].conversion.exact
 
 
 def comment(column_type: ColumnType) -> str | None:
     """A column comment for the engine when the connector type is not the column's own type."""
-    match column_type.kind:
-        case TypeKind.DECIMAL:
-            return f"lakeprune {column_type}, sent as the nearest double"
-        case TypeKind.BINARY:
-            return "lakeprune binary, sent as lowercase hex"
-        case TypeKind.TIMESTAMP:
-            return "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
-        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.FLOAT:
-            return f"lakeprune {column_type}"
-        case (
-            TypeKind.INT
-            | TypeKind.BIGINT
-            | TypeKind.DOUBLE
-            | TypeKind.STRING
-            | TypeKind.BOOLEAN
-            | TypeKind.DATE
-        ):
-            return None
-        case unknown:
-            assert_never(unknown)
+    text = _SENT[column_type.kind].comment
+    return None if text is None else text.format(type=column_type)
 
 
 def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
@@ -168,29 +180,19 @@ def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
     target = connector_type(column_type)
     if pat.is_null(arr.type) or len(arr) == 0:
         return pa.nulls(len(arr), target.arrow_type)
-    match column_type.kind:
-        case TypeKind.DECIMAL:
+    match _SENT[column_type.kind].conversion:
+        case _Conversion.NEAREST_DOUBLE:
             # Through the shortest decimal string: Arrow's string-to-double parser rounds correctly,
             # its direct decimal-to-double cast can be off by 2 ulps. `domains` relies on correct
             # rounding when it widens double bounds on decimal columns.
             return pc.cast(pc.cast(arr, pa.string()), pa.float64())
-        case TypeKind.BINARY:
+        case _Conversion.HEX:
             return _lowercase_hex(arr)
-        case TypeKind.TIMESTAMP:
+        case _Conversion.MILLIS:
             return _timestamp_millis(arr)
-        case TypeKind.STRING if pat.is_large_string(arr.type):
-            return arr
-        case (
-            TypeKind.BOOLEAN
-            | TypeKind.TINYINT
-            | TypeKind.SMALLINT
-            | TypeKind.INT
-            | TypeKind.BIGINT
-            | TypeKind.FLOAT
-            | TypeKind.DOUBLE
-            | TypeKind.STRING
-            | TypeKind.DATE
-        ):
+        case _Conversion.CAST:
+            if target is ConnectorType.VARCHAR and pat.is_large_string(arr.type):
+                return arr
             return pc.cast(arr, target.arrow_type)
         case unknown:
             assert_never(unknown)
@@ -279,7 +281,7 @@ def from_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
         narrowed = pc.cast(arr, pa.float32(), safe=False)
         exact = pc.equal(pc.cast(narrowed, pa.float64()), arr)
         return pc.if_else(exact, narrowed, pa.scalar(None, pa.float32()))
-    if column_type.kind is TypeKind.BINARY:
+    if _SENT[column_type.kind].conversion is _Conversion.HEX:
         return _from_lowercase_hex(arr)
     return pc.cast(arr, target)
 
