@@ -1,34 +1,229 @@
-"""The one type mapping of lakeprune. A table column has a `ColumnType` (boolean, the integers,
-float, double, decimal(p,s), string, binary, date, timestamp); this module parses type names,
-converts to and from Arrow and Spark type names, and says which input types a write may widen into
-a column type. The build side (Spark DDL strings) and the query side (Arrow types) both come from
-here, so they cannot disagree. `timestamp` is an instant in UTC with microsecond precision
-(Parquet TIMESTAMP_MICROS, isAdjustedToUTC=true)."""
+"""The one type model of lakeprune. A table column has a `ColumnType`: a `TypeKind` (boolean, the
+integers, float, double, decimal, string, binary, date, timestamp), plus precision and scale for
+decimal. The kinds are a closed set: what lakeprune knows about a kind (its integer range, its
+floating-point width, the statistics family its min / max are stored in, the roles a column of it
+may play, its Arrow type) is given once per kind, in `_traits` and the methods below, each an
+exhaustive `match` that mypy checks with `assert_never`; wire modules map kinds the same way, so
+a new kind cannot be forgotten anywhere. This module also parses and prints type names
+(`decimal(10,2)`, aliases) and converts to and from Arrow and Spark type names, so the build side
+(Spark DDL strings) and the query side (Arrow types) cannot disagree. `timestamp` is an instant in
+UTC with microsecond precision (Parquet TIMESTAMP_MICROS, isAdjustedToUTC=true)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import assert_never
 
 import pyarrow as pa
 import pyarrow.types as pat
 
 from pruner.errors import InvalidSchemaError
 from pruner.identifiers import check_identifier
+from pruner.numeric import Bits
 
-_SIMPLE_TYPES = (
-    "boolean",
-    "tinyint",
-    "smallint",
-    "int",
-    "bigint",
-    "float",
-    "double",
-    "string",
-    "binary",
-    "date",
-    "timestamp",
+
+class TypeKind(StrEnum):
+    """The kind of a column type; the value is its type name (`table.json`, Spark DDL)."""
+
+    BOOLEAN = "boolean"
+    TINYINT = "tinyint"
+    SMALLINT = "smallint"
+    INT = "int"
+    BIGINT = "bigint"
+    FLOAT = "float"
+    DOUBLE = "double"
+    DECIMAL = "decimal"
+    STRING = "string"
+    BINARY = "binary"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+
+    @property
+    def integer_bounds(self) -> tuple[int, int] | None:
+        """The inclusive range of an integer kind; None for the others."""
+        return _TRAITS[self].integer_bounds
+
+    @property
+    def float_bits(self) -> Bits | None:
+        """The width of a binary floating-point kind (32 for float, 64 for double); None else."""
+        return _TRAITS[self].float_bits
+
+    @property
+    def stats_family(self) -> StatsFamily:
+        """The pair of `min_<family>` / `max_<family>` statistics columns a column's bounds use."""
+        return _TRAITS[self].stats_family
+
+    @property
+    def is_integer(self) -> bool:
+        return self.integer_bounds is not None
+
+    @property
+    def is_floating(self) -> bool:
+        return self.float_bits is not None
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_integer or self.is_floating or self is TypeKind.DECIMAL
+
+    def allows(self, role: Role) -> bool:
+        """Whether a column of this kind may play `role`."""
+        return role in _TRAITS[self].roles
+
+    def arrow_type(self, precision: int = 0, scale: int = 0) -> pa.DataType:
+        """The Arrow type of a column of this kind (precision and scale for decimal only)."""
+        match self:
+            case TypeKind.BOOLEAN:
+                return pa.bool_()
+            case TypeKind.TINYINT:
+                return pa.int8()
+            case TypeKind.SMALLINT:
+                return pa.int16()
+            case TypeKind.INT:
+                return pa.int32()
+            case TypeKind.BIGINT:
+                return pa.int64()
+            case TypeKind.FLOAT:
+                return pa.float32()
+            case TypeKind.DOUBLE:
+                return pa.float64()
+            case TypeKind.DECIMAL:
+                return pa.decimal128(precision, scale)
+            case TypeKind.STRING:
+                return pa.string()
+            case TypeKind.BINARY:
+                return pa.binary()
+            case TypeKind.DATE:
+                return pa.date32()
+            case TypeKind.TIMESTAMP:
+                return pa.timestamp("us", tz="UTC")
+            case _:
+                assert_never(self)
+
+    def holds_arrow(self, dt: pa.DataType) -> bool:
+        """Whether values of Arrow type `dt` (as found in a Parquet file or a Spark Arrow batch)
+        are values of this kind."""
+        match self:
+            case (
+                TypeKind.BOOLEAN
+                | TypeKind.TINYINT
+                | TypeKind.SMALLINT
+                | TypeKind.INT
+                | TypeKind.BIGINT
+                | TypeKind.FLOAT
+                | TypeKind.DOUBLE
+            ):
+                return bool(dt == self.arrow_type())
+            case TypeKind.DECIMAL:
+                return bool(pat.is_decimal(dt))
+            case TypeKind.STRING:
+                return bool(pat.is_string(dt) or pat.is_large_string(dt) or pat.is_string_view(dt))
+            case TypeKind.BINARY:
+                return bool(pat.is_binary(dt) or pat.is_large_binary(dt) or pat.is_binary_view(dt))
+            case TypeKind.DATE:
+                return bool(pat.is_date(dt))
+            case TypeKind.TIMESTAMP:
+                return bool(pat.is_timestamp(dt))
+            case _:
+                assert_never(self)
+
+
+class StatsFamily(StrEnum):
+    """A pair of typed min / max columns of the statistics partitions (the value is the suffix:
+    `min_int`, `max_int`, ...); the member order is the column order of those files."""
+
+    INT = "int"
+    DOUBLE = "double"
+    STRING = "string"
+    BINARY = "binary"
+    DATE = "date"
+    TS = "ts"
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        match self:
+            case StatsFamily.INT:
+                return pa.int64()
+            case StatsFamily.DOUBLE:
+                return pa.float64()
+            case StatsFamily.STRING:
+                return pa.string()
+            case StatsFamily.BINARY:
+                return pa.binary()
+            case StatsFamily.DATE:
+                return pa.date32()
+            case StatsFamily.TS:
+                return pa.timestamp("us", tz="UTC")
+            case _:
+                assert_never(self)
+
+
+class Role(Enum):
+    """What a column may be used as; the value names the role in messages."""
+
+    RECORD_KEY = "record key"
+    PARTITION = "partition"
+    ORDERING = "ordering"
+    SECONDARY_INDEX = "secondary index"  # exact equality is well defined on its values
+    BLOOM_FILTER = "bloom filter"  # a filter can prune (a boolean column has two values)
+
+    def kinds(self) -> list[TypeKind]:
+        """The kinds whose columns may play this role, in declaration order."""
+        return [kind for kind in TypeKind if kind.allows(self)]
+
+
+@dataclass(frozen=True)
+class _Traits:
+    integer_bounds: tuple[int, int] | None
+    float_bits: Bits | None
+    stats_family: StatsFamily
+    roles: frozenset[Role]
+
+
+_KEY_ROLES = frozenset(
+    {Role.RECORD_KEY, Role.PARTITION, Role.ORDERING, Role.SECONDARY_INDEX, Role.BLOOM_FILTER}
 )
+
+
+def _integer(bits: int) -> _Traits:
+    return _Traits((-(2 ** (bits - 1)), 2 ** (bits - 1) - 1), None, StatsFamily.INT, _KEY_ROLES)
+
+
+def _traits(kind: TypeKind) -> _Traits:
+    """Everything lakeprune knows about a kind besides its Arrow type (README, *Types*)."""
+    match kind:
+        case TypeKind.BOOLEAN:
+            roles = {Role.PARTITION, Role.SECONDARY_INDEX}
+            return _Traits(None, None, StatsFamily.INT, frozenset(roles))
+        case TypeKind.TINYINT:
+            return _integer(8)
+        case TypeKind.SMALLINT:
+            return _integer(16)
+        case TypeKind.INT:
+            return _integer(32)
+        case TypeKind.BIGINT:
+            return _integer(64)
+        case TypeKind.FLOAT:
+            return _Traits(None, 32, StatsFamily.DOUBLE, frozenset({Role.ORDERING, Role.BLOOM_FILTER}))
+        case TypeKind.DOUBLE:
+            return _Traits(None, 64, StatsFamily.DOUBLE, frozenset({Role.ORDERING, Role.BLOOM_FILTER}))
+        case TypeKind.DECIMAL:
+            return _Traits(None, None, StatsFamily.DOUBLE, _KEY_ROLES - {Role.PARTITION})
+        case TypeKind.STRING:
+            return _Traits(None, None, StatsFamily.STRING, _KEY_ROLES)
+        case TypeKind.BINARY:
+            return _Traits(None, None, StatsFamily.BINARY, frozenset({Role.BLOOM_FILTER}))
+        case TypeKind.DATE:
+            return _Traits(None, None, StatsFamily.DATE, _KEY_ROLES)
+        case TypeKind.TIMESTAMP:
+            return _Traits(None, None, StatsFamily.TS, _KEY_ROLES - {Role.PARTITION})
+        case _:
+            assert_never(kind)
+
+
+_TRAITS = {kind: _traits(kind) for kind in TypeKind}
+_SIMPLE_TYPES = tuple(kind.value for kind in TypeKind if kind is not TypeKind.DECIMAL)
 _ALIASES = {
     "bool": "boolean",
     "byte": "tinyint",
@@ -48,7 +243,6 @@ _ALIASES = {
     "bytes": "binary",
     "timestamp_ltz": "timestamp",
 }
-_INTEGER_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4}
 _DECIMAL_RE = re.compile(r"(?:decimal|numeric)\s*\(\s*([0-9]+)\s*(?:,\s*([0-9]+)\s*)?\)")
 _VARCHAR_RE = re.compile(r"(?:varchar|char)\s*\(\s*[0-9]+\s*\)")
 MAX_DECIMAL_PRECISION = 38
@@ -56,14 +250,20 @@ MAX_DECIMAL_PRECISION = 38
 
 @dataclass(frozen=True)
 class ColumnType:
-    """A column type: a simple type name, or `decimal` with precision and scale."""
+    """A column type: a kind, with precision and scale for decimal. `ColumnType("bigint")` (a
+    type name for the kind) is accepted too and reads as `ColumnType(TypeKind.BIGINT)`."""
 
-    name: str
+    kind: TypeKind
     precision: int = 0
     scale: int = 0
 
     def __post_init__(self) -> None:
-        if self.name == "decimal":
+        if not isinstance(self.kind, TypeKind):
+            try:
+                object.__setattr__(self, "kind", TypeKind(self.kind))
+            except ValueError:
+                raise InvalidSchemaError(f"unsupported column type {self.kind!r}") from None
+        if self.kind is TypeKind.DECIMAL:
             if not 1 <= self.precision <= MAX_DECIMAL_PRECISION:
                 raise InvalidSchemaError(
                     f"decimal precision must be 1..{MAX_DECIMAL_PRECISION}, got {self.precision}"
@@ -72,20 +272,23 @@ class ColumnType:
                 raise InvalidSchemaError(
                     f"decimal scale must be 0..precision, got decimal({self.precision},{self.scale})"
                 )
-        elif self.name not in _SIMPLE_TYPES:
-            raise InvalidSchemaError(f"unsupported column type {self.name!r}")
 
     def __str__(self) -> str:
-        if self.name == "decimal":
+        if self.kind is TypeKind.DECIMAL:
             return f"decimal({self.precision},{self.scale})"
-        return self.name
+        return self.kind.value
+
+    @property
+    def name(self) -> str:
+        """The kind's type name (without precision and scale); dispatch on `kind`, not on this."""
+        return self.kind.value
 
     @property
     def is_integer(self) -> bool:
-        return self.name in _INTEGER_RANK
+        return self.kind.is_integer
 
     def to_arrow(self) -> pa.DataType:
-        return _to_arrow(self)
+        return self.kind.arrow_type(self.precision, self.scale)
 
     def to_spark_ddl(self) -> str:
         """Spark SQL type name; every lakeprune type name is also a Spark type name."""
@@ -97,57 +300,25 @@ def parse_type(text: str) -> ColumnType:
     name = text.strip().lower()
     match = _DECIMAL_RE.fullmatch(name)
     if match:
-        return ColumnType("decimal", int(match.group(1)), int(match.group(2) or 0))
+        return ColumnType(TypeKind.DECIMAL, int(match.group(1)), int(match.group(2) or 0))
     if _VARCHAR_RE.fullmatch(name):
-        return ColumnType("string")
+        return ColumnType(TypeKind.STRING)
     name = _ALIASES.get(name, name)
-    if name == "decimal":
-        return ColumnType("decimal", 10, 0)
+    if name == TypeKind.DECIMAL:
+        return ColumnType(TypeKind.DECIMAL, 10, 0)
     if name not in _SIMPLE_TYPES:
         supported = ", ".join((*_SIMPLE_TYPES, "decimal(p,s)"))
         raise InvalidSchemaError(f"unsupported column type {text.strip()!r} (supported: {supported})")
-    return ColumnType(name)
-
-
-def _to_arrow(t: ColumnType) -> pa.DataType:
-    simple: dict[str, pa.DataType] = {
-        "boolean": pa.bool_(),
-        "tinyint": pa.int8(),
-        "smallint": pa.int16(),
-        "int": pa.int32(),
-        "bigint": pa.int64(),
-        "float": pa.float32(),
-        "double": pa.float64(),
-        "string": pa.string(),
-        "binary": pa.binary(),
-        "date": pa.date32(),
-        "timestamp": pa.timestamp("us", tz="UTC"),
-    }
-    if t.name == "decimal":
-        return pa.decimal128(t.precision, t.scale)
-    return simple[t.name]
+    return ColumnType(TypeKind(name))
 
 
 def from_arrow(dt: pa.DataType) -> ColumnType:
     """The column type for an Arrow type (as found in a Parquet file or a Spark Arrow batch)."""
-    checks: list[tuple[bool, str]] = [
-        (pat.is_boolean(dt), "boolean"),
-        (pat.is_int8(dt), "tinyint"),
-        (pat.is_int16(dt), "smallint"),
-        (pat.is_int32(dt), "int"),
-        (pat.is_int64(dt), "bigint"),
-        (pat.is_float32(dt), "float"),
-        (pat.is_float64(dt), "double"),
-        (pat.is_string(dt) or pat.is_large_string(dt) or pat.is_string_view(dt), "string"),
-        (pat.is_binary(dt) or pat.is_large_binary(dt) or pat.is_binary_view(dt), "binary"),
-        (pat.is_date(dt), "date"),
-        (pat.is_timestamp(dt), "timestamp"),
-    ]
-    for matched, name in checks:
-        if matched:
-            return ColumnType(name)
-    if pat.is_decimal(dt):
-        return ColumnType("decimal", dt.precision, dt.scale)
+    for kind in TypeKind:
+        if kind.holds_arrow(dt):
+            if kind is TypeKind.DECIMAL:
+                return ColumnType(kind, dt.precision, dt.scale)
+            return ColumnType(kind)
     raise InvalidSchemaError(f"unsupported column type {dt} (nested and unsigned types are not supported)")
 
 
@@ -155,7 +326,7 @@ def from_spark(simple_string: str) -> ColumnType:
     """The column type for a Spark `DataType.simpleString()` (timestamp_ntz is read as UTC)."""
     name = simple_string.strip().lower()
     if name == "timestamp_ntz":
-        return ColumnType("timestamp")
+        return ColumnType(TypeKind.TIMESTAMP)
     return parse_type(name)
 
 
@@ -163,11 +334,13 @@ def can_write(source: ColumnType, target: ColumnType) -> bool:
     """Whether values of `source` fit a `target` column without loss (identity or widening)."""
     if source == target:
         return True
-    if source.is_integer and target.is_integer:
-        return _INTEGER_RANK[source.name] <= _INTEGER_RANK[target.name]
-    if source.name == "float" and target.name == "double":
-        return True
-    if source.name == "decimal" and target.name == "decimal":
+    source_range, target_range = source.kind.integer_bounds, target.kind.integer_bounds
+    if source_range is not None and target_range is not None:
+        return target_range[0] <= source_range[0] and source_range[1] <= target_range[1]
+    source_bits, target_bits = source.kind.float_bits, target.kind.float_bits
+    if source_bits is not None and target_bits is not None:
+        return source_bits <= target_bits
+    if source.kind is TypeKind.DECIMAL and target.kind is TypeKind.DECIMAL:
         return (
             target.scale >= source.scale
             and target.precision - target.scale >= source.precision - source.scale

@@ -20,17 +20,10 @@ from pruner.errors import (
 )
 from pruner.format.layout import TABLE_JSON
 from pruner.storage import Storage
-from pruner.types import TableSchema
+from pruner.types import Role, TableSchema
 
 FORMAT_VERSION = 1
 EVOLVED_FORMAT_VERSION = 2  # the partitioning evolved: `partition_history` lists earlier ones
-RECORD_KEY_TYPES = frozenset(
-    {"string", "tinyint", "smallint", "int", "bigint", "date", "decimal", "timestamp"}
-)
-PARTITION_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint", "date", "boolean"})
-ORDERING_TYPES = frozenset(
-    {"tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp", "string"}
-)
 MiB = 1024 * 1024
 
 
@@ -120,11 +113,11 @@ class TableConfig:
             raise InvalidSchemaError("table name must not be empty")
         if not self.record_key:
             raise InvalidSchemaError("a record key column is required")
-        _check_fields(self.schema, self.record_key, RECORD_KEY_TYPES, "record key")
+        _check_fields(self.schema, self.record_key, Role.RECORD_KEY)
         for partitioning in (*(e.fields for e in self.partition_history), self.partition_fields):
             _check_partitioning(self.schema, partitioning)
         if self.ordering_field is not None:
-            _check_fields(self.schema, (self.ordering_field,), ORDERING_TYPES, "ordering")
+            _check_fields(self.schema, (self.ordering_field,), Role.ORDERING)
         if len(set(self.record_key)) != len(self.record_key):
             raise InvalidSchemaError("record key columns must be distinct")
 
@@ -185,22 +178,23 @@ class TableConfig:
         )
 
 
-def _check_fields(schema: TableSchema, names: tuple[str, ...], allowed: frozenset[str], role: str) -> None:
+def _check_fields(schema: TableSchema, names: tuple[str, ...], role: Role) -> None:
     for name in names:
         if not schema.has(name):
             raise InvalidSchemaError(
-                f"{role} column {name!r} is not in the schema (columns: {', '.join(schema.names)})"
+                f"{role.value} column {name!r} is not in the schema (columns: {', '.join(schema.names)})"
             )
-        type_name = schema.column(name).type.name
-        if type_name not in allowed:
+        column_type = schema.column(name).type
+        if not column_type.kind.allows(role):
+            allowed = ", ".join(sorted(role.kinds()))
             raise InvalidSchemaError(
-                f"{role} column {name!r} has type {schema.column(name).type}, which cannot be "
-                f"used as a {role} column (allowed: {', '.join(sorted(allowed))})"
+                f"{role.value} column {name!r} has type {column_type}, which cannot be "
+                f"used as a {role.value} column (allowed: {allowed})"
             )
 
 
 def _check_partitioning(schema: TableSchema, fields: tuple[str, ...]) -> None:
-    _check_fields(schema, fields, PARTITION_TYPES, "partition")
+    _check_fields(schema, fields, Role.PARTITION)
     if len(set(fields)) != len(fields):
         raise InvalidSchemaError("partition columns must be distinct")
 

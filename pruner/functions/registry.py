@@ -29,21 +29,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.errors import InvalidInputError
-from pruner.types import ColumnType
+from pruner.numeric import MAX_DAY, MAX_MICROS, MICROS_PER_SECOND, MIN_DAY, MIN_MICROS
+from pruner.types import ColumnType, TypeKind
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
 
-MIN_US = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
-MAX_US = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999Z
-MIN_DAY = -719_162
-MAX_DAY = 2_932_896
-MIN_SECONDS = MIN_US // 1_000_000
-MAX_SECONDS = MAX_US // 1_000_000
-TS = ColumnType("timestamp")
-DATE = ColumnType("date")
-BIGINT = ColumnType("bigint")
-STRING = ColumnType("string")
+MIN_SECONDS = MIN_MICROS // MICROS_PER_SECOND
+MAX_SECONDS = MAX_MICROS // MICROS_PER_SECOND
+TS = ColumnType(TypeKind.TIMESTAMP)
+DATE = ColumnType(TypeKind.DATE)
+BIGINT = ColumnType(TypeKind.BIGINT)
+STRING = ColumnType(TypeKind.STRING)
 Literal = str | int
 
 
@@ -59,7 +56,7 @@ SparkImpl = Callable[["SparkColumn", ColumnType, tuple[Literal, ...]], "SparkCol
 @dataclass(frozen=True)
 class Function:
     name: str
-    sources: tuple[str, ...]  # accepted source column type names ("*": any)
+    sources: tuple[TypeKind, ...]  # the kinds of source column it accepts
     literals: tuple[type, ...]  # kinds of the literal arguments after the column
     result: Callable[[ColumnType], ColumnType]
     arrow: ArrowImpl
@@ -76,7 +73,7 @@ def _null_outside(values: pa.Array, result: pa.Array) -> pa.Array:
         low, high = MIN_DAY, MAX_DAY
     else:
         raw = pc.cast(pc.cast(values, pa.timestamp("us", tz="UTC")), pa.int64())
-        low, high = MIN_US, MAX_US
+        low, high = MIN_MICROS, MAX_MICROS
     inside = pc.and_(pc.greater_equal(raw, low), pc.less_equal(raw, high))
     return pc.if_else(inside, result, pa.nulls(len(result), result.type))
 
@@ -181,10 +178,10 @@ def _check_substring(args: tuple[Literal, ...]) -> None:
 def _spark_in_range(column: SparkColumn, source: ColumnType, result: SparkColumn) -> SparkColumn:
     from pyspark.sql import functions as F
 
-    if source.name == "date":
+    if source.kind is TypeKind.DATE:
         low, high = F.date_from_unix_date(F.lit(MIN_DAY)), F.date_from_unix_date(F.lit(MAX_DAY))
     else:
-        low, high = F.timestamp_micros(F.lit(MIN_US)), F.timestamp_micros(F.lit(MAX_US))
+        low, high = F.timestamp_micros(F.lit(MIN_MICROS)), F.timestamp_micros(F.lit(MAX_MICROS))
     return F.when((column >= low) & (column <= high), result)
 
 
@@ -193,8 +190,8 @@ def _spark_field(name: str) -> SparkImpl:
         from pyspark.sql import functions as F
 
         kernel = getattr(F, name)
-        value = F.lit(0) if (name == "hour" and source.name == "date") else kernel(column)
-        return _spark_in_range(column, source, value.cast("bigint"))
+        value = F.lit(0) if (name == "hour" and source.kind is TypeKind.DATE) else kernel(column)
+        return _spark_in_range(column, source, value.cast(BIGINT.to_spark_ddl()))
 
     return run
 
@@ -219,7 +216,7 @@ def _date_format_spark(column: SparkColumn, source: ColumnType, args: tuple[Lite
 def _from_unixtime_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
     from pyspark.sql import functions as F
 
-    seconds = column.cast("bigint")
+    seconds = column.cast(BIGINT.to_spark_ddl())
     inside = (seconds >= F.lit(MIN_SECONDS)) & (seconds <= F.lit(MAX_SECONDS))
     return F.when(inside, F.timestamp_seconds(seconds))
 
@@ -238,7 +235,7 @@ def _case_spark(kernel: Callable[[pa.Array], pa.Array]) -> SparkImpl:
             return kernel(values)
 
         # pyspark's stubs lack the type-hinted form, which its runtime prefers (no warning).
-        udf = arrow_udf(scalar, "string")  # type: ignore[call-overload]
+        udf = arrow_udf(scalar, STRING.to_spark_ddl())  # type: ignore[call-overload]
         result: SparkColumn = udf(column)
         return result
 
@@ -254,7 +251,7 @@ def _substring_spark(column: SparkColumn, source: ColumnType, args: tuple[Litera
 def _length_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
     from pyspark.sql import functions as F
 
-    return F.length(column).cast("bigint")
+    return F.length(column).cast(BIGINT.to_spark_ddl())
 
 
 def _same(t: ColumnType) -> ColumnType:
@@ -269,13 +266,15 @@ def _unordered(args: tuple[Literal, ...]) -> Order:
     return Order.NONE
 
 
-_TEMPORAL = ("timestamp", "date")
-_INTS = ("tinyint", "smallint", "int", "bigint")
+_ANY = tuple(TypeKind)
+_TEMPORAL = (TypeKind.TIMESTAMP, TypeKind.DATE)
+_INTS = tuple(kind for kind in TypeKind if kind.is_integer)
+_STRING = (TypeKind.STRING,)
 
 REGISTRY: dict[str, Function] = {
     f.name: f
     for f in [
-        Function("identity", ("*",), (), _same, lambda v, a: v, lambda c, s, a: c, _monotonic),
+        Function("identity", _ANY, (), _same, lambda v, a: v, lambda c, s, a: c, _monotonic),
         Function("year", _TEMPORAL, (), lambda t: BIGINT, _field(pc.year), _spark_field("year"), _monotonic),
         Function(
             "month", _TEMPORAL, (), lambda t: BIGINT, _field(pc.month), _spark_field("month"), _unordered
@@ -300,7 +299,7 @@ REGISTRY: dict[str, Function] = {
         Function("to_date", _TEMPORAL, (), lambda t: DATE, _to_date_arrow, _to_date_spark, _monotonic),
         Function(
             "lower",
-            ("string",),
+            _STRING,
             (),
             _same,
             lambda v, a: pc.utf8_lower(v),
@@ -309,7 +308,7 @@ REGISTRY: dict[str, Function] = {
         ),
         Function(
             "upper",
-            ("string",),
+            _STRING,
             (),
             _same,
             lambda v, a: pc.utf8_upper(v),
@@ -318,7 +317,7 @@ REGISTRY: dict[str, Function] = {
         ),
         Function(
             "substring",
-            ("string",),
+            _STRING,
             (int, int),
             _same,
             _substring_arrow,
@@ -328,7 +327,7 @@ REGISTRY: dict[str, Function] = {
         ),
         Function(
             "length",
-            ("string",),
+            _STRING,
             (),
             lambda t: BIGINT,
             lambda v, a: pc.cast(pc.utf8_length(v), pa.int64()),
@@ -388,7 +387,7 @@ def bind(name: str, column: str, source_type: ColumnType, args: tuple[Literal, .
     function = REGISTRY.get(name.lower())
     if function is None:
         raise InvalidInputError(f"unknown function {name!r} (known: {', '.join(sorted(REGISTRY))})")
-    if "*" not in function.sources and source_type.name not in function.sources:
+    if source_type.kind not in function.sources:
         raise InvalidInputError(
             f"{function.name} takes a column of type {' or '.join(function.sources)}, "
             f"not {source_type} ({column})"

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Context, Decimal
-from typing import Any
+from enum import Enum, auto
+from typing import Any, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -46,7 +47,8 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 import xxhash
 
-from pruner.types import ColumnType
+from pruner.numeric import days_since_epoch, micros_since_epoch
+from pruner.types import ColumnType, TypeKind
 
 MIN_BYTES = 32
 MAX_BYTES = 128 * 1024 * 1024
@@ -74,8 +76,6 @@ _SEED0_LEN8 = np.uint64((0x27D4EB2F165667C5 + 8) & 0xFFFFFFFFFFFFFFFF)
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_EPOCH_DATE = date(1970, 1, 1)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DECIMAL_CONTEXT = Context(prec=100)
 
 U64Array = npt.NDArray[np.uint64]
@@ -125,22 +125,34 @@ def _float64_lanes(values: npt.NDArray[np.float64]) -> U64Array:
     return np.ascontiguousarray(floats).view(np.uint64)
 
 
-def _kind(dt: pa.DataType) -> str:
+class _Encoding(Enum):
+    """The canonical encodings of the module docstring, by which an Arrow type is hashed."""
+
+    INT64 = auto()
+    FLOAT64 = auto()
+    DATE = auto()
+    TIMESTAMP = auto()
+    DECIMAL = auto()
+    STRING = auto()
+    BINARY = auto()
+
+
+def _kind(dt: pa.DataType) -> _Encoding:
     """The canonical encoding an Arrow type is hashed with."""
     if pat.is_boolean(dt) or pat.is_signed_integer(dt):
-        return "int64"
+        return _Encoding.INT64
     if pat.is_float32(dt) or pat.is_float64(dt):
-        return "float64"
+        return _Encoding.FLOAT64
     if pat.is_date(dt):
-        return "date"
+        return _Encoding.DATE
     if pat.is_timestamp(dt):
-        return "timestamp"
+        return _Encoding.TIMESTAMP
     if pat.is_decimal(dt):
-        return "decimal"
+        return _Encoding.DECIMAL
     if pat.is_string(dt) or pat.is_large_string(dt) or pat.is_string_view(dt):
-        return "string"
+        return _Encoding.STRING
     if pat.is_binary(dt) or pat.is_large_binary(dt) or pat.is_binary_view(dt) or pat.is_fixed_size_binary(dt):
-        return "binary"
+        return _Encoding.BINARY
     raise TypeError(f"bloom filters do not support values of type {dt}")
 
 
@@ -153,29 +165,29 @@ def hash_values(values: pa.Array | pa.ChunkedArray) -> U64Array:
         values = pc.cast(values, dt)
     kind = _kind(dt)
     # Normalise before deduplicating, so that equal canonical values are one distinct value.
-    if kind == "float64":
+    if kind is _Encoding.FLOAT64:
         values = pc.add(pc.cast(values, pa.float64()), 0.0)  # x + 0.0 turns -0.0 into 0.0
-    elif kind == "date":
+    elif kind is _Encoding.DATE:
         values = pc.cast(values, pa.date32(), safe=False)
-    elif kind == "timestamp":
+    elif kind is _Encoding.TIMESTAMP:
         values = pc.cast(values, pa.timestamp("us", tz=dt.tz), safe=False)
-    elif kind == "string":
+    elif kind is _Encoding.STRING:
         values = pc.cast(values, pa.large_binary())  # same bytes, read as bytes
-    elif kind == "binary" and pat.is_binary_view(dt):
+    elif kind is _Encoding.BINARY and pat.is_binary_view(dt):
         values = pc.cast(values, pa.large_binary())
     distinct = pc.drop_null(pc.unique(values))
     if isinstance(distinct, pa.ChunkedArray):
         distinct = distinct.combine_chunks()
 
-    if kind == "int64":
+    if kind is _Encoding.INT64:
         return _xxh64_of_lanes(_int64_lanes(_numpy(pc.cast(distinct, pa.int64()))))
-    if kind == "float64":
+    if kind is _Encoding.FLOAT64:
         return _xxh64_of_lanes(_float64_lanes(_numpy(distinct)))
-    if kind == "date":
+    if kind is _Encoding.DATE:
         return _xxh64_of_lanes(_int64_lanes(_numpy(pc.cast(pc.cast(distinct, pa.int32()), pa.int64()))))
-    if kind == "timestamp":
+    if kind is _Encoding.TIMESTAMP:
         return _xxh64_of_lanes(_int64_lanes(_numpy(pc.cast(distinct, pa.int64()))))
-    if kind == "decimal":
+    if kind is _Encoding.DECIMAL:
         scale = dt.scale
         return _xxh64_of_bytes([_decimal_text(d, scale) for d in distinct.to_pylist()])
     return _xxh64_of_bytes(distinct.to_pylist())
@@ -192,53 +204,52 @@ def hash_python_values(values: Sequence[object], column_type: ColumnType) -> U64
     array of that type. One hash per value in order, skipping None, NaN, and values that no column
     of the type can hold (integers outside int64, decimals beyond the column's precision). Raises
     TypeError for a value that is not a literal of the type."""
-    name = column_type.name
+    kind = column_type.kind
     lanes: list[int] = []  # int64 encodings
     floats: list[float] = []
     blobs: list[bytes] = []
     for value in values:
         if value is None:
             continue
-        if name == "boolean" or column_type.is_integer:
-            if not isinstance(value, int):
-                raise _literal_error(value, column_type)
-            if _INT64_MIN <= value <= _INT64_MAX:
-                lanes.append(int(value))
-        elif name in ("float", "double"):
-            if not isinstance(value, int | float):
-                raise _literal_error(value, column_type)
-            number = float(value)
-            if not math.isnan(number):
-                floats.append(number)
-        elif name == "decimal":
-            if not isinstance(value, Decimal | int) or isinstance(value, bool):
-                raise _literal_error(value, column_type)
-            number_d = Decimal(value)
-            if not number_d.is_finite():
-                raise _literal_error(value, column_type)
-            integer_digits = column_type.precision - column_type.scale
-            if number_d.is_zero() or number_d.adjusted() < integer_digits:
-                blobs.append(_decimal_text(number_d, column_type.scale))
-        elif name == "string":
-            if not isinstance(value, str):
-                raise _literal_error(value, column_type)
-            blobs.append(value.encode("utf-8"))
-        elif name == "binary":
-            if not isinstance(value, bytes | bytearray | memoryview):
-                raise _literal_error(value, column_type)
-            blobs.append(bytes(value))
-        elif name == "date":
-            if not isinstance(value, date) or isinstance(value, datetime):
-                raise _literal_error(value, column_type)
-            lanes.append((value - _EPOCH_DATE).days)
-        elif name == "timestamp":
-            if not isinstance(value, datetime):
-                raise _literal_error(value, column_type)
-            instant = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-            delta = instant - _EPOCH
-            lanes.append((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
-        else:  # pragma: no cover - ColumnType admits no other names
-            raise TypeError(f"bloom filters do not support column type {column_type}")
+        match kind:
+            case TypeKind.BOOLEAN | TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT:
+                if not isinstance(value, int):
+                    raise _literal_error(value, column_type)
+                if _INT64_MIN <= value <= _INT64_MAX:
+                    lanes.append(int(value))
+            case TypeKind.FLOAT | TypeKind.DOUBLE:
+                if not isinstance(value, int | float):
+                    raise _literal_error(value, column_type)
+                number = float(value)
+                if not math.isnan(number):
+                    floats.append(number)
+            case TypeKind.DECIMAL:
+                if not isinstance(value, Decimal | int) or isinstance(value, bool):
+                    raise _literal_error(value, column_type)
+                number_d = Decimal(value)
+                if not number_d.is_finite():
+                    raise _literal_error(value, column_type)
+                integer_digits = column_type.precision - column_type.scale
+                if number_d.is_zero() or number_d.adjusted() < integer_digits:
+                    blobs.append(_decimal_text(number_d, column_type.scale))
+            case TypeKind.STRING:
+                if not isinstance(value, str):
+                    raise _literal_error(value, column_type)
+                blobs.append(value.encode("utf-8"))
+            case TypeKind.BINARY:
+                if not isinstance(value, bytes | bytearray | memoryview):
+                    raise _literal_error(value, column_type)
+                blobs.append(bytes(value))
+            case TypeKind.DATE:
+                if not isinstance(value, date) or isinstance(value, datetime):
+                    raise _literal_error(value, column_type)
+                lanes.append(days_since_epoch(value))
+            case TypeKind.TIMESTAMP:
+                if not isinstance(value, datetime):
+                    raise _literal_error(value, column_type)
+                lanes.append(micros_since_epoch(value))
+            case unknown:
+                assert_never(unknown)
     if blobs:
         return _xxh64_of_bytes(blobs)
     if floats:

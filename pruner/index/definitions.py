@@ -22,6 +22,7 @@ from pruner.format.config import TableConfig
 from pruner.format.layout import META_DIR
 from pruner.identifiers import check_identifier
 from pruner.storage import Storage
+from pruner.types import Role
 
 INDEX_DEFS = f"{META_DIR}/index_defs.json"
 BUILT_IN = ("files", "record_index")
@@ -222,8 +223,9 @@ def define(
         if not columns:
             raise InvalidInputError("bloom_filters needs its column(s): USING bloom_filters (col, ...)")
         for column in columns:
-            if config.schema.column(column).type.name == "boolean":
-                raise InvalidInputError(f"a bloom filter on boolean column {column!r} cannot prune")
+            column_kind = config.schema.column(column).type.kind
+            if not column_kind.allows(Role.BLOOM_FILTER):
+                raise InvalidInputError(f"a bloom filter on {column_kind} column {column!r} cannot prune")
     if kind == IndexType.SECONDARY_INDEX:
         _check_secondary(config, columns)
     allowed = _OPTIONS.get(kind, {})
@@ -238,18 +240,16 @@ def define(
 
 
 def _check_secondary(config: TableConfig, columns: list[str]) -> None:
-    from pruner.index.secondary import INDEXABLE
-
     if len(columns) != 1:
         raise InvalidInputError("a secondary index covers exactly one column: USING secondary_index (col)")
     column = columns[0]
     if config.record_key == (column,):
         raise InvalidInputError(f"{column!r} is the record key; the record index already indexes it")
-    type_name = config.schema.column(column).type.name
-    if type_name not in INDEXABLE:
+    kind = config.schema.column(column).type.kind
+    if not kind.allows(Role.SECONDARY_INDEX):
         raise InvalidInputError(
-            f"a secondary index cannot cover {type_name} column {column!r} "
-            f"(types: integers, strings, dates, timestamps, booleans, decimals)"
+            f"a secondary index cannot cover {kind} column {column!r} "
+            f"(types: {', '.join(Role.SECONDARY_INDEX.kinds())})"
         )
 
 

@@ -26,21 +26,6 @@ from pruner.types import ColumnType
 PREFIX = "secondary_index_"
 VALUE = "secondary_key"
 KEY = "key"
-# Column types a secondary index accepts: exact equality is well defined on them.
-INDEXABLE = frozenset(
-    {
-        "tinyint",
-        "smallint",
-        "int",
-        "bigint",
-        "string",
-        "date",
-        "timestamp",
-        "timestamp_ntz",
-        "boolean",
-        "decimal",
-    }
-)
 
 
 def partition_name(index_name: str) -> str:

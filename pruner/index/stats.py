@@ -11,24 +11,15 @@ A null min / max with non-null, non-NaN values present means "unknown"."""
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.metadata.spec import IndexPartitionSpec
-from pruner.types import ColumnType, TableSchema
+from pruner.numeric import round_down, round_up
+from pruner.types import ColumnType, StatsFamily, TableSchema, TypeKind
 
 MAX_BOUND_BYTES = 256
-FAMILY_TYPES: dict[str, pa.DataType] = {
-    "int": pa.int64(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "binary": pa.binary(),
-    "date": pa.date32(),
-    "ts": pa.timestamp("us", tz="UTC"),
-}
+FAMILY_TYPES: dict[StatsFamily, pa.DataType] = {family: family.arrow_type for family in StatsFamily}
 _COUNTS = [
     pa.field("value_count", pa.int64()),
     pa.field("null_count", pa.int64()),
@@ -69,27 +60,8 @@ def partition_stats_spec(num_buckets: int) -> IndexPartitionSpec:
     )
 
 
-def family(column_type: ColumnType) -> str:
-    if column_type.name == "boolean" or column_type.is_integer:
-        return "int"
-    return {
-        "float": "double",
-        "double": "double",
-        "decimal": "double",
-        "string": "string",
-        "binary": "binary",
-        "date": "date",
-        "timestamp": "ts",
-    }[column_type.name]
-
-
-def _outward(value: Decimal, up: bool) -> float:
-    approx = float(value)
-    if up and Decimal(approx) < value:
-        return math.nextafter(approx, math.inf)
-    if not up and Decimal(approx) > value:
-        return math.nextafter(approx, -math.inf)
-    return approx
+def family(column_type: ColumnType) -> StatsFamily:
+    return column_type.kind.stats_family
 
 
 def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, int]:
@@ -105,9 +77,9 @@ def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, 
         values = pc.cast(values, pa.timestamp("us", tz="UTC"))
     result = pc.min_max(values)
     low, high = result["min"].as_py(), result["max"].as_py()
-    if column_type.name == "decimal" and low is not None:
-        low, high = _outward(low, up=False), _outward(high, up=True)
-    if column_type.name in ("string", "binary") and low is not None:
+    if column_type.kind is TypeKind.DECIMAL and low is not None:
+        low, high = round_down(low), round_up(high)
+    if family(column_type) in (StatsFamily.STRING, StatsFamily.BINARY) and low is not None:
         if len(low) > MAX_BOUND_BYTES:
             low = low[:MAX_BOUND_BYTES]
         if len(high) > MAX_BOUND_BYTES:

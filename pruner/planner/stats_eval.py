@@ -14,7 +14,6 @@ double); they are widened further until they ascend again, which only keeps more
 
 from __future__ import annotations
 
-from datetime import date, datetime
 from decimal import Decimal
 
 import numpy as np
@@ -23,37 +22,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.index.stats import FAMILY_TYPES, family
+from pruner.numeric import one_ulp_beyond, round_outward
 from pruner.predicate.domain import Domain
 from pruner.predicate.ranges import Range
 from pruner.predicate.values import Value
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
 
 def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, bool]:
     """The bound as a Python value of the stats family's type, and whether the conversion was
     exact."""
-    exact = True
-    converted: object = value
     if isinstance(value, bool):
-        converted = int(value)
-    elif isinstance(value, Decimal):
-        approx = float(value)
-        exact = Decimal(approx) == value
-        if not exact:
-            approx = float(np.nextafter(approx, np.inf if upper else -np.inf))
-        converted = approx
-    elif isinstance(value, float) and column_type.name == "float":
+        return int(value), True
+    if isinstance(value, Decimal):
+        # The nearest double, moved one ulp outward when it is not exact: never narrower than
+        # `round_outward` (one ulp wider when the nearest double already lay outside), so the
+        # ends of neighbouring ranges can come out of order; `_ends` widens them back.
+        nearest = float(value)
+        exact = Decimal(nearest) == value
+        return (nearest if exact else one_ulp_beyond(nearest, upper)), exact
+    if isinstance(value, float) and column_type.kind is TypeKind.FLOAT:
         # Engines disagree on `real_col <= 0.1` (Trino rounds the literal to 32 bits, Spark widens
         # the column to 64): widen the bound to the enclosing float32 so both answers are kept.
-        single = np.float32(value)
-        if float(single) != value:
-            exact = False
-            if (float(single) < value) == upper:
-                single = np.nextafter(single, np.float32(np.inf if upper else -np.inf))
-        converted = float(single)
-    elif isinstance(value, datetime | date | str | bytes | int | float):
-        converted = value
-    return converted, exact
+        rounded = round_outward(value, upper, bits=32)
+        return rounded, rounded == value
+    return value, True
 
 
 def _ends(

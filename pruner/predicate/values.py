@@ -13,19 +13,13 @@ import math
 import re
 from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation, localcontext
-from typing import TypeAlias
+from typing import TypeAlias, assert_never
 
 from pruner.errors import InvalidInputError
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
 Value: TypeAlias = bool | int | float | Decimal | str | bytes | date | datetime
 
-_INTEGER_BOUNDS = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
 # Wide enough that quantizing a decimal(38, s) value never rounds or traps.
 _DECIMAL_CONTEXT = Context(prec=100)
 _FRACTION_RE = re.compile(r"[T ][0-9]{2}:[0-9]{2}:[0-9]{2}[.,]([0-9]+)")
@@ -34,32 +28,33 @@ _MAX_REPR = 60
 
 def normalize(value: object, column_type: ColumnType) -> Value:
     """The value of `value` as a literal of `column_type`; `InvalidInputError` if impossible."""
-    name = column_type.name
-    if name in _INTEGER_BOUNDS:
-        return _integer(value, column_type)
-    if name in ("float", "double"):
-        return _floating(value, column_type)
-    if name == "decimal":
-        return _decimal(value, column_type)
-    if name == "string":
-        if isinstance(value, str):
-            return value
-        raise _error(value, column_type, "expected a str")
-    if name == "binary":
-        if isinstance(value, bytes | bytearray):
-            return bytes(value)
-        if isinstance(value, str):
-            return value.encode("utf-8")
-        raise _error(value, column_type, "expected bytes or a str")
-    if name == "boolean":
-        if isinstance(value, bool):
-            return value
-        raise _error(value, column_type, "expected a bool")
-    if name == "date":
-        return _date(value, column_type)
-    if name == "timestamp":
-        return _timestamp(value, column_type)
-    raise _error(value, column_type, "unsupported column type")  # pragma: no cover - ColumnType checks
+    match column_type.kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT:
+            return _integer(value, column_type)
+        case TypeKind.FLOAT | TypeKind.DOUBLE:
+            return _floating(value, column_type)
+        case TypeKind.DECIMAL:
+            return _decimal(value, column_type)
+        case TypeKind.STRING:
+            if isinstance(value, str):
+                return value
+            raise _error(value, column_type, "expected a str")
+        case TypeKind.BINARY:
+            if isinstance(value, bytes | bytearray):
+                return bytes(value)
+            if isinstance(value, str):
+                return value.encode("utf-8")
+            raise _error(value, column_type, "expected bytes or a str")
+        case TypeKind.BOOLEAN:
+            if isinstance(value, bool):
+                return value
+            raise _error(value, column_type, "expected a bool")
+        case TypeKind.DATE:
+            return _date(value, column_type)
+        case TypeKind.TIMESTAMP:
+            return _timestamp(value, column_type)
+        case unknown:
+            assert_never(unknown)
 
 
 def is_nan(value: object) -> bool:
@@ -98,7 +93,9 @@ def format_value(value: Value) -> str:
 def _integer(value: object, column_type: ColumnType) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _error(value, column_type, "expected an int")
-    low, high = _INTEGER_BOUNDS[column_type.name]
+    bounds = column_type.kind.integer_bounds
+    assert bounds is not None, "an integer kind has bounds"
+    low, high = bounds
     if not low <= value <= high:
         raise _error(value, column_type, f"out of range {low}..{high}")
     return value

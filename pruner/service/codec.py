@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import assert_never
 
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
+from pruner.numeric import date_from_days, days_since_epoch, micros_since_epoch, timestamp_from_micros
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -27,43 +28,67 @@ from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value, format_value, normalize
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
-from pruner.types import Column, ColumnType, TableSchema
+from pruner.types import Column, ColumnType, TableSchema, TypeKind
 
-EPOCH_DATE = date(1970, 1, 1)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ONE_MICROSECOND = timedelta(microseconds=1)
 _UNSCALED = re.compile(r"[+-]?[0-9]{1,80}")
 MAX_SCALE = 38
 
-# Which `Value` field each column type accepts.
-_KINDS: dict[str, tuple[str, ...]] = {
-    "boolean": ("boolean_value",),
-    "tinyint": ("integer_value",),
-    "smallint": ("integer_value",),
-    "int": ("integer_value",),
-    "bigint": ("integer_value",),
-    "float": ("double_value", "float_value"),
-    "double": ("double_value", "float_value"),
-    "decimal": ("decimal_value",),
-    "string": ("string_value",),
-    "binary": ("binary_value",),
-    "date": ("date_days",),
-    "timestamp": ("timestamp_micros",),
-}
-TYPE_KINDS: dict[str, spb.TypeKind] = {
-    "boolean": spb.TYPE_KIND_BOOLEAN,
-    "tinyint": spb.TYPE_KIND_TINYINT,
-    "smallint": spb.TYPE_KIND_SMALLINT,
-    "int": spb.TYPE_KIND_INT,
-    "bigint": spb.TYPE_KIND_BIGINT,
-    "float": spb.TYPE_KIND_FLOAT,
-    "double": spb.TYPE_KIND_DOUBLE,
-    "decimal": spb.TYPE_KIND_DECIMAL,
-    "string": spb.TYPE_KIND_STRING,
-    "binary": spb.TYPE_KIND_BINARY,
-    "date": spb.TYPE_KIND_DATE,
-    "timestamp": spb.TYPE_KIND_TIMESTAMP,
-}
+
+def value_fields(kind: TypeKind) -> tuple[str, ...]:
+    """The fields of the `Value` oneof that a column of `kind` accepts (see `predicate.proto`)."""
+    match kind:
+        case TypeKind.BOOLEAN:
+            return ("boolean_value",)
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT:
+            return ("integer_value",)
+        case TypeKind.FLOAT | TypeKind.DOUBLE:
+            return ("double_value", "float_value")
+        case TypeKind.DECIMAL:
+            return ("decimal_value",)
+        case TypeKind.STRING:
+            return ("string_value",)
+        case TypeKind.BINARY:
+            return ("binary_value",)
+        case TypeKind.DATE:
+            return ("date_days",)
+        case TypeKind.TIMESTAMP:
+            return ("timestamp_micros",)
+        case _:
+            assert_never(kind)
+
+
+def proto_kind(kind: TypeKind) -> spb.TypeKind:
+    """The `lakeprune.v1.TypeKind` of a kind."""
+    match kind:
+        case TypeKind.BOOLEAN:
+            return spb.TYPE_KIND_BOOLEAN
+        case TypeKind.TINYINT:
+            return spb.TYPE_KIND_TINYINT
+        case TypeKind.SMALLINT:
+            return spb.TYPE_KIND_SMALLINT
+        case TypeKind.INT:
+            return spb.TYPE_KIND_INT
+        case TypeKind.BIGINT:
+            return spb.TYPE_KIND_BIGINT
+        case TypeKind.FLOAT:
+            return spb.TYPE_KIND_FLOAT
+        case TypeKind.DOUBLE:
+            return spb.TYPE_KIND_DOUBLE
+        case TypeKind.DECIMAL:
+            return spb.TYPE_KIND_DECIMAL
+        case TypeKind.STRING:
+            return spb.TYPE_KIND_STRING
+        case TypeKind.BINARY:
+            return spb.TYPE_KIND_BINARY
+        case TypeKind.DATE:
+            return spb.TYPE_KIND_DATE
+        case TypeKind.TIMESTAMP:
+            return spb.TYPE_KIND_TIMESTAMP
+        case _:
+            assert_never(kind)
+
+
+_FROM_PROTO = {proto_kind(kind): kind for kind in TypeKind}
 
 
 # Values --------------------------------------------------------------------------------------------
@@ -90,17 +115,16 @@ def encode_value(value: Value) -> ppb.Value:
     if isinstance(value, bytes):
         return ppb.Value(binary_value=value)
     if isinstance(value, datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return ppb.Value(timestamp_micros=(moment - EPOCH) // _ONE_MICROSECOND)
+        return ppb.Value(timestamp_micros=micros_since_epoch(value))
     if isinstance(value, date):
-        return ppb.Value(date_days=(value - EPOCH_DATE).days)
+        return ppb.Value(date_days=days_since_epoch(value))
     raise InvalidInputError(f"cannot encode {value!r}: unsupported value type {type(value).__name__}")
 
 
 def decode_value(message: ppb.Value, column: Column) -> Value:
     """The normalised value of `message` for `column`; `InvalidInputError` if it does not fit."""
     kind = message.WhichOneof("kind")
-    accepted = _KINDS[column.type.name]
+    accepted = value_fields(column.type.kind)
     if kind not in accepted:
         given = "no value" if kind is None else kind
         raise InvalidInputError(
@@ -110,9 +134,9 @@ def decode_value(message: ppb.Value, column: Column) -> Value:
     if kind == "decimal_value":
         raw = _decimal(message.decimal_value, column)
     elif kind == "date_days":
-        raw = _from_epoch(column, EPOCH_DATE, "days", message.date_days)
+        raw = _from_epoch(column, date_from_days, message.date_days)
     elif kind == "timestamp_micros":
-        raw = _from_epoch(column, EPOCH, "microseconds", message.timestamp_micros)
+        raw = _from_epoch(column, timestamp_from_micros, message.timestamp_micros)
     else:
         raw = getattr(message, kind)
     if isinstance(raw, float) and math.isnan(raw):
@@ -133,9 +157,9 @@ def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
     return Decimal(f"{message.unscaled}E{-message.scale}")
 
 
-def _from_epoch(column: Column, epoch: Any, unit: str, count: int) -> Any:
+def _from_epoch(column: Column, since_epoch: Callable[[int], date], count: int) -> date:
     try:
-        return epoch + timedelta(**{unit: count})
+        return since_epoch(count)
     except OverflowError:
         raise InvalidInputError(f"column {column.name}: {count} is out of range for {column.type}") from None
 
@@ -268,7 +292,7 @@ def check_snapshot(instant: str) -> str | None:
 
 def encode_column_type(column_type: ColumnType) -> spb.ColumnType:
     return spb.ColumnType(
-        kind=TYPE_KINDS[column_type.name],
+        kind=proto_kind(column_type.kind),
         precision=column_type.precision,
         scale=column_type.scale,
         name=str(column_type),
@@ -276,12 +300,12 @@ def encode_column_type(column_type: ColumnType) -> spb.ColumnType:
 
 
 def decode_column_type(message: spb.ColumnType) -> ColumnType:
-    if message.kind == spb.TYPE_KIND_DECIMAL:
-        return ColumnType("decimal", message.precision, message.scale)
-    for name, kind in TYPE_KINDS.items():
-        if kind == message.kind:
-            return ColumnType(name)
-    raise InvalidInputError(f"unknown column type kind {message.kind} ({message.name})")
+    kind = _FROM_PROTO.get(message.kind)
+    if kind is None:
+        raise InvalidInputError(f"unknown column type kind {message.kind} ({message.name})")
+    if kind is TypeKind.DECIMAL:
+        return ColumnType(kind, message.precision, message.scale)
+    return ColumnType(kind)
 
 
 def encode_schema(schema: TableSchema) -> list[spb.Column]:

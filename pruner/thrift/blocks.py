@@ -27,7 +27,7 @@ import pyarrow.types as pat
 from pruner.thrift import idl
 from pruner.thrift.connector_types import ConnectorType, connector_type
 from pruner.thrift.errors import ThriftRequestError
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
 EngineValue: TypeAlias = int | float | str | bool
 """A non-null value as the engine sent it (see the module docstring)."""
@@ -243,7 +243,7 @@ def encoded_row_sizes(
         kind = connector_type(column_type)
         if kind is ConnectorType.VARCHAR:
             lengths = pc.fill_null(pc.binary_length(arr), 0).to_numpy().astype(np.int64)
-            total += 4 + lengths * (2 if column_type.name == "binary" else 1)
+            total += 4 + lengths * (2 if column_type.kind is TypeKind.BINARY else 1)
         else:
             total += np.dtype(_WIRE_DTYPES[_LAYOUTS[kind].values_ttype]).itemsize
         if arr.null_count:

@@ -29,7 +29,9 @@ those, so pruning never loses a row the engine would have kept."""
 
 from __future__ import annotations
 
-from enum import Enum
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import assert_never
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 
 from pruner.errors import InvalidSchemaError, SchemaMismatchError
-from pruner.types import ColumnType, can_write, from_arrow
+from pruner.types import ColumnType, TypeKind, can_write, from_arrow
 
 
 class ConnectorType(Enum):
@@ -73,21 +75,6 @@ _ARROW_TYPES: dict[ConnectorType, pa.DataType] = {
     ConnectorType.TIMESTAMP: pa.timestamp("ms"),
 }
 
-_BY_COLUMN_TYPE: dict[str, ConnectorType] = {
-    "tinyint": ConnectorType.INTEGER,
-    "smallint": ConnectorType.INTEGER,
-    "int": ConnectorType.INTEGER,
-    "bigint": ConnectorType.BIGINT,
-    "float": ConnectorType.DOUBLE,
-    "double": ConnectorType.DOUBLE,
-    "decimal": ConnectorType.DOUBLE,
-    "string": ConnectorType.VARCHAR,
-    "binary": ConnectorType.VARCHAR,
-    "boolean": ConnectorType.BOOLEAN,
-    "date": ConnectorType.DATE,
-    "timestamp": ConnectorType.TIMESTAMP,
-}
-
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 # Row i holds the two lowercase hex digits of byte value i.
 _HEX_TABLE = np.stack([_HEX_DIGITS[np.arange(256) >> 4], _HEX_DIGITS[np.arange(256) & 15]], axis=1)
@@ -97,9 +84,71 @@ _NIBBLES = np.zeros(256, dtype=np.uint8)
 _NIBBLES[_HEX_DIGITS] = np.arange(16, dtype=np.uint8)
 
 
+class _Conversion(Enum):
+    """How `to_connector_array` turns column values into connector values."""
+
+    CAST = auto()  # an Arrow cast: the connector value is the column value
+    NEAREST_DOUBLE = auto()  # decimal: the correctly rounded double (lossy)
+    HEX = auto()  # binary: lowercase hex digits
+    MILLIS = auto()  # timestamp: microseconds floored to milliseconds (lossy)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the connector value determines the column value."""
+        match self:
+            case _Conversion.CAST | _Conversion.HEX:
+                return True
+            case _Conversion.NEAREST_DOUBLE | _Conversion.MILLIS:
+                return False
+            case unknown:
+                assert_never(unknown)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """How a column of one kind travels to the engine (a row of the module's table)."""
+
+    connector: ConnectorType
+    conversion: _Conversion
+    comment: str | None  # the engine column's comment, `{type}` standing for the column type
+
+
+def _sent(kind: TypeKind) -> _Sent:
+    match kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT:
+            return _Sent(ConnectorType.INTEGER, _Conversion.CAST, "lakeprune {type}")
+        case TypeKind.INT:
+            return _Sent(ConnectorType.INTEGER, _Conversion.CAST, None)
+        case TypeKind.BIGINT:
+            return _Sent(ConnectorType.BIGINT, _Conversion.CAST, None)
+        case TypeKind.FLOAT:
+            return _Sent(ConnectorType.DOUBLE, _Conversion.CAST, "lakeprune {type}")
+        case TypeKind.DOUBLE:
+            return _Sent(ConnectorType.DOUBLE, _Conversion.CAST, None)
+        case TypeKind.DECIMAL:
+            comment = "lakeprune {type}, sent as the nearest double"
+            return _Sent(ConnectorType.DOUBLE, _Conversion.NEAREST_DOUBLE, comment)
+        case TypeKind.STRING:
+            return _Sent(ConnectorType.VARCHAR, _Conversion.CAST, None)
+        case TypeKind.BINARY:
+            return _Sent(ConnectorType.VARCHAR, _Conversion.HEX, "lakeprune binary, sent as lowercase hex")
+        case TypeKind.BOOLEAN:
+            return _Sent(ConnectorType.BOOLEAN, _Conversion.CAST, None)
+        case TypeKind.DATE:
+            return _Sent(ConnectorType.DATE, _Conversion.CAST, None)
+        case TypeKind.TIMESTAMP:
+            comment = "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
+            return _Sent(ConnectorType.TIMESTAMP, _Conversion.MILLIS, comment)
+        case unknown:
+            assert_never(unknown)
+
+
+_SENT = {kind: _sent(kind) for kind in TypeKind}
+
+
 def connector_type(column_type: ColumnType) -> ConnectorType:
-    """The connector type that represents `column_type`."""
-    return _BY_COLUMN_TYPE[column_type.name]
+    """The connector type that represents `column_type` (the table above)."""
+    return _SENT[column_type.kind].connector
 
 
 def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
@@ -111,21 +160,13 @@ def sql_type(column_type: ColumnType, engine: str = "trino") -> str:
 
 def is_exact(column_type: ColumnType) -> bool:
     """Whether a connector value determines the column value (all but decimal and timestamp)."""
-    return column_type.name not in ("decimal", "timestamp")
+    return _SENT[column_type.kind].conversion.exact
 
 
 def comment(column_type: ColumnType) -> str | None:
     """A column comment for the engine when the connector type is not the column's own type."""
-    name = column_type.name
-    if name == "decimal":
-        return f"lakeprune {column_type}, sent as the nearest double"
-    if name == "binary":
-        return "lakeprune binary, sent as lowercase hex"
-    if name == "timestamp":
-        return "lakeprune timestamp (UTC, microseconds), sent as UTC milliseconds"
-    if name in ("tinyint", "smallint", "float"):
-        return f"lakeprune {column_type}"
-    return None
+    text = _SENT[column_type.kind].comment
+    return None if text is None else text.format(type=column_type)
 
 
 def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
@@ -139,19 +180,22 @@ def to_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
     target = connector_type(column_type)
     if pat.is_null(arr.type) or len(arr) == 0:
         return pa.nulls(len(arr), target.arrow_type)
-    name = column_type.name
-    if name == "decimal":
-        # Through the shortest decimal string: Arrow's string-to-double parser rounds correctly,
-        # its direct decimal-to-double cast can be off by 2 ulps. `domains` relies on correct
-        # rounding when it widens double bounds on decimal columns.
-        return pc.cast(pc.cast(arr, pa.string()), pa.float64())
-    if name == "binary":
-        return _lowercase_hex(arr)
-    if name == "timestamp":
-        return _timestamp_millis(arr)
-    if name == "string" and pat.is_large_string(arr.type):
-        return arr
-    return pc.cast(arr, target.arrow_type)
+    match _SENT[column_type.kind].conversion:
+        case _Conversion.NEAREST_DOUBLE:
+            # Through the shortest decimal string: Arrow's string-to-double parser rounds correctly,
+            # its direct decimal-to-double cast can be off by 2 ulps. `domains` relies on correct
+            # rounding when it widens double bounds on decimal columns.
+            return pc.cast(pc.cast(arr, pa.string()), pa.float64())
+        case _Conversion.HEX:
+            return _lowercase_hex(arr)
+        case _Conversion.MILLIS:
+            return _timestamp_millis(arr)
+        case _Conversion.CAST:
+            if target is ConnectorType.VARCHAR and pat.is_large_string(arr.type):
+                return arr
+            return pc.cast(arr, target.arrow_type)
+        case unknown:
+            assert_never(unknown)
 
 
 def _check_fits(arrow_type: pa.DataType, column_type: ColumnType) -> None:
@@ -230,15 +274,14 @@ def from_connector_array(arr: pa.Array, column_type: ColumnType) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     target = column_type.to_arrow()
-    if column_type.is_integer:
-        info = np.iinfo(target.to_pandas_dtype())
-        outside = pc.or_(pc.less(arr, int(info.min)), pc.greater(arr, int(info.max)))
+    if (bounds := column_type.kind.integer_bounds) is not None:
+        outside = pc.or_(pc.less(arr, bounds[0]), pc.greater(arr, bounds[1]))
         return pc.cast(pc.if_else(outside, pa.scalar(None, arr.type), arr), target)
-    if column_type.name == "float":
+    if column_type.kind is TypeKind.FLOAT:
         narrowed = pc.cast(arr, pa.float32(), safe=False)
         exact = pc.equal(pc.cast(narrowed, pa.float64()), arr)
         return pc.if_else(exact, narrowed, pa.scalar(None, pa.float32()))
-    if column_type.name == "binary":
+    if _SENT[column_type.kind].conversion is _Conversion.HEX:
         return _from_lowercase_hex(arr)
     return pc.cast(arr, target)
 

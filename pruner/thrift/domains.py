@@ -22,11 +22,21 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, localcontext
+from decimal import Decimal
+from typing import assert_never
 
-import numpy as np
-
+from pruner.numeric import (
+    MAX_DAY,
+    MAX_MICROS,
+    MIN_DAY,
+    MIN_MICROS,
+    date_from_days,
+    one_ulp_beyond,
+    quantize_outward,
+    round_down,
+    round_up,
+    timestamp_from_micros,
+)
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -36,20 +46,11 @@ from pruner.thrift import idl
 from pruner.thrift.blocks import EngineValue, block_connector_type, block_row_count, decode_values
 from pruner.thrift.connector_types import connector_type
 from pruner.thrift.errors import ThriftRequestError
-from pruner.types import ColumnType, TableSchema
+from pruner.types import ColumnType, TableSchema, TypeKind
 
 _log = logging.getLogger(__name__)
 
-_EPOCH_DATE = date(1970, 1, 1)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DATE_LIMITS = ((date.min - _EPOCH_DATE).days, (date.max - _EPOCH_DATE).days)
-_MICROS_LIMITS = (
-    (datetime.min.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1),
-    (datetime.max.replace(tzinfo=UTC) - _EPOCH) // timedelta(microseconds=1),
-)
 _MICROS_PER_MILLI = 1000
-# Wide enough for any decimal(38, s) bound after clamping.
-_DECIMAL_CONTEXT = Context(prec=100)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def values_domain(block: idl.Block, column_type: ColumnType) -> Domain:
     columns are unconstrained (their values are hex varchar). `ThriftRequestError` if the block
     does not hold the column's connector type."""
     values = decode_values(block, column_type)
-    if column_type.name == "binary":
+    if column_type.kind is TypeKind.BINARY:
         return Domain.all()
     keys = [v for v in values if v is not None and not _is_nan(v)]
     translate = _range_translator(column_type)
@@ -122,8 +123,11 @@ def _decode_domain(thrift_domain: idl.Domain, column_type: ColumnType) -> Domain
         engine_set = _equatable_set(equatable, column_type)
     else:
         engine_set = SortedRangeSet.of_ranges(*(_engine_range(r, column_type) for r in ranges.ranges or ()))
-    floating = column_type.name in ("float", "double")
-    if floating and not engine_set.is_all() and any(r.high is None for r in engine_set.ranges):
+    if (
+        column_type.kind.is_floating
+        and not engine_set.is_all()
+        and any(r.high is None for r in engine_set.ranges)
+    ):
         # The engines order doubles with Java's Double.compare, where NaN is above +inf, so a
         # range unbounded above also holds NaN (`NOT (x <= 5)` is true for NaN), which no
         # lakeprune range does: leave the column unconstrained.
@@ -204,23 +208,27 @@ def _is_nan(value: object) -> bool:
 def _range_translator(column_type: ColumnType) -> Callable[[Range], Range | None]:
     """The function taking an engine range to the column range holding every column value whose
     connector value lies in it (`None` if there is none)."""
-    name = column_type.name
-    if column_type.is_integer:
-        info = np.iinfo(column_type.to_arrow().to_pandas_dtype())
-        return lambda r: _integer_range(*_inclusive_ints(r), (int(info.min), int(info.max)), int)
-    if name == "date":
-        return lambda r: _integer_range(*_inclusive_ints(r), _DATE_LIMITS, _date)
-    if name == "timestamp":
-        return _timestamp_range
-    if name == "float":
-        return _float32_range
-    if name == "decimal":
-        return lambda r: _decimal_range(r, column_type)
-    if name == "binary":
-        raise _UntranslatableError(
-            "binary columns are sent as hex varchar; their varchar domains are not translated"
-        )
-    return lambda r: r  # double, string, boolean: the engine's values are the column's
+    match column_type.kind:
+        case TypeKind.TINYINT | TypeKind.SMALLINT | TypeKind.INT | TypeKind.BIGINT as kind:
+            limits = kind.integer_bounds
+            assert limits is not None, "an integer kind has bounds"
+            return lambda r: _integer_range(*_inclusive_ints(r), limits, int)
+        case TypeKind.DATE:
+            return lambda r: _integer_range(*_inclusive_ints(r), (MIN_DAY, MAX_DAY), date_from_days)
+        case TypeKind.TIMESTAMP:
+            return _timestamp_range
+        case TypeKind.FLOAT:
+            return _float32_range
+        case TypeKind.DECIMAL:
+            return lambda r: _decimal_range(r, column_type)
+        case TypeKind.BINARY:
+            raise _UntranslatableError(
+                "binary columns are sent as hex varchar; their varchar domains are not translated"
+            )
+        case TypeKind.DOUBLE | TypeKind.STRING | TypeKind.BOOLEAN:
+            return lambda r: r  # the engine's values are the column's
+        case unknown:
+            assert_never(unknown)
 
 
 def _inclusive_ints(r: Range) -> tuple[int | None, int | None]:
@@ -262,20 +270,12 @@ def _integer_range(
     )
 
 
-def _date(days: int) -> date:
-    return _EPOCH_DATE + timedelta(days=days)
-
-
-def _timestamp(micros: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=micros)
-
-
 def _timestamp_range(r: Range) -> Range | None:
     """Milliseconds to every microsecond that floors to them: [lo, hi] ms -> [lo*1000, hi*1000+999]."""
     low_ms, high_ms = _inclusive_ints(r)
     low = None if low_ms is None else low_ms * _MICROS_PER_MILLI
     high = None if high_ms is None else high_ms * _MICROS_PER_MILLI + _MICROS_PER_MILLI - 1
-    return _integer_range(low, high, _MICROS_LIMITS, _timestamp)
+    return _integer_range(low, high, (MIN_MICROS, MAX_MICROS), timestamp_from_micros)
 
 
 def _float32_range(r: Range) -> Range | None:
@@ -283,42 +283,32 @@ def _float32_range(r: Range) -> Range | None:
     lies between it and the bound, so the translation is exact."""
     low, low_inclusive = r.low, r.low_inclusive
     if low is not None:
-        rounded = _float32_toward(_float(low), -math.inf)
+        rounded = round_down(_float(low), bits=32)
         low, low_inclusive = rounded, low_inclusive if rounded == low else False
     high, high_inclusive = r.high, r.high_inclusive
     if high is not None:
-        rounded = _float32_toward(_float(high), math.inf)
+        rounded = round_up(_float(high), bits=32)
         high, high_inclusive = rounded, high_inclusive if rounded == high else False
     return Range.between(low, low_inclusive, high, high_inclusive)
 
 
-def _float32_toward(value: float, direction: float) -> float:
-    """The nearest float32 to `value` on the `direction` side (or `value` itself)."""
-    with np.errstate(over="ignore"):
-        nearest = np.float32(value)
-    if (float(nearest) - value) * direction < 0:
-        nearest = np.nextafter(nearest, np.float32(direction))
-    return float(nearest)
-
-
 def _decimal_range(r: Range, column_type: ColumnType) -> Range | None:
     """Double bounds on a decimal column: one ulp outward, then outward to the scale, inclusive."""
-    unit = Decimal(1).scaleb(-column_type.scale)
-    limit = Decimal(10) ** (column_type.precision - column_type.scale) - unit
-    low = _one_ulp_beyond(r.low, -math.inf)
-    high = _one_ulp_beyond(r.high, math.inf)
+    scale = column_type.scale
+    limit = Decimal(10) ** (column_type.precision - scale) - Decimal(1).scaleb(-scale)
+    low = _one_ulp_beyond(r.low, up=False)
+    high = _one_ulp_beyond(r.high, up=True)
     if (low is not None and low > limit) or (high is not None and high < -limit):
         return None
-    with localcontext(_DECIMAL_CONTEXT):
-        low = None if low is None or low <= -limit else low.quantize(unit, rounding=ROUND_FLOOR)
-        high = None if high is None or high >= limit else high.quantize(unit, rounding=ROUND_CEILING)
+    low = None if low is None or low <= -limit else quantize_outward(low, scale, up=False)
+    high = None if high is None or high >= limit else quantize_outward(high, scale, up=True)
     return Range(low, low is not None, high, high is not None)
 
 
-def _one_ulp_beyond(bound: Value | None, direction: float) -> Decimal | None:
-    """The exact value of the double one ulp beyond `bound` toward `direction`; `None` (unbounded)
-    for no bound or an infinite one."""
+def _one_ulp_beyond(bound: Value | None, up: bool) -> Decimal | None:
+    """The exact value of the double one ulp beyond `bound` (above it if `up`); `None`
+    (unbounded) for no bound or an infinite one."""
     if bound is None:
         return None
-    widened = math.nextafter(_float(bound), direction)
+    widened = one_ulp_beyond(_float(bound), up)
     return None if math.isinf(widened) else Decimal(widened)

@@ -9,14 +9,15 @@ from __future__ import annotations
 import logging
 from typing import ClassVar
 
-import numpy as np
 import pyarrow.compute as pc
 
 from pruner.index import bloom
 from pruner.index.definitions import IndexType
 from pruner.metadata.files_index import DataFile
+from pruner.numeric import nearest_float32
 from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
 from pruner.predicate.values import Value
+from pruner.types import TypeKind
 
 log = logging.getLogger(__name__)
 # Most (bloom filter, value) probes one prune spends per column (~1.5 s on the 2-core development
@@ -57,7 +58,7 @@ class BloomFilters:
             filters = [_valid_filter(by_file.get((f.partition, f.file_name))) for f in survivors]
             values = list(predicate.domain(column).values.discrete_values())
             column_type = context.schema.column(column).type
-            if column_type.name == "float" and not all(_is_float32(v) for v in values):
+            if column_type.kind is TypeKind.FLOAT and not all(_is_float32(v) for v in values):
                 continue  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
             hashes = bloom.hash_python_values(values, column_type)
             keep, unchecked = bloom.probe_any(filters, hashes, BLOOM_PROBE_BUDGET)
@@ -71,7 +72,7 @@ class BloomFilters:
 
 
 def _is_float32(value: Value) -> bool:
-    return isinstance(value, float) and float(np.float32(value)) == value
+    return isinstance(value, float) and nearest_float32(value) == value
 
 
 def _valid_filter(data: bytes | None) -> bytes | None:

@@ -12,7 +12,7 @@ from pruner.format.keys import parse_partition_path
 from pruner.metadata.files_index import DataFile
 from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
 from pruner.predicate.values import Value
-from pruner.types import ColumnType
+from pruner.types import ColumnType, TypeKind
 
 
 class PartitionValues:
@@ -39,10 +39,12 @@ def typed_value(text: str | None, column_type: ColumnType) -> Value | None:
     """A partition path's text as a value of its column's type."""
     if text is None:
         return None
-    if column_type.is_integer:
+    if column_type.kind.is_integer:
         return int(text)
-    if column_type.name == "date":
-        return date.fromisoformat(text)
-    if column_type.name == "boolean":
-        return text.lower() == "true"
-    return text
+    match column_type.kind:
+        case TypeKind.DATE:
+            return date.fromisoformat(text)
+        case TypeKind.BOOLEAN:
+            return text.lower() == "true"
+        case _:  # strings: the path holds the value itself
+            return text

@@ -1,0 +1,117 @@
+"""Reading a WHERE clause: `parse` turns the text into a sqlglot tree (a syntax error, an empty
+clause or a statement that is no condition is an `InvalidInputError` quoting a shortened, one-line
+form of the input); `calls_as_columns` first rewrites calls that a functional index indexes into the
+index's virtual column; and the small helpers over the tree (`unparen`, `is_column`, `operands`,
+`sql_text` for notes and messages) are shared by the literal reader and the translator."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import TokenType
+from sqlglot.tokens import Tokenizer
+
+from pruner.errors import InvalidInputError
+
+
+def calls_as_columns(where: str, expressions: Mapping[tuple[Any, ...], str]) -> str:
+    """Replace each call `f(col, literal, ...)` that a functional index indexes by the index's name."""
+    from pruner.functions.registry import parse_call
+
+    try:
+        tokens = Tokenizer().tokenize(where)
+    except SqlglotError:
+        return where  # parse reports the error
+    out, cursor, i = [], 0, 0
+    while i < len(tokens) - 1:
+        if tokens[i + 1].token_type == TokenType.L_PAREN and tokens[i].text.replace("_", "").isalnum():
+            depth, end = 0, None
+            for j in range(i + 1, len(tokens)):
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[j].token_type, 0)
+                if depth == 0:
+                    end = j
+                    break
+            if end is not None:
+                text = where[tokens[i].start : tokens[end].end + 1]
+                try:
+                    name = expressions.get(parse_call(text))
+                except InvalidInputError:
+                    name = None
+                if name is not None:
+                    out.append(where[cursor : tokens[i].start] + name)
+                    cursor, i = tokens[end].end + 1, end + 1
+                    continue
+        i += 1
+    return "".join(out) + where[cursor:]
+
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+_MAX_TEXT = 80
+
+
+def parse(where: str) -> exp.Expr:
+    text = where.strip()
+    if not text:
+        raise InvalidInputError("empty WHERE clause")
+    try:
+        tree = sqlglot.parse_one(text)
+    except SqlglotError as exc:
+        raise InvalidInputError(f"cannot parse WHERE clause {_short(text)}: {_error_text(exc)}") from None
+    except RecursionError:
+        raise InvalidInputError("WHERE clause is nested too deeply to parse") from None
+    if not isinstance(tree, exp.Condition):
+        raise InvalidInputError(f"not a WHERE predicate: {_short(text)} (parsed as {type(tree).__name__})")
+    return tree
+
+
+def _error_text(exc: SqlglotError) -> str:
+    errors = getattr(exc, "errors", None)
+    if errors:
+        first = errors[0]
+        return _one_line(f"{first.get('description')} at line {first.get('line')}, column {first.get('col')}")
+    return _one_line(str(exc))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(_ANSI_RE.sub("", text).split())
+
+
+def _short(text: str) -> str:
+    text = _one_line(text)
+    if len(text) > _MAX_TEXT:
+        text = text[: _MAX_TEXT - 3] + "..."
+    return repr(text)
+
+
+def sql_text(node: exp.Expr) -> str:
+    text = _one_line(node.sql())
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
+
+
+def unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def is_column(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier)
+
+
+def chain_operands(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
+    """The operands of a chain of one connective (`a AND (b AND c)` has three), left to right."""
+    result: list[exp.Expr] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        inner = unparen(current)
+        if isinstance(inner, kind):
+            stack += [inner.expression, inner.this]
+        else:
+            result.append(current)
+    return result
