@@ -27,10 +27,12 @@ from pruner.functions.registry import parse_call
 from pruner.planner.prune import BoundPredicate, bind_predicate
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service import codec
+from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.service.table_codec import HistoryEntry, ListedFile
 from pruner.serving.catalog import TableName
+from pruner.table.statistics import TableStatistics
 from pruner.types import Column, ColumnType, TableSchema
 
 MAX_MESSAGE_BYTES = 64 * 1024**2
@@ -76,6 +78,7 @@ class TableInfo:
     indexes: tuple[IndexInfo, ...]
     latest_snapshot: str | None
     virtual_columns: tuple[VirtualColumnInfo, ...] = ()
+    snapshot: str | None = None  # the snapshot described: the requested one, else the latest
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,10 @@ class PruningClient:
     def schemas(self) -> list[str]:
         return list(self._call(self._stub.ListTables, spb.ListTablesRequest()).schemas)
 
-    def get_table(self, schema: str, table: str) -> TableInfo:
-        response = self._call(self._stub.GetTable, spb.GetTableRequest(table=_name(schema, table)))
+    def get_table(self, schema: str, table: str, snapshot: str | None = None) -> TableInfo:
+        """The table's description (as of `snapshot`, which must be a readable completed instant)."""
+        request = spb.GetTableRequest(table=_name(schema, table), snapshot=snapshot or "")
+        response = self._call(self._stub.GetTable, request)
         return TableInfo(
             name=TableName(response.table.schema, response.table.table),
             schema=codec.decode_schema(response.columns),
@@ -140,6 +145,7 @@ class PruningClient:
                 for i in response.indexes
             ),
             latest_snapshot=response.latest_snapshot or None,
+            snapshot=response.snapshot or None,
             virtual_columns=tuple(
                 VirtualColumnInfo(
                     v.name, codec.decode_column_type(v.type), v.expression, v.source_column, v.monotonic
@@ -171,13 +177,33 @@ class PruningClient:
             explain=explain,
         )
         if stream:
-            return _decode_prune(self._call_stream(request), bound.widened)
+            return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
         try:
             return _decode_prune([self._call(self._stub.Prune, request)], bound.widened)
         except ServiceError as exc:
             if stream is None and exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                return _decode_prune(self._call_stream(request), bound.widened)
+                return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
             raise
+
+    def statistics(
+        self, schema: str, table: str, where: TupleDomain | str | None = None, snapshot: str | None = None
+    ) -> TableStatistics:
+        """Row count, size and per-column statistics of the files that may match `where` (all
+        live files without it), for a cost-based optimizer."""
+        request = spb.GetTableStatisticsRequest(table=_name(schema, table), snapshot=snapshot or "")
+        if where is not None:
+            request.predicate.CopyFrom(codec.encode_tuple_domain(self.bind(schema, table, where).domain))
+        return table_codec.decode_statistics(self._call(self._stub.GetTableStatistics, request))
+
+    def history(self, schema: str, table: str) -> list[HistoryEntry]:
+        """The table's completed instants, oldest first."""
+        request = spb.GetHistoryRequest(table=_name(schema, table))
+        return table_codec.decode_history(self._call(self._stub.GetHistory, request))
+
+    def list_files(self, schema: str, table: str, snapshot: str | None = None) -> list[ListedFile]:
+        """The live data files of a snapshot (default: the latest)."""
+        request = spb.ListFilesRequest(table=_name(schema, table), snapshot=snapshot or "")
+        return table_codec.decode_files(self._call_stream(self._stub.ListFiles, request))
 
     def bind(self, schema: str, table: str, where: TupleDomain | str) -> BoundPredicate:
         """`where` bound to the remote table's columns and virtual columns, as `prune` binds it
@@ -197,9 +223,9 @@ class PruningClient:
         except grpc.RpcError as exc:
             raise ServiceError(exc.code(), exc.details() or "") from None
 
-    def _call_stream(self, request: spb.PruneRequest) -> list[spb.PruneResponse]:
+    def _call_stream(self, method: Any, request: Any) -> list[Any]:
         try:
-            return list(self._stub.PruneStream(request, timeout=self.timeout, metadata=self._metadata))
+            return list(method(request, timeout=self.timeout, metadata=self._metadata))
         except grpc.RpcError as exc:
             raise ServiceError(exc.code(), exc.details() or "") from None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import assert_never
@@ -321,14 +321,19 @@ def decode_schema(columns: Sequence[spb.Column]) -> TableSchema:
 # Prune results ---------------------------------------------------------------------------------------
 
 
+def encode_partition_values(values: Mapping[str, str | None]) -> list[spb.PartitionValue]:
+    """A file's partition values (from its partition path; None is NULL)."""
+    return [
+        spb.PartitionValue(column=k, value=v) if v is not None else spb.PartitionValue(column=k)
+        for k, v in values.items()
+    ]
+
+
 def encode_split(split: Split) -> spb.Split:
     return spb.Split(
         path=split.path,
         partition=split.partition,
-        partition_values=[
-            spb.PartitionValue(column=k, value=v) if v is not None else spb.PartitionValue(column=k)
-            for k, v in split.partition_values.items()
-        ],
+        partition_values=encode_partition_values(split.partition_values),
         file_group=split.file_group,
         start=split.start,
         length=split.length,

@@ -16,11 +16,11 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 
 from pruner.errors import InvalidInputError
-from pruner.functions import Order
+from pruner.metadata.files_index import DataFile
 from pruner.planner.prune import prune
 from pruner.planner.result import PruneResult
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service import codec
+from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.status import grpc_code
@@ -29,7 +29,9 @@ from pruner.serving.config import Limits
 from pruner.serving.errors import Failure, ResultTooLargeError, Status, classify
 from pruner.serving.metrics import Metrics, RequestRecord
 from pruner.serving.workers import Workers
-from pruner.table.describe import index_summaries
+from pruner.table.describe import history
+from pruner.table.statistics import table_statistics
+from pruner.table.table import Snapshot
 
 API = "grpc"
 log = logging.getLogger(__name__)
@@ -86,6 +88,37 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             chunk.splits.extend(codec.encode_split(s) for s in result.splits[start : start + size])
             yield chunk
 
+    def GetTableStatistics(  # noqa: N802
+        self, request: spb.GetTableStatisticsRequest, context: grpc.ServicerContext
+    ) -> spb.GetTableStatisticsResponse:
+        return self._call(
+            context,
+            "GetTableStatistics",
+            _table_name(request),
+            lambda _, timeout: self._statistics(request, timeout),
+        )
+
+    def GetHistory(  # noqa: N802
+        self, request: spb.GetHistoryRequest, context: grpc.ServicerContext
+    ) -> spb.GetHistoryResponse:
+        def work(_record: RequestRecord, _timeout: float) -> spb.GetHistoryResponse:
+            table = self.catalog.table(_resolve(request))
+            return table_codec.encode_history(history(table), table.earliest_retained())
+
+        return self._call(context, "GetHistory", _table_name(request), work)
+
+    def ListFiles(  # noqa: N802
+        self, request: spb.ListFilesRequest, context: grpc.ServicerContext
+    ) -> Iterator[spb.ListFilesResponse]:
+        def work(_record: RequestRecord, _timeout: float) -> tuple[Snapshot, list[DataFile]]:
+            snapshot = self.catalog.table(_resolve(request)).snapshot(codec.check_snapshot(request.snapshot))
+            return snapshot, snapshot.files()
+
+        snapshot, files = self._call(context, "ListFiles", _table_name(request), work)
+        size = self.limits.max_splits_per_response
+        for start in range(0, max(len(files), 1), size):
+            yield table_codec.encode_files(snapshot, files[start : start + size], first=start == 0)
+
     # Work ------------------------------------------------------------------------------------------
 
     def _list_tables(self, request: spb.ListTablesRequest) -> spb.ListTablesResponse:
@@ -97,37 +130,26 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
 
     def _get_table(self, request: spb.GetTableRequest) -> spb.GetTableResponse:
         name = _resolve(request)
+        snapshot = self.catalog.table(name).snapshot(codec.check_snapshot(request.snapshot))
+        return table_codec.encode_table(name, snapshot)
+
+    def _statistics(
+        self, request: spb.GetTableStatisticsRequest, timeout: float
+    ) -> spb.GetTableStatisticsResponse:
+        name = _resolve(request)
         table = self.catalog.table(name)
-        config = table.config
-        return spb.GetTableResponse(
-            virtual_columns=[
-                spb.VirtualColumn(
-                    name=v.name,
-                    type=codec.encode_column_type(v.type),
-                    expression=v.function.sql(),
-                    source_column=v.function.column,
-                    monotonic=v.function.order == Order.MONOTONIC,
-                )
-                for v in table.virtual_columns
-            ],
-            table=spb.TableName(schema=name.schema, table=name.table),
-            columns=codec.encode_schema(config.schema),
-            record_key=config.record_key,
-            partition_columns=config.partition_fields,
-            ordering_field=config.ordering_field or "",
-            indexes=[
-                spb.IndexInfo(
-                    name=s["name"],
-                    type=s["type"],
-                    columns=s["columns"],
-                    options=s["options"],
-                    state=s["state"],
-                    complete_up_to=s["complete_up_to"] or "",
-                )
-                for s in index_summaries(table)
-            ],
-            latest_snapshot=table.snapshot().instant or "",
-        )
+        snapshot = table.snapshot(codec.check_snapshot(request.snapshot))
+        files = snapshot.files()
+        if request.HasField("predicate"):
+            predicate = codec.decode_tuple_domain(
+                request.predicate, table.query_schema, self.limits.max_discrete_values
+            )
+            result = prune(
+                table, predicate, snapshot=snapshot.instant, limits=self.limits.prune_limits(timeout)
+            )
+            kept = {(s.partition, s.file_group) for s in result.splits}
+            files = [f for f in files if (f.partition, f.file_group) in kept]
+        return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
 
     def _prune(self, request: spb.PruneRequest, record: RequestRecord, timeout: float) -> PruneResult:
         name = _resolve(request)

@@ -60,10 +60,12 @@ class ListTablesResponse(_message.Message):
     def __init__(self, schemas: _Optional[_Iterable[str]] = ..., tables: _Optional[_Iterable[_Union[TableName, _Mapping]]] = ...) -> None: ...
 
 class GetTableRequest(_message.Message):
-    __slots__ = ("table",)
+    __slots__ = ("table", "snapshot")
     TABLE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     table: TableName
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ...) -> None: ...
+    snapshot: str
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ...) -> None: ...
 
 class ColumnType(_message.Message):
     __slots__ = ("kind", "precision", "scale", "name")
@@ -111,7 +113,7 @@ class IndexInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[str] = ..., complete_up_to: _Optional[str] = ...) -> None: ...
 
 class GetTableResponse(_message.Message):
-    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns")
+    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     RECORD_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -120,6 +122,7 @@ class GetTableResponse(_message.Message):
     INDEXES_FIELD_NUMBER: _ClassVar[int]
     LATEST_SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     VIRTUAL_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     columns: _containers.RepeatedCompositeFieldContainer[Column]
     record_key: _containers.RepeatedScalarFieldContainer[str]
@@ -128,7 +131,8 @@ class GetTableResponse(_message.Message):
     indexes: _containers.RepeatedCompositeFieldContainer[IndexInfo]
     latest_snapshot: str
     virtual_columns: _containers.RepeatedCompositeFieldContainer[VirtualColumn]
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ...) -> None: ...
+    snapshot: str
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ..., snapshot: _Optional[str] = ...) -> None: ...
 
 class VirtualColumn(_message.Message):
     __slots__ = ("name", "type", "expression", "source_column", "monotonic")
@@ -221,3 +225,108 @@ class PruneResponse(_message.Message):
     splits: _containers.RepeatedCompositeFieldContainer[Split]
     explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
     def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ...) -> None: ...
+
+class GetTableStatisticsRequest(_message.Message):
+    __slots__ = ("table", "snapshot", "predicate")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    PREDICATE_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    snapshot: str
+    predicate: _predicate_pb2.TupleDomain
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ...) -> None: ...
+
+class ColumnStatistics(_message.Message):
+    __slots__ = ("column", "null_count", "min", "max")
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    NULL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    column: str
+    null_count: int
+    min: float
+    max: float
+    def __init__(self, column: _Optional[str] = ..., null_count: _Optional[int] = ..., min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
+
+class GetTableStatisticsResponse(_message.Message):
+    __slots__ = ("snapshot", "row_count", "file_count", "total_bytes", "columns")
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    ROW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FILE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    snapshot: str
+    row_count: int
+    file_count: int
+    total_bytes: int
+    columns: _containers.RepeatedCompositeFieldContainer[ColumnStatistics]
+    def __init__(self, snapshot: _Optional[str] = ..., row_count: _Optional[int] = ..., file_count: _Optional[int] = ..., total_bytes: _Optional[int] = ..., columns: _Optional[_Iterable[_Union[ColumnStatistics, _Mapping]]] = ...) -> None: ...
+
+class GetHistoryRequest(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ...) -> None: ...
+
+class HistoryEntry(_message.Message):
+    __slots__ = ("instant", "action", "operation", "counts", "earliest_retained")
+    class CountsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    INSTANT_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    EARLIEST_RETAINED_FIELD_NUMBER: _ClassVar[int]
+    instant: str
+    action: str
+    operation: str
+    counts: _containers.ScalarMap[str, int]
+    earliest_retained: str
+    def __init__(self, instant: _Optional[str] = ..., action: _Optional[str] = ..., operation: _Optional[str] = ..., counts: _Optional[_Mapping[str, int]] = ..., earliest_retained: _Optional[str] = ...) -> None: ...
+
+class GetHistoryResponse(_message.Message):
+    __slots__ = ("entries", "earliest_retained")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EARLIEST_RETAINED_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[HistoryEntry]
+    earliest_retained: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[HistoryEntry, _Mapping]]] = ..., earliest_retained: _Optional[str] = ...) -> None: ...
+
+class ListFilesRequest(_message.Message):
+    __slots__ = ("table", "snapshot")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    table: TableName
+    snapshot: str
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ...) -> None: ...
+
+class DataFile(_message.Message):
+    __slots__ = ("path", "partition", "partition_values", "file_group", "instant", "size", "row_count")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_VALUES_FIELD_NUMBER: _ClassVar[int]
+    FILE_GROUP_FIELD_NUMBER: _ClassVar[int]
+    INSTANT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ROW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    partition: str
+    partition_values: _containers.RepeatedCompositeFieldContainer[PartitionValue]
+    file_group: str
+    instant: str
+    size: int
+    row_count: int
+    def __init__(self, path: _Optional[str] = ..., partition: _Optional[str] = ..., partition_values: _Optional[_Iterable[_Union[PartitionValue, _Mapping]]] = ..., file_group: _Optional[str] = ..., instant: _Optional[str] = ..., size: _Optional[int] = ..., row_count: _Optional[int] = ...) -> None: ...
+
+class ListFilesResponse(_message.Message):
+    __slots__ = ("snapshot", "files")
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    snapshot: str
+    files: _containers.RepeatedCompositeFieldContainer[DataFile]
+    def __init__(self, snapshot: _Optional[str] = ..., files: _Optional[_Iterable[_Union[DataFile, _Mapping]]] = ...) -> None: ...

@@ -56,6 +56,21 @@ class PruningServiceStub:
                 request_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.PruneRequest.SerializeToString,
                 response_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.PruneResponse.FromString,
                 _registered_method=True)
+        self.GetTableStatistics = channel.unary_unary(
+                '/lakeprune.v1.PruningService/GetTableStatistics',
+                request_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsRequest.SerializeToString,
+                response_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsResponse.FromString,
+                _registered_method=True)
+        self.GetHistory = channel.unary_unary(
+                '/lakeprune.v1.PruningService/GetHistory',
+                request_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryRequest.SerializeToString,
+                response_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryResponse.FromString,
+                _registered_method=True)
+        self.ListFiles = channel.unary_stream(
+                '/lakeprune.v1.PruningService/ListFiles',
+                request_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesRequest.SerializeToString,
+                response_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesResponse.FromString,
+                _registered_method=True)
 
 
 class PruningServiceServicer:
@@ -93,6 +108,29 @@ class PruningServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTableStatistics(self, request, context):
+        """Statistics for engines' cost-based optimizers: row count, size and per-column null counts and
+        ranges of the files a predicate may match (every live file without one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetHistory(self, request, context):
+        """The table's completed instants, oldest first: what each commit, compaction and clean did.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListFiles(self, request, context):
+        """The live data files of a snapshot, in messages of up to the sidecar's
+        limits.max_splits_per_response files.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PruningServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -115,6 +153,21 @@ def add_PruningServiceServicer_to_server(servicer, server):
                     servicer.PruneStream,
                     request_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.PruneRequest.FromString,
                     response_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.PruneResponse.SerializeToString,
+            ),
+            'GetTableStatistics': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTableStatistics,
+                    request_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsRequest.FromString,
+                    response_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsResponse.SerializeToString,
+            ),
+            'GetHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHistory,
+                    request_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryRequest.FromString,
+                    response_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryResponse.SerializeToString,
+            ),
+            'ListFiles': grpc.unary_stream_rpc_method_handler(
+                    servicer.ListFiles,
+                    request_deserializer=lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesRequest.FromString,
+                    response_serializer=lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -227,6 +280,87 @@ class PruningService:
             '/lakeprune.v1.PruningService/PruneStream',
             lakeprune_dot_v1_dot_pruning__service__pb2.PruneRequest.SerializeToString,
             lakeprune_dot_v1_dot_pruning__service__pb2.PruneResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTableStatistics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lakeprune.v1.PruningService/GetTableStatistics',
+            lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsRequest.SerializeToString,
+            lakeprune_dot_v1_dot_pruning__service__pb2.GetTableStatisticsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/lakeprune.v1.PruningService/GetHistory',
+            lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryRequest.SerializeToString,
+            lakeprune_dot_v1_dot_pruning__service__pb2.GetHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/lakeprune.v1.PruningService/ListFiles',
+            lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesRequest.SerializeToString,
+            lakeprune_dot_v1_dot_pruning__service__pb2.ListFilesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,160 @@
+"""Encoding what the gRPC service says about a table — its description (`GetTable`), statistics
+for optimizers (`GetTableStatistics`), history (`GetHistory`) and live files (`ListFiles`) — as
+`lakeprune.v1` messages, and decoding them for the Python client. Values and predicates are
+`codec`'s; this module only arranges table metadata around them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pruner.format.keys import parse_partition_path
+from pruner.functions import Order
+from pruner.metadata.files_index import DataFile
+from pruner.service import codec
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.serving.catalog import TableName
+from pruner.table.describe import index_summaries
+from pruner.table.statistics import ColumnStatistics, TableStatistics
+from pruner.table.table import Snapshot
+
+
+def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
+    table = snapshot.table
+    config = table.config
+    return spb.GetTableResponse(
+        virtual_columns=[
+            spb.VirtualColumn(
+                name=v.name,
+                type=codec.encode_column_type(v.type),
+                expression=v.function.sql(),
+                source_column=v.function.column,
+                monotonic=v.function.order == Order.MONOTONIC,
+            )
+            for v in table.virtual_columns
+        ],
+        table=spb.TableName(schema=name.schema, table=name.table),
+        columns=codec.encode_schema(config.schema),
+        record_key=config.record_key,
+        partition_columns=config.partition_fields,
+        ordering_field=config.ordering_field or "",
+        indexes=[
+            spb.IndexInfo(
+                name=s["name"],
+                type=s["type"],
+                columns=s["columns"],
+                options=s["options"],
+                state=s["state"],
+                complete_up_to=s["complete_up_to"] or "",
+            )
+            for s in index_summaries(table)
+        ],
+        latest_snapshot=table.snapshot().instant or "",
+        snapshot=snapshot.instant or "",
+    )
+
+
+def encode_statistics(snapshot: str | None, statistics: TableStatistics) -> spb.GetTableStatisticsResponse:
+    return spb.GetTableStatisticsResponse(
+        snapshot=snapshot or "",
+        row_count=statistics.row_count,
+        file_count=statistics.file_count,
+        total_bytes=statistics.total_bytes,
+        columns=[
+            spb.ColumnStatistics(column=c.column, null_count=c.null_count, min=c.min, max=c.max)
+            for c in statistics.columns
+        ],
+    )
+
+
+def decode_statistics(message: spb.GetTableStatisticsResponse) -> TableStatistics:
+    return TableStatistics(
+        message.row_count,
+        message.file_count,
+        message.total_bytes,
+        tuple(
+            ColumnStatistics(
+                c.column,
+                c.null_count,
+                c.min if c.HasField("min") else None,
+                c.max if c.HasField("max") else None,
+            )
+            for c in message.columns
+        ),
+    )
+
+
+def encode_history(
+    entries: Iterable[dict[str, Any]], earliest_retained: str | None
+) -> spb.GetHistoryResponse:
+    """`pruner.table.describe.history` entries as a response."""
+    return spb.GetHistoryResponse(
+        entries=[
+            spb.HistoryEntry(
+                instant=e["instant"],
+                action=e["action"],
+                operation=e.get("operation") or "",
+                counts={k: int(v) for k, v in (e.get("stats") or {}).items() if isinstance(v, int)},
+                earliest_retained=e.get("earliest_retained") or "",
+            )
+            for e in entries
+        ],
+        earliest_retained=earliest_retained or "",
+    )
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    instant: str
+    action: str
+    operation: str | None
+    counts: dict[str, int]
+    earliest_retained: str | None
+
+
+def decode_history(message: spb.GetHistoryResponse) -> list[HistoryEntry]:
+    return [
+        HistoryEntry(e.instant, e.action, e.operation or None, dict(e.counts), e.earliest_retained or None)
+        for e in message.entries
+    ]
+
+
+def encode_files(snapshot: Snapshot, files: Sequence[DataFile], first: bool) -> spb.ListFilesResponse:
+    """One `ListFiles` message; the first names the snapshot."""
+    storage = snapshot.table.storage
+    return spb.ListFilesResponse(
+        snapshot=(snapshot.instant or "") if first else "",
+        files=[
+            spb.DataFile(
+                path=storage.full_uri(f.path),
+                partition=f.partition,
+                partition_values=codec.encode_partition_values(parse_partition_path(f.partition)),
+                file_group=f.file_group,
+                instant=f.instant,
+                size=f.size,
+                row_count=f.rows,
+            )
+            for f in files
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    """A live data file as `ListFiles` reports it."""
+
+    path: str
+    partition: str
+    file_group: str
+    instant: str
+    size: int
+    row_count: int
+
+
+def decode_files(messages: Iterable[spb.ListFilesResponse]) -> list[ListedFile]:
+    return [
+        ListedFile(f.path, f.partition, f.file_group, f.instant, f.size, f.row_count)
+        for m in messages
+        for f in m.files
+    ]

@@ -1,0 +1,113 @@
+"""The table metadata engines read besides splits: `GetTable` as of a snapshot (time travel checks
+its version there), `GetTableStatistics` (row counts and column ranges for optimizers, checked
+against the data files), `GetHistory` and `ListFiles` (Trino's `$history` and `$files`)."""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from decimal import Decimal
+
+import grpc
+import pyarrow.parquet as pq
+import pytest
+
+from pruner.client import PruningClient, ServiceError
+from pruner.numeric import days_since_epoch, micros_since_epoch
+from pruner.planner.prune import prune
+from pruner.serving.config import Limits
+from pruner.table.describe import history
+from pruner.table.table import LakeTable
+from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
+
+SEQ_RANGE = "seq BETWEEN 100 AND 400"
+
+
+def _stats_number(value: object) -> float | None:
+    """A data value as optimizers' statistics represent it (None: no numeric representation)."""
+    match value:
+        case bool() | int() | float() | Decimal():
+            return float(value)
+        case datetime():
+            return float(micros_since_epoch(value))
+        case date():
+            return float(days_since_epoch(value))
+        case _:
+            return None
+
+
+def test_get_table_describes_a_snapshot_and_refuses_unknown_ones(
+    client: PruningClient, indexed_table: str
+) -> None:
+    instants = [i.timestamp for i in LakeTable.open(indexed_table).timeline.commits()]
+    latest = client.get_table(SCHEMA, TABLE)
+    assert latest.snapshot == latest.latest_snapshot == instants[-1]
+    older = client.get_table(SCHEMA, TABLE, snapshot=instants[1])
+    assert older.snapshot == instants[1] and older.latest_snapshot == instants[-1]
+    with pytest.raises(ServiceError) as missing:
+        client.get_table(SCHEMA, TABLE, snapshot="20000101000000000")
+    assert missing.value.code == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(ServiceError) as malformed:
+        client.get_table(SCHEMA, TABLE, snapshot="yesterday")
+    assert malformed.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_table: str) -> None:
+    snapshot = LakeTable.open(indexed_table).snapshot()
+    rows = [
+        r for f in snapshot.files() for r in pq.read_table(snapshot.table.storage.path(f.path)).to_pylist()
+    ]
+    stats = client.statistics(SCHEMA, TABLE)
+    assert stats.row_count == len(rows) and stats.file_count == len(snapshot.files())
+    assert stats.total_bytes == sum(f.size for f in snapshot.files())
+    by_column = {c.column: c for c in stats.columns}
+    assert set(by_column) == set(snapshot.table.config.schema.names)  # column_stats on every column
+    for column, found in by_column.items():
+        values = [r[column] for r in rows]
+        assert found.null_count == sum(v is None for v in values), column
+        numbers = [
+            n for v in values if v is not None and (n := _stats_number(v)) is not None and not math.isnan(n)
+        ]
+        if not numbers:
+            assert found.min is None and found.max is None, column
+            continue
+        assert found.min is not None and found.max is not None, column
+        assert found.min <= min(numbers) and found.max >= max(numbers), column  # never narrower
+        if column != "amount":  # decimals are stored rounded outward; the others exactly
+            assert (found.min, found.max) == (min(numbers), max(numbers)), column
+
+
+def test_statistics_of_a_predicate_count_the_files_a_prune_keeps(
+    client: PruningClient, indexed_table: str
+) -> None:
+    kept = prune(LakeTable.open(indexed_table), SEQ_RANGE)
+    stats = client.statistics(SCHEMA, TABLE, SEQ_RANGE)
+    assert stats.file_count == kept.files_selected < kept.files_total
+    assert stats.row_count == sum(s.row_count for s in kept.splits)
+
+
+def test_history_lists_every_completed_instant(client: PruningClient, indexed_table: str) -> None:
+    table = LakeTable.open(indexed_table)
+    expected = history(table)
+    entries = client.history(SCHEMA, TABLE)
+    assert [(e.instant, e.action, e.operation) for e in entries] == [
+        (e["instant"], e["action"], e["operation"]) for e in expected
+    ]
+    commits = [e for e in entries if e.action == "commit" and e.operation in ("insert", "upsert", "delete")]
+    assert commits and all("input_rows" in e.counts for e in commits)
+
+
+def test_list_files_streams_the_live_files(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str
+) -> None:
+    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=7))
+    table = LakeTable.open(indexed_table)
+    instant = table.timeline.commits()[1].timestamp
+    with PruningClient(address(sidecar)) as client:
+        for snapshot in (table.snapshot(), table.snapshot(instant)):
+            listed = client.list_files(SCHEMA, TABLE, snapshot.instant)
+            expected = snapshot.files()
+            assert len(expected) > 7  # several messages
+            assert [(f.path, f.row_count, f.size) for f in listed] == [
+                (table.storage.full_uri(f.path), f.rows, f.size) for f in expected
+            ]
