@@ -3,13 +3,14 @@
 recomputation against index state that may have changed in between (a page boundary moved by an
 index that was dropped, became ready or was compacted repeats or loses splits: wrong answers).
 
-Plans are kept in a small bounded cache (`Plans`) under a key made of everything the listing
-depends on: the table, its snapshot, the request (constraint, index keys, ...) and the basis — the
-table's definition and its index definitions. A paging token carries the key and a digest of the
-whole listing. A later page is cut from the cached plan. If it is gone (evicted, or the token was
-issued by another sidecar sharing the split key), the listing is planned again, but only on the
-same basis, and served only if it has the sealed digest; otherwise the page is refused with
-`PlanChangedError` and the engine reports it — a query run again plans afresh."""
+A query's first page always plans afresh (so it sees the index state of now and is counted in the
+metrics like any prune). Its plan is kept in a small bounded cache (`Plans`) under a key made of
+everything the listing depends on — the table, its snapshot, the request (constraint, index keys,
+...) and the basis: the table's definition and its index definitions — and the digest of the whole
+listing; a paging token carries both. A later page is cut from the cached plan. If it is gone
+(evicted, or the token was issued by another sidecar sharing the split key), the listing is planned
+again, but only on the same basis, and served only if it has the sealed digest; otherwise the page
+is refused with `PlanChangedError` and the engine reports it — a query run again plans afresh."""
 
 from __future__ import annotations
 
@@ -80,20 +81,21 @@ class Plans(Generic[T]):
         self._fingerprint = fingerprint
         self._max_plans = max_plans
         self._max_items = max_items
-        self._plans: OrderedDict[str, Plan[T]] = OrderedDict()
+        self._plans: OrderedDict[tuple[str, str], Plan[T]] = OrderedDict()
         self._items = 0
         self._lock = threading.Lock()
 
     def first(self, key: str, plan: Callable[[], Sequence[T]]) -> Plan[T]:
-        """The plan for a listing's first page: cached under `key`, or planned now."""
-        cached = self._get(key)
-        return cached if cached is not None else self._put(key, plan())
+        """The plan for a listing's first page: planned now (a new query), and kept for its later
+        pages. Two queries of one key whose plans differ (the index state changed in between) each
+        keep their own: plans are held by key and digest."""
+        return self._put(key, plan())
 
     def resume(self, key: str, digest: str, plan: Callable[[], Sequence[T]] | None) -> Plan[T]:
         """The plan a later page is cut from: the cached one, or `plan()` again when that is
         possible (None: the basis changed since, so it is not) and gives the sealed `digest`."""
-        cached = self._get(key)
-        if cached is not None and cached.digest == digest:
+        cached = self._get(key, digest)
+        if cached is not None:
             return cached
         if plan is None:
             raise PlanChangedError(
@@ -113,11 +115,11 @@ class Plans(Generic[T]):
             self._plans.clear()
             self._items = 0
 
-    def _get(self, key: str) -> Plan[T] | None:
+    def _get(self, key: str, digest: str) -> Plan[T] | None:
         with self._lock:
-            cached = self._plans.get(key)
+            cached = self._plans.get((key, digest))
             if cached is not None:
-                self._plans.move_to_end(key)
+                self._plans.move_to_end((key, digest))
             return cached
 
     def _put(self, key: str, items: Sequence[T]) -> Plan[T]:
@@ -125,10 +127,10 @@ class Plans(Generic[T]):
         if len(plan.items) > self._max_items:
             return plan  # served, not kept: its later pages plan again (and must match)
         with self._lock:
-            previous = self._plans.pop(key, None)
+            previous = self._plans.pop((key, plan.digest), None)
             if previous is not None:
                 self._items -= len(previous.items)
-            self._plans[key] = plan
+            self._plans[(key, plan.digest)] = plan
             self._items += len(plan.items)
             while len(self._plans) > self._max_plans or self._items > self._max_items:
                 _, evicted = self._plans.popitem(last=False)

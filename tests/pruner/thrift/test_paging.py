@@ -194,6 +194,35 @@ def test_later_pages_are_not_planned_or_counted_again(
     assert len(splits) > 1 and planned == ["getSplits"]
 
 
+def test_every_query_plans_and_counts_afresh(
+    sidecar: tuple[Any, ThriftEndpoint], location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first page is a new query: it is planned and counted even when an equal query ran before
+    (another engine, or the same query again), and it sees the index state of now."""
+    client, endpoint = sidecar
+    planned: list[str] = []
+    original = endpoint.connector.on_prune
+    assert original is not None
+
+    def counting(method: str, result: Any) -> None:
+        planned.append(method)
+        original(method, result)
+
+    monkeypatch.setattr(endpoint.connector, "on_prune", counting)
+    earlier = _split_pages(client, None)
+    with_stats = _files(endpoint, _all_pages(earlier, lambda token: _split_pages(client, token)))
+    again = _split_pages(client, None)  # the same query once more: planned and counted again
+    assert _files(endpoint, _all_pages(again, lambda token: _split_pages(client, token))) == with_stats
+    execute(location, "DROP INDEX stats ON events")
+    execute(location, "DROP INDEX pstats ON events")
+    later = _split_pages(client, None)
+    without_stats = _files(endpoint, _all_pages(later, lambda token: _split_pages(client, token)))
+    assert planned == ["getSplits"] * 3
+    assert len(without_stats) > len(with_stats)  # planned on the index state of its own start
+    # the earlier query's plan is still the one its tokens name
+    assert _files(endpoint, _all_pages(earlier, lambda token: _split_pages(client, token))) == with_stats
+
+
 def _files(endpoint: ThriftEndpoint, splits: list[idl.Split]) -> list[str]:
     """The data file each split reads, from its sealed id."""
     return [endpoint.connector.sealer.open("split", s.splitId.id)["file"] for s in splits]
