@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -57,6 +58,7 @@ from pruner.engines.spec import EngineSpec, engine_spec
 logger = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 180.0
+_STARTED_AS = re.compile(r"^(?:INFO: )?started as (\d+)\s*$", re.IGNORECASE | re.MULTILINE)
 STOP_GRACE_S = 30.0
 LOG_EXCERPT_LINES = 20
 
@@ -357,14 +359,24 @@ def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfi
     except subprocess.TimeoutExpired:
         raise EngineStartError(f"{spec.display_name}'s launcher did not return within 60 s") from None
     output = (result.stdout + result.stderr).strip()
-    if result.returncode != 0 or not output.lower().startswith("started as"):
+    pid = launched_pid(output, placeholder.pid_file)
+    if result.returncode != 0 or pid is None:
         last = output.splitlines()[-1] if output else "no output"
         raise EngineStartError(f"{spec.display_name}'s launcher failed (exit {result.returncode}): {last}")
-    try:
-        pid = int(placeholder.pid_file.read_text().strip())
-    except (OSError, ValueError):
-        pid = int(output.split()[-1])
     return replace(placeholder, pid=pid)
+
+
+def launched_pid(output: str, pid_file: Path) -> int | None:
+    """The daemon's pid after `launcher start`: from the pid file, else from the launcher's
+    `Started as <pid>` (launcher.py) or `INFO: started as <pid>` (the Airlift launcher binary);
+    None if it did not say it started."""
+    said = _STARTED_AS.search(output)
+    if said is None:
+        return None
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return int(said.group(1))
 
 
 def _log_excerpt(instance: EngineInstance) -> str:

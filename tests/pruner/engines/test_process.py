@@ -204,3 +204,13 @@ def test_presto_and_trino_records_are_separate(layout: CacheLayout, tmp_path: Pa
     instance_for(layout, 2**22 + 7, 8081, tmp_path)
     assert layout.state_file(TRINO, 8081).exists()
     assert not layout.state_file(PRESTO, 8081).exists()
+
+
+def test_the_daemons_pid_from_either_launcher(tmp_path: Path) -> None:
+    pid_file = tmp_path / "launcher.pid"
+    assert process.launched_pid("Started as 4242\n", pid_file) == 4242  # launcher.py
+    assert process.launched_pid("INFO: started as 10788", pid_file) == 10788  # Airlift launcher binary
+    pid_file.write_text("77\n")
+    assert process.launched_pid("INFO: started as 10788", pid_file) == 77
+    assert process.launched_pid("ERROR: JVM config file is missing", pid_file) is None
+    assert process.launched_pid("Already running as 77", pid_file) is None
