@@ -71,6 +71,7 @@ def local_engine(
     extra_catalogs: Mapping[str, Mapping[str, str]] | None = None,
     *,
     grpc: NativeCatalog | None = None,
+    plugin: Path | None = None,
     port: int = 0,
     data_dir: Path | None = None,
     heap_mb: int = 2048,
@@ -88,6 +89,7 @@ def local_engine(
             directory,
             extra_catalogs,
             grpc=grpc,
+            plugin=plugin,
             heap_mb=heap_mb,
             timeout=timeout,
         )
