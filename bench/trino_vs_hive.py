@@ -8,10 +8,11 @@ the same Parquet files; and the sidecar's GetRows throughput. Not a test.
    Insert-only, one commit: every Parquet file under the table directory is live, so Hive, which
    reads every file of each partition directory (and skips the hidden `.lakeprune/`), sees exactly
    the table's rows. `ts` is whole seconds, so the millisecond timestamps of both paths are exact.
-2. An in-process sidecar (Thrift only) over the warehouse, and a local Trino 368 with two
-   catalogs: `lakeprune` (the sidecar) and `hive` (Hive connector, file metastore in a temporary
-   directory) whose `bench.trips` is an external table on the same directory, partitions
-   registered with `sync_partition_metadata`. Both catalogs must return the same answers (counts,
+2. An in-process sidecar (Thrift only) over the warehouse, and a local Trino 476 (Java 25) with
+   two catalogs: `lakeprune` (the sidecar, Thrift) and `hive` (Hive connector over Trino's native
+   local file system, file metastore in a temporary directory) whose `bench.trips` is an external
+   table on the same directory (a `local://` location), partitions registered with
+   `sync_partition_metadata`. Both catalogs must return the same answers (counts,
    sums, per-city figures, and every benchmark query's rows) before anything is timed.
 3. Three queries on both catalogs, one warm-up each, then `--repeat` timed runs alternating the
    catalogs (wall time in the `trino` client; also Trino's own stats): a record-key point lookup,
@@ -136,7 +137,7 @@ def main() -> None:
             raise SystemExit("the sidecar did not load its catalog")
         address = f"127.0.0.1:{sidecar.thrift_port}"
         hive = {"hive": hive_file_catalog(engine_spec("trino"), workdir / "metastore")}
-        progress(f"sidecar on {address}; starting Trino 368 with catalogs lakeprune and hive")
+        progress(f"sidecar on {address}; starting Trino 476 with catalogs lakeprune and hive")
         begin = time.perf_counter()
         with local_engine("trino", address, hive) as engine:
             startup = time.perf_counter() - begin

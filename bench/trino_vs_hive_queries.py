@@ -19,11 +19,14 @@ from support import progress
 from trino_vs_hive_getrows import getrows_seconds
 from trino_vs_hive_table import BASE, COLUMNS, SCHEMA, TABLE, TS_STEP_SECONDS
 
+from pruner.engines import engine_spec
+from pruner.engines.catalog import hive_location
 from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine
 from tests.e2e.queries import counter, normalized, served
 
-# Hive: partition column last; Trino 368's Hive connector reads TIMESTAMP_MICROS as timestamp(3).
+# Hive: partition column last; Trino's Hive connector reads TIMESTAMP_MICROS as timestamp(3) by
+# default (hive.timestamp-precision=MILLISECONDS), as the Thrift catalog carries it.
 HIVE_COLUMNS = "trip_id bigint, driver_id integer, ts timestamp(3), fare double, note varchar, city varchar"
 CATALOGS = ("lakeprune", "hive")
 
@@ -82,7 +85,8 @@ def register_hive_table(engine: Engine, location: Path) -> None:
     engine.query(f"CREATE SCHEMA hive.{SCHEMA}")
     engine.query(
         f"CREATE TABLE {table_name('hive')} ({HIVE_COLUMNS}) WITH (external_location = "
-        f"'{location.absolute().as_uri()}', format = 'PARQUET', partitioned_by = ARRAY['city'])"
+        f"'{hive_location(engine_spec('trino'), location)}', format = 'PARQUET', "
+        "partitioned_by = ARRAY['city'])"
     )
     engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{TABLE}', 'FULL')")
 
