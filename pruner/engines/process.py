@@ -361,9 +361,21 @@ def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfi
     output = (result.stdout + result.stderr).strip()
     pid = launched_pid(output, placeholder.pid_file)
     if result.returncode != 0 or pid is None:
+        _stop_orphan(placeholder)
         last = output.splitlines()[-1] if output else "no output"
         raise EngineStartError(f"{spec.display_name}'s launcher failed (exit {result.returncode}): {last}")
     return replace(placeholder, pid=pid)
+
+
+def _stop_orphan(placeholder: EngineInstance) -> None:
+    """A launcher that failed may still have left a daemon running from the data directory (its
+    pid file says which): stop it rather than leave it behind."""
+    try:
+        pid = int(placeholder.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    _terminate(replace(placeholder, pid=pid))
+    placeholder.pid_file.unlink(missing_ok=True)
 
 
 def launched_pid(output: str, pid_file: Path) -> int | None:

@@ -214,3 +214,16 @@ def test_the_daemons_pid_from_either_launcher(tmp_path: Path) -> None:
     assert process.launched_pid("INFO: started as 10788", pid_file) == 77
     assert process.launched_pid("ERROR: JVM config file is missing", pid_file) is None
     assert process.launched_pid("Already running as 77", pid_file) is None
+
+
+def test_a_daemon_left_by_a_failed_launch_is_stopped(
+    stand_in: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    placeholder = EngineInstance("trino", "476", 1, 0, data_dir, None, Path("/j"), 0.0)
+    placeholder.pid_file.parent.mkdir(parents=True)
+    placeholder.pid_file.write_text(f"{stand_in.pid}\n")
+    process._stop_orphan(placeholder)
+    assert stand_in.wait(timeout=40) == -15
+    assert not placeholder.pid_file.exists()
+    process._stop_orphan(placeholder)  # nothing recorded: nothing to do
