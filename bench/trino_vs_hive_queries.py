@@ -120,7 +120,6 @@ def time_queries(engine: Engine, sidecar: Sidecar, queries: list[Query], repeat:
                         "wall": wall,
                         "rows": len(rows),
                         "stats": stats,
-                        "splits": after["files_out"] - before["files_out"],
                         "pages": after["get_rows"] - before["get_rows"],
                         "bytes": after["bytes"] - before["bytes"],
                         "busy": after["busy"] - before["busy"],
@@ -154,7 +153,6 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
         "trino_total_splits": median_stat("totalSplits"),
     }
     if catalog == "lakeprune":
-        summary["splits_served"] = statistics.median(s["splits"] for s in samples)
         summary["getrows_pages"] = statistics.median(s["pages"] for s in samples)
         summary["reply_bytes"] = statistics.median(s["bytes"] for s in samples)
         # Sum of the GetRows handler times in the sidecar (calls overlap when Trino runs splits at once).
