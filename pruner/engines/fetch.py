@@ -1,8 +1,9 @@
-"""Fetching an engine into the cache: the server tarball and the Thrift connector's plugin zip come
-from Maven Central through `mvn dependency:get` into the cache's own Maven repository; the tarball
-is unpacked once into `engines/<engine>-<version>/` and the zip replaces the connector directory
-the tarball bundles (the same jars; installing both would register the connector twice). Unpacking
-goes to a temporary directory that is renamed into place at the end, under a lock, so an
+"""Fetching an engine into the cache: the server tarball (and, where the engine needs one, the Thrift
+connector's plugin zip) come from Maven Central through `mvn dependency:get` into the cache's own
+Maven repository; the tarball is unpacked once into `engines/<engine>-<version>/`. Trino 476's
+tarball bundles the Thrift connector it runs with (`plugin/thrift`); Presto's bundled copy is
+replaced by its plugin zip (the same jars; installing both would register the connector twice).
+Unpacking goes to a temporary directory that is renamed into place at the end, under a lock, so an
 interrupted or concurrent fetch never leaves a half-unpacked engine that a later start would use.
 Long steps report progress through logging (the CLI shows it on stderr)."""
 
@@ -87,8 +88,13 @@ def ensure_artifact(layout: CacheLayout, artifact: MavenArtifact, *, mvn: str = 
     return target
 
 
+def engine_lock(layout: CacheLayout, spec: EngineSpec) -> Path:
+    """The lock file of one engine's install directory (unpacking it, installing plugins into it)."""
+    return layout.engines / f".{spec.dirname}.lock"
+
+
 def is_installed(home: Path, spec: EngineSpec) -> bool:
-    return (home / "bin" / "launcher.py").is_file() and (
+    return (home / spec.launcher).is_file() and (
         home / "plugin" / spec.plugin_dir / spec.plugin_jar
     ).is_file()
 
@@ -100,7 +106,7 @@ def fetch_engine(spec: EngineSpec, layout: CacheLayout | None = None, *, mvn: st
     if is_installed(home, spec):
         return home
     layout.engines.mkdir(parents=True, exist_ok=True)
-    with exclusive(layout.engines / f".{spec.dirname}.lock"):
+    with exclusive(engine_lock(layout, spec)):
         if is_installed(home, spec):  # another process finished it while we waited
             return home
         prefix = f".{spec.dirname}.tmp-"
@@ -112,16 +118,18 @@ def fetch_engine(spec: EngineSpec, layout: CacheLayout | None = None, *, mvn: st
         staging = Path(tempfile.mkdtemp(prefix=prefix, dir=layout.engines))
         try:
             server = _unpack_tarball(tarball, staging / "server")
-            if not (server / "bin" / "launcher.py").is_file():
-                raise ArtifactFetchError(f"{tarball} holds no bin/launcher.py: not an engine server tarball")
-            # The connector comes from the official plugin zip. The tarball already bundles the
-            # same jars in plugin/<dir>; the zip replaces that directory (a second copy beside
-            # it would register the connector twice, which the engine refuses).
+            if not (server / spec.launcher).is_file():
+                raise ArtifactFetchError(f"{tarball} holds no {spec.launcher}: not an engine server tarball")
             plugin = server / "plugin" / spec.plugin_dir
-            archive = ensure_artifact(layout, spec.plugin, mvn=mvn)
-            _unpack_plugin(archive, staging / "plugin", plugin)
+            source = tarball
+            if spec.plugin is not None:
+                # The tarball already bundles the same jars in plugin/<dir>; the zip replaces
+                # that directory (a second copy beside it would register the connector twice,
+                # which the engine refuses).
+                source = ensure_artifact(layout, spec.plugin, mvn=mvn)
+                _unpack_plugin(source, staging / "plugin", plugin)
             if not (plugin / spec.plugin_jar).is_file():
-                raise ArtifactFetchError(f"{archive} does not contain {spec.plugin_jar}")
+                raise ArtifactFetchError(f"{source} does not contain {spec.plugin_dir}/{spec.plugin_jar}")
             server.rename(home)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -48,7 +48,10 @@ def run_statement(
         while True:
             error = reply.get("error")
             if isinstance(error, dict):
-                raise StatementFailedError(str(error.get("message", error)))
+                name = error.get("errorName")
+                raise StatementFailedError(
+                    str(error.get("message", error)), name if isinstance(name, str) else None
+                )
             data = reply.get("data")
             if isinstance(data, list):
                 rows.extend(row for row in data if isinstance(row, list))

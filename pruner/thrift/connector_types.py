@@ -1,7 +1,8 @@
-"""The one mapping from lakeprune column types to the Thrift connector's types. Trino 368 and
-Presto decode only integer, bigint, double, varchar, boolean, date and timestamp(3) (plus json,
-HyperLogLog and array(bigint), which lakeprune never produces; lakeprune has no nested or array
-columns), so every column type maps onto one of those:
+"""The one mapping from lakeprune column types to the Thrift connector's types. Trino's Thrift
+connector (368 and 476 alike; the end-to-end suite runs on 476) and Presto's decode only integer,
+bigint, double, varchar, boolean, date and timestamp(3) (plus json, HyperLogLog and array(bigint),
+which lakeprune never produces; lakeprune has no nested or array columns), so every column type
+maps onto one of those:
 
 | lakeprune              | connector      | values                                                |
 |------------------------|----------------|-------------------------------------------------------|
@@ -15,7 +16,7 @@ columns), so every column type maps onto one of those:
 | binary                 | `varchar`      | the bytes as lowercase hex (`X'0aff'` -> `'0aff'`)     |
 | boolean                | `boolean`      | exact                                                 |
 | date                   | `date`         | exact (days since 1970-01-01)                         |
-| timestamp (UTC, µs)    | `timestamp(3)` | milliseconds, floored toward -infinity; Trino 368's   |
+| timestamp (UTC, µs)    | `timestamp(3)` | milliseconds, floored toward -infinity; Trino's       |
 |                        |                | timestamp(3) has no time zone, so the engine shows    |
 |                        |                | the UTC wall-clock time                               |
 

@@ -23,7 +23,6 @@ from tests.e2e.engines import (
     container_engine,
     docker_unavailable_reason,
     local_engine,
-    wait_for_scans,
 )
 from tests.e2e.warehouse import SCHEMA_NAME
 
@@ -80,7 +79,6 @@ def engine_fixture(kind: str, path: str, request: pytest.FixtureRequest) -> Iter
         sidecar: Sidecar = request.getfixturevalue("local_sidecar")
         address = f"127.0.0.1:{sidecar.thrift_port}"
         with local_engine(kind, address, paged_catalog(kind, address)) as engine:
-            wait_for_scans(engine, f"lakeprune.{SCHEMA_NAME}.drivers")
             yield engine, sidecar
         return
     reason = docker_unavailable_reason()
@@ -91,7 +89,6 @@ def engine_fixture(kind: str, path: str, request: pytest.FixtureRequest) -> Iter
     try:
         address = f"127.0.0.1:{port}"
         with container_engine(kind, address, paged_catalog(kind, container_address(address))) as engine:
-            wait_for_scans(engine, f"lakeprune.{SCHEMA_NAME}.drivers")
             yield engine, sidecar
     finally:
         sidecar.stop(2)
@@ -108,5 +105,5 @@ ENGINES = [
 
 @pytest.fixture(scope="session", params=ENGINES)
 def running(request: pytest.FixtureRequest) -> Iterator[tuple[Engine, Sidecar]]:
-    """Trino 368 and Presto 0.287, each as a local process and (with Docker) as a container."""
+    """Trino 476 and Presto 0.287, each as a local process and (with Docker) as a container."""
     yield from engine_fixture(*request.param, request)

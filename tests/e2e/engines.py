@@ -1,7 +1,8 @@
-"""Trino and Presto for the end-to-end tests. `local_engine` starts Trino 368 or Presto 0.287 with
+"""Trino and Presto for the end-to-end tests. `local_engine` starts Trino 476 or Presto 0.287 with
 lakeprune's launcher (no Docker: the server from Maven Central, Java from PyPI, both cached outside
-the repository); `container_engine` runs the official image (`trinodb/trino:368`,
-`prestodb/presto:0.287`) through testcontainers where a Docker engine answers, and
+the repository), which returns once a query on each lakeprune catalog can run; `container_engine`
+runs the official image (`trinodb/trino:476`, `prestodb/presto:0.287`) through testcontainers where
+a Docker engine answers, waited for by the launcher's own readiness check, and
 `docker_unavailable_reason` says why it cannot. Both yield an `Engine` whose `connect()` is a
 DB-API connection (`trino.dbapi` / `prestodb.dbapi`) with catalog `lakeprune`."""
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,11 +20,11 @@ from typing import Any
 from pruner.engines import CATALOG_NAME, catalog_file, engine_spec, start, stop
 from pruner.engines.catalog import check_extra_catalogs, parse_sidecar_addresses
 from pruner.engines.config import render
-from pruner.engines.errors import StatementFailedError
-from pruner.engines.probe import run_statement, server_info
+from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.readiness import Target, wait_until_ready
 
 USER = "lakeprune"
-IMAGES = {"trino": "trinodb/trino:368", "presto": "prestodb/presto:0.287"}
+IMAGES = {"trino": "trinodb/trino:476", "presto": "prestodb/presto:0.287"}
 CATALOG_DIRS = {"trino": "/etc/trino/catalog", "presto": "/opt/presto-server/etc/catalog"}
 CONTAINER_PORT = 8080
 # What a container calls the machine it runs on (mapped with --add-host ...:host-gateway).
@@ -67,20 +67,31 @@ class Engine:
 @contextmanager
 def local_engine(
     kind: str,
-    sidecar_address: str,
+    sidecar_address: str | None,
     extra_catalogs: Mapping[str, Mapping[str, str]] | None = None,
     *,
+    grpc: NativeCatalog | None = None,
+    plugin: Path | None = None,
     port: int = 0,
     data_dir: Path | None = None,
     heap_mb: int = 2048,
     timeout: float = 240.0,
 ) -> Iterator[Engine]:
-    """A local engine on a free port (by default) whose lakeprune catalog points at the sidecar;
+    """A local engine on a free port (by default) whose lakeprune catalog points at the sidecar
+    (Thrift; with `grpc`, `lakeprune` is the native catalog and the Thrift one `lakeprune_thrift`);
     stopped (and its temporary data directory removed) on exit."""
     directory = data_dir or Path(tempfile.mkdtemp(prefix=f"lakeprune-{kind}-"))
     try:
         instance = start(
-            kind, port, sidecar_address, directory, extra_catalogs, heap_mb=heap_mb, timeout=timeout
+            kind,
+            port,
+            sidecar_address,
+            directory,
+            extra_catalogs,
+            grpc=grpc,
+            plugin=plugin,
+            heap_mb=heap_mb,
+            timeout=timeout,
         )
         try:
             yield Engine(kind, instance.host, instance.port)
@@ -161,39 +172,14 @@ def container_engine(
             engine = Engine(
                 kind, container.get_container_host_ip(), int(container.get_exposed_port(CONTAINER_PORT))
             )
-            _wait_until_ready(kind, engine, timeout)
+            target = Target(
+                spec,
+                engine.host,
+                engine.port,
+                lambda: True,
+                lambda: f"see `docker logs {container.get_wrapped_container().id}`",
+            )
+            wait_until_ready(target, {CATALOG_NAME: parse_sidecar_addresses(sidecar_address)}, timeout)
             yield engine
     finally:
         shutil.rmtree(catalog_dir, ignore_errors=True)
-
-
-def _wait_until_ready(kind: str, engine: Engine, timeout: float) -> None:
-    spec = engine_spec(kind)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        info = server_info(engine.host, engine.port)
-        if info is not None and info.get("starting") is False:
-            try:
-                if run_statement(spec, engine.host, engine.port, "SELECT 1") == [[1]]:
-                    return
-            except StatementFailedError:
-                pass
-        time.sleep(1.0)
-    raise RuntimeError(f"{IMAGES[kind]} did not answer SELECT 1 within {timeout:.0f} s")
-
-
-SCAN_READY_SECONDS = 120
-
-
-def wait_for_scans(engine: Engine, table: str) -> None:
-    """Until a scan of `table` runs: a fresh engine can answer `SELECT 1` before its node is
-    schedulable for splits (NO_NODES_AVAILABLE, seen with Presto and with Trino under load)."""
-    deadline = time.monotonic() + SCAN_READY_SECONDS
-    while True:
-        try:
-            engine.query(f"SELECT count(*) FROM {table}")
-            return
-        except Exception as exc:
-            if "NO_NODES_AVAILABLE" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(1)

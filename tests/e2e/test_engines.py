@@ -1,4 +1,4 @@
-"""Trino 368 and Presto 0.287 query lakeprune tables through the lakeprune catalog (their Thrift
+"""Trino 476 and Presto 0.287 query lakeprune tables through the lakeprune catalog (their Thrift
 connector against the sidecar), end to end, and answer exactly what DuckDB answers over the same
 Parquet files. Each test runs once per engine and path (local process; container with Docker)."""
 

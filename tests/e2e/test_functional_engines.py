@@ -1,4 +1,4 @@
-"""RFC-63 use case 1 through Trino 368 and Presto 0.287: the functional index `hour_of_day` is a
+"""RFC-63 use case 1 through Trino 476 and Presto 0.287: the functional index `hour_of_day` is a
 hidden column of `events`; `WHERE hour_of_day BETWEEN 12 AND 13` returns exactly the rows whose
 hour is 12 or 13 (checked against DuckDB reading the same files), and the sidecar kept 2 files of
 24 per day."""

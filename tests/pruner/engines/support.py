@@ -27,7 +27,7 @@ def server_tarball(spec: EngineSpec, *, with_plugin: bool = True, with_launcher:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         if with_launcher:
-            add_file(archive, f"{top}/bin/launcher.py", b"#!/usr/bin/env python\n", 0o755)
+            add_file(archive, f"{top}/{spec.launcher}", b"#!/bin/sh\n", 0o755)
         add_file(archive, f"{top}/lib/{spec.kind}-main-{spec.version}.jar", b"jar")
         if with_plugin:
             add_file(archive, f"{top}/plugin/{spec.plugin_dir}/{spec.plugin_jar}", b"jar")
@@ -35,6 +35,7 @@ def server_tarball(spec: EngineSpec, *, with_plugin: bool = True, with_launcher:
 
 
 def plugin_zip(spec: EngineSpec) -> bytes:
+    assert spec.plugin is not None
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         top = f"{spec.plugin.artifact}-{spec.version}"

@@ -1,4 +1,4 @@
-"""The lakeprune catalog: its properties per engine, the committed template files (which must equal
+"""The Thrift catalog: its properties per engine, the committed template files (which must equal
 what the code generates), sidecar addresses, extra catalogs and the Hive helper."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pruner.engines.catalog import (
     catalog_properties,
     check_extra_catalogs,
     hive_file_catalog,
+    hive_location,
     parse_properties,
     parse_sidecar_addresses,
     sidecar_of,
@@ -23,8 +24,10 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("spec", ENGINES.values(), ids=list(ENGINES))
-def test_committed_catalog_file_matches_the_code(spec: EngineSpec) -> None:
-    committed = REPO / "connector-config" / spec.kind / "catalog" / "lakeprune.properties"
+def test_committed_thrift_catalog_file_matches_the_code(spec: EngineSpec) -> None:
+    # Trino's lakeprune.properties is the native connector's (test_native_catalog.py).
+    name = "lakeprune_thrift" if spec.native_plugin_dir else "lakeprune"
+    committed = REPO / "connector-config" / spec.kind / "catalog" / f"{name}.properties"
     assert committed.read_text() == catalog_file(spec), (
         f"{committed} differs from the launcher's catalog; regenerate it with "
         f"`lakeprune {spec.kind} catalog > {committed.relative_to(REPO)}`"
@@ -32,8 +35,10 @@ def test_committed_catalog_file_matches_the_code(spec: EngineSpec) -> None:
 
 
 def test_trino_catalog_properties() -> None:
-    values = parse_properties(catalog_file(TRINO, "sidecar-1:7778,sidecar-2:7778"))
-    assert values["connector.name"] == "trino-thrift"
+    text = catalog_file(TRINO, "sidecar-1:7778,sidecar-2:7778")
+    values = parse_properties(text)
+    assert values["connector.name"] == "trino_thrift"
+    assert "Name it lakeprune_thrift.properties beside the native connector's" in text.replace("\n# ", " ")
     assert values["trino.thrift.client.addresses"] == "sidecar-1:7778,sidecar-2:7778"
     assert values["trino-thrift.max-response-size"] == "16MB"
     assert values["trino.thrift.client.transport"] == "FRAMED"
@@ -118,6 +123,7 @@ def test_extra_catalogs_are_checked() -> None:
     cases = {
         "Hive": (hive, "must match"),
         "lakeprune": (hive, "reserved"),
+        "lakeprune_thrift": (hive, "reserved"),
         "system": (hive, "reserved"),
         "memory": ({"memory.max-data-per-node": "1GB"}, "connector.name"),
         "bad": ({"connector.name": "memory", "a=b": "c"}, "invalid property"),
@@ -129,9 +135,18 @@ def test_extra_catalogs_are_checked() -> None:
 
 
 def test_hive_file_catalog(tmp_path: Path) -> None:
+    # Trino 476: no Hadoop; local files through the native file system rooted at /.
     assert hive_file_catalog(TRINO, tmp_path / "hms") == {
         "connector.name": "hive",
+        "fs.native-local.enabled": "true",
+        "local.location": "/",
         "hive.metastore": "file",
-        "hive.metastore.catalog.dir": (tmp_path / "hms").as_uri(),
+        "hive.metastore.catalog.dir": f"local://{tmp_path}/hms",
     }
-    assert hive_file_catalog(PRESTO, tmp_path)["connector.name"] == "hive-hadoop2"
+    assert hive_file_catalog(PRESTO, tmp_path) == {
+        "connector.name": "hive-hadoop2",
+        "hive.metastore": "file",
+        "hive.metastore.catalog.dir": tmp_path.as_uri(),
+    }
+    assert hive_location(TRINO, tmp_path / "a b") == f"local://{tmp_path}/a%20b"
+    assert hive_location(PRESTO, tmp_path / "t") == f"file://{tmp_path}/t"

