@@ -1,0 +1,42 @@
+package io.lakeprune.trino;
+
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A table at one snapshot (the one a time-travel query named, else the latest when the query was
+ * planned) and the predicate the sidecar prunes with: the query's domains on regular columns, plus
+ * domains on functional indexes' virtual columns that applyFilter derived from function calls.
+ */
+public record LakepruneTableHandle(String schemaName, String tableName, Optional<String> snapshot, TupleDomain<LakepruneColumnHandle> constraint)
+        implements ConnectorTableHandle
+{
+    public LakepruneTableHandle
+    {
+        requireNonNull(schemaName, "schemaName is null");
+        requireNonNull(tableName, "tableName is null");
+        requireNonNull(snapshot, "snapshot is null");
+        requireNonNull(constraint, "constraint is null");
+    }
+
+    public SchemaTableName toSchemaTableName()
+    {
+        return new SchemaTableName(schemaName, tableName);
+    }
+
+    public LakepruneTableHandle withConstraint(TupleDomain<LakepruneColumnHandle> constraint)
+    {
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, constraint);
+    }
+
+    @Override
+    public String toString()
+    {
+        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("");
+    }
+}
