@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.net.HostAndPort;
 import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
+import io.airlift.configuration.ConfigSecuritySensitive;
 import io.airlift.configuration.validation.FileExists;
 import io.airlift.units.Duration;
 import io.airlift.units.MinDuration;
@@ -90,6 +91,7 @@ public class LakepruneConfig
     }
 
     @Config("lakeprune.sidecar.token")
+    @ConfigSecuritySensitive
     @ConfigDescription("Bearer token sent to the sidecar as 'authorization: Bearer <token>'")
     public LakepruneConfig setToken(String token)
     {
