@@ -71,7 +71,17 @@ fi
 
 rm -rf "$PLUGIN_DIR" "$PLUGIN_ZIP" "$STAMP" "$TEST_STAMP"
 echo "==> mvn package$([[ $TEST == 1 ]] && echo ' (with unit tests)') in connector/trino"
-mvn "${MVN_ARGS[@]}" package 2> >(grep -v -E '^WARNING: (A terminally deprecated|sun\.misc\.Unsafe|Please consider reporting)' >&2)
+mkdir -p target
+export ECJ_LOG=$PWD/target/ecj.log
+rm -f "$ECJ_LOG"
+if ! mvn "${MVN_ARGS[@]}" package 2> >(grep -v -E '^WARNING: (A terminally deprecated|sun\.misc\.Unsafe|Please consider reporting)' >&2); then
+    # maven-compiler-plugin does not understand ecj's messages: show them
+    if [[ -s $ECJ_LOG ]] && grep -q 'ERROR in' "$ECJ_LOG"; then
+        grep -A4 'ERROR in' "$ECJ_LOG" >&2
+    fi
+    echo "connector/trino build failed" >&2
+    exit 1
+fi
 (cd target && zip -q -r "lakeprune-trino-$TRINO_VERSION.zip" "lakeprune-trino-$TRINO_VERSION")
 echo "$HASH" > "$STAMP"
 if [[ $TEST == 1 ]]; then

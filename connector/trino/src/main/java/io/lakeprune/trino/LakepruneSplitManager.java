@@ -29,6 +29,7 @@ import static com.google.common.collect.ImmutableList.toImmutableList;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.CompletableFuture.completedFuture;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 /**
  * Splits from the sidecar's PruneStream, for the table handle's predicate ANDed with the query's
@@ -57,7 +58,12 @@ public class LakepruneSplitManager
     {
         LakepruneTableHandle table = (LakepruneTableHandle) tableHandle;
         long waitMillis = LakepruneSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
-        return new PruneSplitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis));
+        return splitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis));
+    }
+
+    ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
+    {
+        return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos);
     }
 
     /** The predicate a prune request carries: the handle's, ANDed with the dynamic filter's current one. */
@@ -124,7 +130,7 @@ public class LakepruneSplitManager
                     // come back when the dynamic filter narrowed, or the wait is over
                     return dynamicFilter.isBlocked()
                             .thenApply(ignored -> new ConnectorSplitBatch(ImmutableList.of(), false))
-                            .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, java.util.concurrent.TimeUnit.NANOSECONDS);
+                            .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, NANOSECONDS);
                 }
                 TupleDomain<LakepruneColumnHandle> predicate = predicate(table, dynamicFilter);
                 splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate);
