@@ -78,7 +78,7 @@ public final class FunctionIndexes
             for (LakepruneColumnHandle virtual : virtualColumns) {
                 Optional<IndexedCall> indexed = virtual.expression().flatMap(FunctionIndexes::parse);
                 if (indexed.isPresent() && matches(comparison.get().call(), indexed.get(), assignments)) {
-                    Optional<Domain> domain = comparison.get().domain(virtual.type());
+                    Optional<Domain> domain = comparison.get().domain(virtual.type(), nullMayMatch(indexed.get()));
                     if (domain.isPresent()) {
                         result = result.intersect(TupleDomain.withColumnDomains(Map.of(virtual, domain.get())));
                     }
@@ -90,7 +90,7 @@ public final class FunctionIndexes
 
     private record Comparison(Call call, FunctionName operator, Constant value)
     {
-        Optional<Domain> domain(Type type)
+        Optional<Domain> domain(Type type, boolean nullAllowed)
         {
             if (value.getValue() == null || !value.getType().equals(type) && !(type instanceof VarcharType && value.getType() instanceof VarcharType)) {
                 return Optional.empty();
@@ -115,9 +115,18 @@ public final class FunctionIndexes
             else {
                 return Optional.empty();
             }
-            // a comparison is false on NULL: the function's NULLs cannot match
-            return Optional.of(Domain.create(ValueSet.ofRanges(range), false));
+            return Optional.of(Domain.create(ValueSet.ofRanges(range), nullAllowed));
         }
+    }
+
+    /**
+     * Whether files whose indexed value is NULL must be kept. A comparison is false on NULL, but the
+     * index's temporal functions are NULL for instants outside 0001..9999, where Trino's functions
+     * still have a value: for those, NULL must stay possible, or such rows could be pruned.
+     */
+    private static boolean nullMayMatch(IndexedCall indexed)
+    {
+        return TEMPORAL_FIELDS.contains(indexed.function()) || indexed.function().equals("date_format");
     }
 
     private static Optional<Comparison> comparison(ConnectorExpression expression)
