@@ -2,6 +2,7 @@ package io.lakeprune.trino;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSet;
 import io.airlift.slice.Slice;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
@@ -13,6 +14,7 @@ import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.RelationColumnsMetadata;
 import io.trino.spi.connector.SchemaNotFoundException;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SystemTable;
@@ -29,9 +31,12 @@ import lakeprune.v1.PruningServiceOuterClass.TableName;
 import lakeprune.v1.PruningServiceOuterClass.VirtualColumn;
 
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.UnaryOperator;
 
 import static com.google.common.collect.ImmutableList.toImmutableList;
 import static io.trino.spi.StandardErrorCode.INVALID_ARGUMENTS;
@@ -177,6 +182,20 @@ public class LakepruneMetadata
         LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
         List<ColumnMetadata> columns = columns(handle).stream().map(LakepruneColumnHandle::toColumnMetadata).collect(toImmutableList());
         return new ConnectorTableMetadata(handle.toSchemaTableName(), columns);
+    }
+
+    @Override
+    public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
+    {
+        Set<SchemaTableName> tables = relationFilter.apply(ImmutableSet.copyOf(listTables(session, schemaName)));
+        ImmutableList.Builder<RelationColumnsMetadata> relations = ImmutableList.builder();
+        for (SchemaTableName table : tables) {
+            // a table dropped since it was listed is left out
+            describe(table.getSchemaName(), table.getTableName(), Optional.empty()).ifPresent(response -> relations.add(RelationColumnsMetadata.forTable(
+                    table,
+                    columns(response).stream().filter(column -> !column.isVirtual()).map(LakepruneColumnHandle::toColumnMetadata).collect(toImmutableList()))));
+        }
+        return relations.build().iterator();
     }
 
     @Override

@@ -91,6 +91,16 @@ class TestSidecarPlanning
             }
 
             @Override
+            public void listTables(lakeprune.v1.PruningServiceOuterClass.ListTablesRequest request, StreamObserver<lakeprune.v1.PruningServiceOuterClass.ListTablesResponse> responseObserver)
+            {
+                responseObserver.onNext(lakeprune.v1.PruningServiceOuterClass.ListTablesResponse.newBuilder()
+                        .addSchemas("demo")
+                        .addTables(TableName.newBuilder().setSchema("demo").setTable("trips"))
+                        .build());
+                responseObserver.onCompleted();
+            }
+
+            @Override
             public void pruneStream(PruneRequest request, StreamObserver<PruneResponse> responseObserver)
             {
                 pruneRequests.add(request);
@@ -174,6 +184,15 @@ class TestSidecarPlanning
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
         assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
         assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+    }
+
+    @Test
+    void testRelationColumnsForInformationSchema()
+    {
+        var relations = com.google.common.collect.ImmutableList.copyOf(metadata().streamRelationColumns(null, Optional.of("demo"), names -> names));
+        assertThat(relations).hasSize(1);
+        assertThat(relations.getFirst().name()).isEqualTo(new SchemaTableName("demo", "trips"));
+        assertThat(relations.getFirst().tableColumns().orElseThrow()).extracting(io.trino.spi.connector.ColumnMetadata::getName).containsExactly("id", "fare", "ts");
     }
 
     @Test
