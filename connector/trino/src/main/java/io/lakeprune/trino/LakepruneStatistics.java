@@ -13,7 +13,6 @@ import lakeprune.v1.PruningServiceOuterClass.TableName;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Function;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
