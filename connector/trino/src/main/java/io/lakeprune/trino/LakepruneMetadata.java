@@ -112,6 +112,7 @@ public class LakepruneMetadata
                 tableName.getSchemaName(),
                 tableName.getTableName(),
                 described.isEmpty() ? Optional.empty() : Optional.of(described),
+                table.get().getLocation(),
                 TupleDomain.all());
     }
 

@@ -88,12 +88,13 @@ public class LakeprunePageSourceProvider
                 throw new TrinoException(NOT_SUPPORTED, "Column %s is the hidden column of a functional index on %s; filter with the expression itself".formatted(column.name(), column.expression().orElse("?")));
             }
         }
+        // refused before anything else: a split outside the table's root is never served
+        TrinoInputFile file = DataFiles.open(split.path(), table.location());
         TupleDomain<LakepruneColumnHandle> predicate = table.constraint()
                 .intersect(dynamicFilter.getCurrentPredicate().transformKeys(LakepruneColumnHandle.class::cast));
         if (predicate.isNone()) {
             return new LakeprunePageSource.Empty();
         }
-        TrinoInputFile file = DataFiles.open(split.path());
         return open(file, split, columns, predicate);
     }
 

@@ -51,4 +51,36 @@ class TestPartitionValuesAndPaths
         assertThatThrownBy(() -> DataFiles.localPath("/wh/t/../../etc/passwd")).isInstanceOf(TrinoException.class).hasMessageContaining("normalized");
         assertThatThrownBy(() -> DataFiles.localPath("s3://bucket/a.parquet")).isInstanceOf(TrinoException.class).hasMessageContaining("s3://bucket/a.parquet");
     }
+
+    @Test
+    void testOnlyFilesUnderTheTableRoot()
+    {
+        assertThat(DataFiles.fileUnder("/wh/t/a.parquet", "/wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+        assertThat(DataFiles.fileUnder("/wh/t/p=1/a.parquet", "/wh/t/")).isEqualTo(Path.of("/wh/t/p=1/a.parquet"));
+        // the two forms are compared as paths: a file: URI root and plain paths, and the reverse
+        assertThat(DataFiles.fileUnder("file:///wh/t/a%20b.parquet", "file:///wh/t")).isEqualTo(Path.of("/wh/t/a b.parquet"));
+        assertThat(DataFiles.fileUnder("/wh/t/a.parquet", "file:///wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+        assertThat(DataFiles.fileUnder("file:///wh/t/a.parquet", "/wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+
+        assertRefused("/wh/other/a.parquet", "/wh/t", "outside the table's root");
+        // by path components, not by text
+        assertRefused("/wh/t2/a.parquet", "/wh/t", "outside the table's root");
+        assertRefused("/wh/t", "/wh/t", "outside the table's root");
+        assertRefused("/wh", "/wh/t", "outside the table's root");
+        // normalized first: no way out through '..'
+        assertRefused("/wh/t/../other/a.parquet", "/wh/t", "normalized");
+        assertRefused("/wh/t/./a.parquet", "/wh/t", "normalized");
+        assertRefused("file:///wh/t/%2E%2E/other/a.parquet", "/wh/t", "normalized");
+        // a root the sidecar did not say, or not in a form that can be checked
+        assertRefused("/wh/t/a.parquet", "", "GetTableResponse.location");
+        assertRefused("/wh/t/a.parquet", "wh/t", "relative");
+        assertRefused("/wh/t/a.parquet", "/wh/x/../t", "normalized");
+    }
+
+    private static void assertRefused(String path, String root, String message)
+    {
+        assertThatThrownBy(() -> DataFiles.fileUnder(path, root))
+                .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()))
+                .hasMessageContaining(message);
+    }
 }

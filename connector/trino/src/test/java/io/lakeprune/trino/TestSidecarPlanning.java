@@ -5,6 +5,7 @@ import io.grpc.Server;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
+import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.Constraint;
@@ -53,6 +54,7 @@ import static io.trino.spi.type.DecimalType.createDecimalType;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Metadata, applyFilter and split enumeration against an in-process fake sidecar. */
 class TestSidecarPlanning
@@ -66,6 +68,7 @@ class TestSidecarPlanning
             .addVirtualColumns(VirtualColumn.newBuilder().setName("hour_of_day").setType(BIGINT_TYPE).setExpression("hour(ts)").setSourceColumn("ts"))
             .setLatestSnapshot("20240101000000000")
             .setSnapshot("20240101000000000")
+            .setLocation("/wh/trips")
             .build();
 
     private final List<PruneRequest> pruneRequests = new CopyOnWriteArrayList<>();
@@ -146,6 +149,7 @@ class TestSidecarPlanning
     {
         LakepruneTableHandle handle = (LakepruneTableHandle) metadata().getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
         assertThat(handle.snapshot()).contains("20240101000000000");
+        assertThat(handle.location()).isEqualTo("/wh/trips");
         assertThat(metadata().getTableHandle(null, new SchemaTableName("demo", "nope"), Optional.empty(), Optional.empty())).isNull();
         Map<String, ColumnHandle> columns = metadata().getColumnHandles(null, handle);
         assertThat(columns.keySet()).containsExactly("id", "fare", "ts", "hour_of_day");
@@ -184,6 +188,23 @@ class TestSidecarPlanning
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
         assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
         assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+    }
+
+    @Test
+    void testPageSourceRefusesASplitOutsideTheTableRoot()
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata().getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider();
+        for (String path : List.of("/wh/other/a.parquet", "/wh/trips-2/a.parquet", "/etc/passwd", "/wh/trips/../other/a.parquet", "file:///wh/other/a.parquet")) {
+            LakepruneSplit split = new LakepruneSplit(path, 0, 10, 1, List.of());
+            // refused even when the dynamic filter would skip the split unread
+            assertThatThrownBy(() -> provider.createPageSource(null, null, split, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY))
+                    .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()))
+                    .hasMessageContaining(path);
+        }
+        // a split under the root is served (here: skipped unread, as its predicate is none)
+        LakepruneSplit inside = new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 10, 1, List.of());
+        assertThat(provider.createPageSource(null, null, inside, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY)).isInstanceOf(LakeprunePageSource.Empty.class);
     }
 
     @Test
