@@ -42,7 +42,8 @@ import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
  * {@code timestamp(6) with time zone} column, whose values this connector reads in UTC, Trino's
  * {@code year}, {@code month}, {@code day}, {@code hour} and {@code date_format} (over
  * {@code %Y %m %d %H %i %s %%}) are the UTC fields the index stores; {@code lower},
- * {@code substring} and {@code length} work on code points, as the index does. {@code upper} is not
+ * {@code substring} and {@code length} work on code points, as the index does ({@code lower} only
+ * in equalities, see sameLower). {@code upper} is not
  * translated: Trino keeps 'ß' where the index stores 'ẞ'. {@code from_unixtime} and
  * {@code to_date} differ in type or zone from Trino's functions of the same name.
  */
@@ -77,7 +78,7 @@ public final class FunctionIndexes
             }
             for (LakepruneColumnHandle virtual : virtualColumns) {
                 Optional<IndexedCall> indexed = virtual.expression().flatMap(FunctionIndexes::parse);
-                if (indexed.isPresent() && matches(comparison.get().call(), indexed.get(), assignments)) {
+                if (indexed.isPresent() && matches(comparison.get().call(), indexed.get(), assignments) && sameLower(indexed.get(), comparison.get())) {
                     Optional<Domain> domain = comparison.get().domain(virtual.type(), nullMayMatch(indexed.get()));
                     if (domain.isPresent()) {
                         result = result.intersect(TupleDomain.withColumnDomains(Map.of(virtual, domain.get())));
@@ -117,6 +118,23 @@ public final class FunctionIndexes
             }
             return Optional.of(Domain.create(ValueSet.ofRanges(range), nullAllowed));
         }
+    }
+
+    /**
+     * Trino's lower and the index's agree on every code point but a few (letters newer than the
+     * JVM's Unicode tables, which Trino leaves as they are and the index lowers): a row Trino
+     * lowers to a literal without any of those has the same value in the index, so an equality
+     * is translated; a range is not (such a row could fall inside Trino's range and outside the
+     * index's).
+     */
+    private static boolean sameLower(IndexedCall indexed, Comparison comparison)
+    {
+        if (!indexed.function().equals("lower")) {
+            return true;
+        }
+        return comparison.operator().equals(EQUAL_OPERATOR_FUNCTION_NAME)
+                && comparison.value().getValue() instanceof Slice literal
+                && IndexFunctions.trinoLowerIsIndexLower(literal.toStringUtf8());
     }
 
     /**

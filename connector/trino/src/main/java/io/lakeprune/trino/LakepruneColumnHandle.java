@@ -10,9 +10,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A column of a lakeprune table. A VIRTUAL column is a functional index's hidden column: the
- * sidecar prunes by it, but it is not stored in the data files, so it is never read.
+ * sidecar prunes by it; it is not stored in the data files, but computed from its {@code source}
+ * column when read (IndexFunctions).
  */
-public record LakepruneColumnHandle(String name, Type type, Kind kind, Optional<String> expression)
+public record LakepruneColumnHandle(String name, Type type, Kind kind, Optional<String> expression, Optional<LakepruneColumnHandle> source)
         implements ColumnHandle
 {
     public enum Kind
@@ -27,11 +28,18 @@ public record LakepruneColumnHandle(String name, Type type, Kind kind, Optional<
         requireNonNull(type, "type is null");
         requireNonNull(kind, "kind is null");
         requireNonNull(expression, "expression is null");
+        requireNonNull(source, "source is null");
     }
 
     public static LakepruneColumnHandle regular(String name, Type type)
     {
-        return new LakepruneColumnHandle(name, type, Kind.REGULAR, Optional.empty());
+        return new LakepruneColumnHandle(name, type, Kind.REGULAR, Optional.empty(), Optional.empty());
+    }
+
+    /** A functional index's hidden column: {@code expression} over {@code source}, when the table has that column. */
+    public static LakepruneColumnHandle virtual(String name, Type type, String expression, Optional<LakepruneColumnHandle> source)
+    {
+        return new LakepruneColumnHandle(name, type, Kind.VIRTUAL, Optional.of(expression), source);
     }
 
     public boolean isVirtual()

@@ -163,15 +163,18 @@ public class LakepruneMetadata
     static List<LakepruneColumnHandle> columns(GetTableResponse table)
     {
         ImmutableList.Builder<LakepruneColumnHandle> columns = ImmutableList.builder();
+        Map<String, LakepruneColumnHandle> regular = new HashMap<>();
         for (Column column : table.getColumnsList()) {
-            columns.add(LakepruneColumnHandle.regular(column.getName(), LakepruneTypes.toTrinoType(column.getType())));
+            LakepruneColumnHandle handle = LakepruneColumnHandle.regular(column.getName(), LakepruneTypes.toTrinoType(column.getType()));
+            columns.add(handle);
+            regular.put(column.getName(), handle);
         }
         for (VirtualColumn virtual : table.getVirtualColumnsList()) {
-            columns.add(new LakepruneColumnHandle(
+            columns.add(LakepruneColumnHandle.virtual(
                     virtual.getName(),
                     LakepruneTypes.toTrinoType(virtual.getType()),
-                    LakepruneColumnHandle.Kind.VIRTUAL,
-                    Optional.of(virtual.getExpression())));
+                    virtual.getExpression(),
+                    Optional.ofNullable(regular.get(virtual.getSourceColumn()))));
         }
         return columns.build();
     }

@@ -29,17 +29,34 @@ public class LakeprunePageSource
     private boolean closed;
     private long completedPositions;
 
-    /** One output column: the reader's column {@code ordinal}, or a constant of {@code type}. */
-    record Channel(int ordinal, Type type, Object value)
+    /**
+     * One output column: the reader's column {@code ordinal}, a hidden column computed from it, or
+     * a constant of {@code type}.
+     */
+    record Channel(int ordinal, Type type, Object value, IndexFunctions.Computation computation)
     {
         static Channel read(int ordinal)
         {
-            return new Channel(ordinal, null, null);
+            return new Channel(ordinal, null, null, null);
+        }
+
+        static Channel computed(int ordinal, IndexFunctions.Computation computation)
+        {
+            return new Channel(ordinal, null, null, requireNonNull(computation, "computation is null"));
         }
 
         static Channel constant(Type type, Object value)
         {
-            return new Channel(-1, requireNonNull(type, "type is null"), value);
+            return new Channel(-1, requireNonNull(type, "type is null"), value, null);
+        }
+
+        Block block(SourcePage page, int positions)
+        {
+            if (ordinal < 0) {
+                return RunLengthEncodedBlock.create(type, value, positions);
+            }
+            Block block = page.getBlock(ordinal);
+            return computation == null ? block : computation.applyToBlock(block);
         }
     }
 
@@ -100,10 +117,7 @@ public class LakeprunePageSource
         completedPositions += positions;
         Block[] blocks = new Block[channels.size()];
         for (int i = 0; i < blocks.length; i++) {
-            Channel channel = channels.get(i);
-            blocks[i] = channel.ordinal() >= 0
-                    ? page.getBlock(channel.ordinal())
-                    : RunLengthEncodedBlock.create(channel.type(), channel.value(), positions);
+            blocks[i] = channels.get(i).block(page, positions);
         }
         return SourcePage.create(new Page(positions, blocks));
     }

@@ -51,7 +51,6 @@ import static io.trino.parquet.ParquetTypeUtils.getDescriptors;
 import static io.trino.parquet.ParquetTypeUtils.lookupColumnByName;
 import static io.trino.parquet.predicate.PredicateUtils.buildPredicate;
 import static io.trino.parquet.predicate.PredicateUtils.getFilteredRowGroups;
-import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 /**
  * Reads a split with Trino's own Parquet reader: only the projected columns, row groups skipped by
@@ -83,9 +82,11 @@ public class LakeprunePageSourceProvider
         LakepruneSplit split = (LakepruneSplit) connectorSplit;
         LakepruneTableHandle table = (LakepruneTableHandle) tableHandle;
         List<LakepruneColumnHandle> columns = columnHandles.stream().map(LakepruneColumnHandle.class::cast).collect(ImmutableList.toImmutableList());
+        // a hidden column the connector cannot compute fails here, before any file is opened
+        Map<LakepruneColumnHandle, IndexFunctions.Computation> computations = new HashMap<>();
         for (LakepruneColumnHandle column : columns) {
             if (column.isVirtual()) {
-                throw new TrinoException(NOT_SUPPORTED, "Column %s is the hidden column of a functional index on %s; filter with the expression itself".formatted(column.name(), column.expression().orElse("?")));
+                computations.put(column, IndexFunctions.computation(column));
             }
         }
         // refused before anything else: a split outside the table's root is never served
@@ -95,10 +96,15 @@ public class LakeprunePageSourceProvider
         if (predicate.isNone()) {
             return new LakeprunePageSource.Empty();
         }
-        return open(file, split, columns, predicate);
+        return open(file, split, columns, computations, predicate);
     }
 
-    private ConnectorPageSource open(TrinoInputFile file, LakepruneSplit split, List<LakepruneColumnHandle> columns, TupleDomain<LakepruneColumnHandle> predicate)
+    private ConnectorPageSource open(
+            TrinoInputFile file,
+            LakepruneSplit split,
+            List<LakepruneColumnHandle> columns,
+            Map<LakepruneColumnHandle, IndexFunctions.Computation> computations,
+            TupleDomain<LakepruneColumnHandle> predicate)
     {
         Map<String, Optional<String>> partitionValues = new HashMap<>();
         split.partitionKeys().forEach(key -> partitionValues.put(key.name(), key.value()));
@@ -115,29 +121,22 @@ public class LakeprunePageSourceProvider
                 fileFields.putIfAbsent(field.getName().toLowerCase(Locale.ROOT), field);
             }
 
-            // what each output channel is: a column of the file, a partition value, or NULL
+            // what each output channel is: a column of the file, a partition value, NULL, or a
+            // hidden column computed from one of those
             List<LakeprunePageSource.Channel> channels = new ArrayList<>();
             List<Type> requestedFields = new ArrayList<>();
+            List<LakepruneColumnHandle> requestedColumns = new ArrayList<>();
             Map<String, Integer> readOrdinals = new HashMap<>();
             for (LakepruneColumnHandle column : columns) {
-                if (partitionValues.containsKey(column.name())) {
-                    Object value = partitionValues.get(column.name()).map(text -> PartitionValues.parse(column.name(), column.type(), text)).orElse(null);
-                    channels.add(LakeprunePageSource.Channel.constant(column.type(), value));
+                IndexFunctions.Computation computation = computations.get(column);
+                if (computation == null) {
+                    channels.add(channel(column, partitionValues, fileFields, requestedFields, requestedColumns, readOrdinals));
                     continue;
                 }
-                Type field = fileFields.get(column.name().toLowerCase(Locale.ROOT));
-                if (field == null) {
-                    // a column added after this file was written
-                    channels.add(LakeprunePageSource.Channel.constant(column.type(), null));
-                    continue;
-                }
-                Integer ordinal = readOrdinals.get(field.getName());
-                if (ordinal == null) {
-                    ordinal = requestedFields.size();
-                    requestedFields.add(field);
-                    readOrdinals.put(field.getName(), ordinal);
-                }
-                channels.add(LakeprunePageSource.Channel.read(ordinal));
+                LakeprunePageSource.Channel source = channel(column.source().orElseThrow(), partitionValues, fileFields, requestedFields, requestedColumns, readOrdinals);
+                channels.add(source.ordinal() >= 0
+                        ? LakeprunePageSource.Channel.computed(source.ordinal(), computation)
+                        : LakeprunePageSource.Channel.constant(column.type(), computation.apply(source.value())));
             }
             MessageType requestedSchema = new MessageType(fileSchema.getName(), requestedFields);
             MessageColumnIO messageColumn = getColumnIO(fileSchema, requestedSchema);
@@ -160,7 +159,7 @@ public class LakeprunePageSourceProvider
             List<Column> readColumns = new ArrayList<>();
             for (int i = 0; i < requestedFields.size(); i++) {
                 String name = requestedFields.get(i).getName();
-                LakepruneColumnHandle handle = columns.stream().filter(column -> column.name().equalsIgnoreCase(name)).findFirst().orElseThrow();
+                LakepruneColumnHandle handle = requestedColumns.get(i);
                 ColumnIO columnIO = lookupColumnByName(messageColumn, name);
                 Optional<Field> field = constructField(handle.type(), columnIO);
                 if (field.isEmpty()) {
@@ -199,6 +198,34 @@ public class LakeprunePageSourceProvider
             }
             throw new TrinoException(LAKEPRUNE_CANNOT_READ_FILE, "Cannot open lakeprune split %s (offset=%s, length=%s): %s".formatted(file.location(), split.start(), split.length(), e.getMessage()), e);
         }
+    }
+
+    /** A regular column's channel: its partition value, NULL when the file lacks it, else a column to read. */
+    private static LakeprunePageSource.Channel channel(
+            LakepruneColumnHandle column,
+            Map<String, Optional<String>> partitionValues,
+            Map<String, Type> fileFields,
+            List<Type> requestedFields,
+            List<LakepruneColumnHandle> requestedColumns,
+            Map<String, Integer> readOrdinals)
+    {
+        if (partitionValues.containsKey(column.name())) {
+            Object value = partitionValues.get(column.name()).map(text -> PartitionValues.parse(column.name(), column.type(), text)).orElse(null);
+            return LakeprunePageSource.Channel.constant(column.type(), value);
+        }
+        Type field = fileFields.get(column.name().toLowerCase(Locale.ROOT));
+        if (field == null) {
+            // a column added after this file was written
+            return LakeprunePageSource.Channel.constant(column.type(), null);
+        }
+        Integer ordinal = readOrdinals.get(field.getName());
+        if (ordinal == null) {
+            ordinal = requestedFields.size();
+            requestedFields.add(field);
+            requestedColumns.add(column);
+            readOrdinals.put(field.getName(), ordinal);
+        }
+        return LakeprunePageSource.Channel.read(ordinal);
     }
 
     /** The predicate on the file's own columns, for row-group skipping. */

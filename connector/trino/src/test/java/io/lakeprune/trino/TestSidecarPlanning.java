@@ -155,6 +155,8 @@ class TestSidecarPlanning
         assertThat(columns.keySet()).containsExactly("id", "fare", "ts", "hour_of_day");
         assertThat(((LakepruneColumnHandle) columns.get("fare")).type()).isEqualTo(createDecimalType(10, 2));
         assertThat(metadata().getColumnMetadata(null, handle, columns.get("hour_of_day")).isHidden()).isTrue();
+        // a hidden column knows its source column, from which the page source computes it
+        assertThat(((LakepruneColumnHandle) columns.get("hour_of_day")).source()).contains((LakepruneColumnHandle) columns.get("ts"));
     }
 
     @Test
