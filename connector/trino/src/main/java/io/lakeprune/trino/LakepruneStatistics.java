@@ -22,6 +22,7 @@ import static io.trino.spi.type.DoubleType.DOUBLE;
 import static io.trino.spi.type.IntegerType.INTEGER;
 import static io.trino.spi.type.RealType.REAL;
 import static io.trino.spi.type.SmallintType.SMALLINT;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.TinyintType.TINYINT;
 import static java.util.Objects.requireNonNull;
 
@@ -74,8 +75,13 @@ public class LakepruneStatistics
             else {
                 statistics.setNullsFraction(Estimate.zero());
             }
-            if (column.hasMin() && column.hasMax() && hasStatsRange(handle.type())) {
-                statistics.setRange(new DoubleRange(column.getMin(), column.getMax()));
+            if (column.hasMin() && column.hasMax()) {
+                if (hasStatsRange(handle.type())) {
+                    statistics.setRange(new DoubleRange(column.getMin(), column.getMax()));
+                }
+                else if (handle.type().equals(TIMESTAMP_TZ_MICROS)) {
+                    statistics.setRange(millisRange(column.getMin(), column.getMax()));
+                }
             }
             builder.setColumnStatistics(handle, statistics.build());
         }
@@ -83,9 +89,32 @@ public class LakepruneStatistics
     }
 
     /**
+     * A timestamp column's range as Trino's optimizer represents {@code timestamp with time zone}
+     * values (io.trino.spi.statistics.StatsUtil.toStatsRepresentation: epoch millis), from the
+     * sidecar's UTC micros, outward: the min floored and the max ceiled to the millisecond, so the
+     * range holds every value's representation.
+     */
+    static DoubleRange millisRange(double minMicros, double maxMicros)
+    {
+        // in longs: a double's division by 1000 could round a micro just below a millisecond up
+        long min = Math.floorDiv((long) Math.floor(minMicros - inexact(minMicros)), 1000L);
+        long max = Math.ceilDiv((long) Math.ceil(maxMicros + inexact(maxMicros)), 1000L);
+        return new DoubleRange(min, max);
+    }
+
+    /**
+     * How far a double the sidecar rounded micros to may be from them: nothing below 2^53, where
+     * doubles hold every integer; beyond (after the year 2255) up to an ulp.
+     */
+    private static double inexact(double micros)
+    {
+        double ulp = Math.ulp(micros);
+        return ulp > 1 ? ulp : 0;
+    }
+
+    /**
      * Types whose range Trino's optimizer reads as plain numbers, as the sidecar sends them (numbers,
-     * decimals by value, dates as days). Timestamps with time zone are left without a range: Trino's
-     * own representation for them is not micros.
+     * decimals by value, dates as days). Timestamps with time zone have their own (millisRange).
      */
     private static boolean hasStatsRange(Type type)
     {

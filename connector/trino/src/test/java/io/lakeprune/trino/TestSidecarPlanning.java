@@ -124,7 +124,7 @@ class TestSidecarPlanning
                 responseObserver.onNext(GetTableStatisticsResponse.newBuilder()
                         .setRowCount(200)
                         .addColumns(ColumnStatistics.newBuilder().setColumn("id").setNullCount(50).setMin(1).setMax(99))
-                        .addColumns(ColumnStatistics.newBuilder().setColumn("ts").setNullCount(0).setMin(1).setMax(2))
+                        .addColumns(ColumnStatistics.newBuilder().setColumn("ts").setNullCount(0).setMin(-1_500).setMax(1_709_164_800_123_456L))
                         .build());
                 responseObserver.onCompleted();
             }
@@ -230,8 +230,10 @@ class TestSidecarPlanning
         assertThat(id.getNullsFraction().getValue()).isEqualTo(0.25);
         assertThat(id.getRange().orElseThrow().getMin()).isEqualTo(1);
         assertThat(id.getRange().orElseThrow().getMax()).isEqualTo(99);
-        // timestamps with time zone get no range: Trino's representation is not micros
-        assertThat(statistics.getColumnStatistics().get(columns.get("ts")).getRange()).isEmpty();
+        // timestamps with time zone: Trino's representation is epoch millis, outward from the micros
+        var ts = statistics.getColumnStatistics().get(columns.get("ts")).getRange().orElseThrow();
+        assertThat(ts.getMin()).isEqualTo(-2);
+        assertThat(ts.getMax()).isEqualTo(1_709_164_800_124L);
     }
 
     @Test
