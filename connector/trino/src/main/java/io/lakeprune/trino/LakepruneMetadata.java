@@ -95,7 +95,11 @@ public class LakepruneMetadata
             throw new TrinoException(NOT_SUPPORTED, "lakeprune tables do not support reading changes between versions");
         }
         if (tableName.getTableName().contains("$")) {
-            // metadata tables ("t$history", ...) are system tables
+            // metadata tables ("t$history", ...) are system tables, which Trino 476 reads without a
+            // version (ConnectorMetadata.getSystemTable takes none; its system tables refuse one)
+            if (endVersion.isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "lakeprune metadata tables cannot be read FOR VERSION AS OF: %s lists the latest snapshot".formatted(tableName));
+            }
             return null;
         }
         Optional<String> snapshot = endVersion.map(LakepruneMetadata::snapshot);

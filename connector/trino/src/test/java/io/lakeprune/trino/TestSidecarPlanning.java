@@ -11,6 +11,8 @@ import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
 import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.expression.Call;
@@ -48,10 +50,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static io.trino.spi.expression.StandardFunctions.EQUAL_OPERATOR_FUNCTION_NAME;
+import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.DecimalType.createDecimalType;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -190,6 +194,16 @@ class TestSidecarPlanning
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
         assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
         assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+    }
+
+    @Test
+    void testMetadataTablesAreNotVersioned()
+    {
+        ConnectorTableVersion version = new ConnectorTableVersion(PointerType.TARGET_ID, VARCHAR, utf8Slice("20240101000000000"));
+        assertThat(metadata().getTableHandle(null, new SchemaTableName("demo", "trips$files"), Optional.empty(), Optional.empty())).isNull();
+        assertThatThrownBy(() -> metadata().getTableHandle(null, new SchemaTableName("demo", "trips$files"), Optional.empty(), Optional.of(version)))
+                .isInstanceOf(TrinoException.class)
+                .hasMessageContaining("latest snapshot");
     }
 
     @Test
