@@ -79,6 +79,7 @@ class TableInfo:
     latest_snapshot: str | None
     virtual_columns: tuple[VirtualColumnInfo, ...] = ()
     snapshot: str | None = None  # the snapshot described: the requested one, else the latest
+    location: str | None = None  # the table's root, in the form split paths take (None: not said)
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class PruningClient:
             ),
             latest_snapshot=response.latest_snapshot or None,
             snapshot=response.snapshot or None,
+            location=response.location or None,
             virtual_columns=tuple(
                 VirtualColumnInfo(
                     v.name, codec.decode_column_type(v.type), v.expression, v.source_column, v.monotonic

@@ -1,12 +1,15 @@
 """The committed generated code is what `bash scripts/generate.sh <section>` produces today: gRPC
 stubs from proto/lakeprune (`pruner/service/gen`) and Thrift bindings from the Trino IDL
-(`pruner/thrift/gen`, only checked where the Apache Thrift compiler is installed)."""
+(`pruner/thrift/gen`, only checked where the Apache Thrift compiler is installed); and the Trino
+connector's copy of the function registry's answers is what `scripts/trino_function_cases.py`
+writes today."""
 
 from __future__ import annotations
 
 import filecmp
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,17 @@ def test_committed_code_matches_a_fresh_generation(section: str, generated: Path
     assert _files(fresh) == _files(committed), f"files differ: {hint}"
     changed = [str(p) for p in _files(fresh) if not filecmp.cmp(fresh / p, committed / p, shallow=False)]
     assert not changed, f"stale generated code in {changed}: {hint}"
+
+
+def test_trino_connector_function_tables_match_the_registry(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "scripts/trino_function_cases.py", "--out", str(tmp_path)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    written = [p.relative_to(tmp_path) for p in tmp_path.rglob("*.tsv")]
+    assert len(written) == 2
+    stale = [str(p) for p in written if (tmp_path / p).read_bytes() != (REPO / p).read_bytes()]
+    assert not stale, f"stale {stale}: run `python scripts/trino_function_cases.py`"

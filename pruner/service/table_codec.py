@@ -52,6 +52,8 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
         ],
         latest_snapshot=table.snapshot().instant or "",
         snapshot=snapshot.instant or "",
+        # what split and file paths start with (Storage.full_uri of a table-relative path)
+        location=table.storage.full_uri(""),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import grpc
 import pyarrow.parquet as pq
@@ -50,6 +51,27 @@ def test_get_table_describes_a_snapshot_and_refuses_unknown_ones(
     with pytest.raises(ServiceError) as malformed:
         client.get_table(SCHEMA, TABLE, snapshot="yesterday")
     assert malformed.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("as_uri", [False, True], ids=["path", "file-uri"])
+def test_get_table_names_the_root_every_split_and_file_lies_under(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, as_uri: bool
+) -> None:
+    """Engines read only files under `location`: it takes the form split paths take (a warehouse
+    configured as a file: URI gives URIs, a plain path gives absolute paths)."""
+    root = Path(lake).as_uri() if as_uri else lake
+    expected = Path(indexed_table).as_uri() if as_uri else indexed_table
+    sidecar = start_sidecar(root)
+    with PruningClient(address(sidecar)) as client:
+        info = client.get_table(SCHEMA, TABLE)
+        assert info.location == expected
+        older = client.get_table(
+            SCHEMA, TABLE, snapshot=LakeTable.open(indexed_table).timeline.commits()[0].timestamp
+        )
+        assert older.location == expected
+        paths = [s.path for s in client.prune(SCHEMA, TABLE, SEQ_RANGE).splits]
+        paths += [f.path for f in client.list_files(SCHEMA, TABLE)]
+    assert paths and all(p.startswith(expected + "/") for p in paths)
 
 
 def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_table: str) -> None:

@@ -1,0 +1,253 @@
+package io.lakeprune.trino;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSet;
+import io.airlift.slice.Slice;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.RelationColumnsMetadata;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.connector.SystemTable;
+import io.trino.spi.connector.TableNotFoundException;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.statistics.TableStatistics;
+import io.trino.spi.type.VarcharType;
+import lakeprune.v1.PruningServiceOuterClass.Column;
+import lakeprune.v1.PruningServiceOuterClass.GetTableRequest;
+import lakeprune.v1.PruningServiceOuterClass.GetTableResponse;
+import lakeprune.v1.PruningServiceOuterClass.ListTablesRequest;
+import lakeprune.v1.PruningServiceOuterClass.ListTablesResponse;
+import lakeprune.v1.PruningServiceOuterClass.TableName;
+import lakeprune.v1.PruningServiceOuterClass.VirtualColumn;
+
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+import static com.google.common.collect.ImmutableList.toImmutableList;
+import static io.trino.spi.StandardErrorCode.INVALID_ARGUMENTS;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Schemas, tables and columns as the sidecar describes them (ListTables, GetTable). One instance
+ * serves one transaction and remembers the tables it described, so a query sees one description
+ * of each table.
+ */
+public class LakepruneMetadata
+        implements ConnectorMetadata
+{
+    private final SidecarClient client;
+    private final LakepruneStatistics statistics;
+    private final Map<TableKey, GetTableResponse> tables = new HashMap<>();
+
+    private record TableKey(String schema, String table, String snapshot) {}
+
+    public LakepruneMetadata(SidecarClient client, LakepruneStatistics statistics)
+    {
+        this.client = requireNonNull(client, "client is null");
+        this.statistics = requireNonNull(statistics, "statistics is null");
+    }
+
+    @Override
+    public List<String> listSchemaNames(ConnectorSession session)
+    {
+        ListTablesResponse response = client.call("ListTables", stub -> stub.listTables(ListTablesRequest.getDefaultInstance()));
+        return ImmutableList.copyOf(response.getSchemasList());
+    }
+
+    @Override
+    public List<SchemaTableName> listTables(ConnectorSession session, Optional<String> schemaName)
+    {
+        ListTablesRequest request = ListTablesRequest.newBuilder().setSchema(schemaName.orElse("")).build();
+        try {
+            ListTablesResponse response = client.call("ListTables", stub -> stub.listTables(request));
+            return response.getTablesList().stream()
+                    .map(table -> new SchemaTableName(table.getSchema(), table.getTable()))
+                    .collect(toImmutableList());
+        }
+        catch (SidecarClient.NotFoundException e) {
+            return ImmutableList.of();
+        }
+    }
+
+    @Override
+    public ConnectorTableHandle getTableHandle(
+            ConnectorSession session,
+            SchemaTableName tableName,
+            Optional<ConnectorTableVersion> startVersion,
+            Optional<ConnectorTableVersion> endVersion)
+    {
+        if (startVersion.isPresent()) {
+            throw new TrinoException(NOT_SUPPORTED, "lakeprune tables do not support reading changes between versions");
+        }
+        if (tableName.getTableName().contains("$")) {
+            // metadata tables ("t$history", ...) are system tables, which Trino 476 reads without a
+            // version (ConnectorMetadata.getSystemTable takes none; its system tables refuse one)
+            if (endVersion.isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "lakeprune metadata tables cannot be read FOR VERSION AS OF: %s lists the latest snapshot".formatted(tableName));
+            }
+            return null;
+        }
+        Optional<String> snapshot = endVersion.map(LakepruneMetadata::snapshot);
+        Optional<GetTableResponse> table = describe(tableName.getSchemaName(), tableName.getTableName(), snapshot);
+        if (table.isEmpty()) {
+            if (snapshot.isPresent() && describe(tableName.getSchemaName(), tableName.getTableName(), Optional.empty()).isPresent()) {
+                throw new TrinoException(INVALID_ARGUMENTS, "lakeprune table %s has no readable snapshot %s".formatted(tableName, snapshot.get()));
+            }
+            return null;
+        }
+        String described = table.get().getSnapshot();
+        // pin the snapshot the query was planned with: every split of the query comes from it
+        return new LakepruneTableHandle(
+                tableName.getSchemaName(),
+                tableName.getTableName(),
+                described.isEmpty() ? Optional.empty() : Optional.of(described),
+                table.get().getLocation(),
+                TupleDomain.all());
+    }
+
+    private static String snapshot(ConnectorTableVersion version)
+    {
+        if (version.getVersionType() instanceof VarcharType && version.getVersion() instanceof Slice slice) {
+            return slice.toStringUtf8();
+        }
+        if (version.getVersion() instanceof Long number) {
+            return Long.toString(number);
+        }
+        throw new TrinoException(NOT_SUPPORTED, "lakeprune time travel takes an instant as a string, FOR VERSION AS OF 'YYYYMMDDHHMMSSmmm'; got " + version);
+    }
+
+    Optional<GetTableResponse> describe(String schema, String table, Optional<String> snapshot)
+    {
+        TableKey key = new TableKey(schema, table, snapshot.orElse(""));
+        GetTableResponse cached = tables.get(key);
+        if (cached != null) {
+            return Optional.of(cached);
+        }
+        GetTableRequest request = GetTableRequest.newBuilder()
+                .setTable(TableName.newBuilder().setSchema(schema).setTable(table))
+                .setSnapshot(snapshot.orElse(""))
+                .build();
+        try {
+            GetTableResponse response = client.call("GetTable", stub -> stub.getTable(request));
+            tables.put(key, response);
+            tables.put(new TableKey(schema, table, response.getSnapshot()), response);
+            return Optional.of(response);
+        }
+        catch (SidecarClient.NotFoundException e) {
+            return Optional.empty();
+        }
+    }
+
+    GetTableResponse describe(LakepruneTableHandle handle)
+    {
+        return describe(handle.schemaName(), handle.tableName(), handle.snapshot())
+                .orElseThrow(() -> new TableNotFoundException(handle.toSchemaTableName()));
+    }
+
+    public List<LakepruneColumnHandle> columns(LakepruneTableHandle handle)
+    {
+        return columns(describe(handle));
+    }
+
+    static List<LakepruneColumnHandle> columns(GetTableResponse table)
+    {
+        ImmutableList.Builder<LakepruneColumnHandle> columns = ImmutableList.builder();
+        Map<String, LakepruneColumnHandle> regular = new HashMap<>();
+        for (Column column : table.getColumnsList()) {
+            LakepruneColumnHandle handle = LakepruneColumnHandle.regular(column.getName(), LakepruneTypes.toTrinoType(column.getType()));
+            columns.add(handle);
+            regular.put(column.getName(), handle);
+        }
+        for (VirtualColumn virtual : table.getVirtualColumnsList()) {
+            columns.add(LakepruneColumnHandle.virtual(
+                    virtual.getName(),
+                    LakepruneTypes.toTrinoType(virtual.getType()),
+                    virtual.getExpression(),
+                    Optional.ofNullable(regular.get(virtual.getSourceColumn()))));
+        }
+        return columns.build();
+    }
+
+    @Override
+    public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
+        List<ColumnMetadata> columns = columns(handle).stream().map(LakepruneColumnHandle::toColumnMetadata).collect(toImmutableList());
+        return new ConnectorTableMetadata(handle.toSchemaTableName(), columns);
+    }
+
+    @Override
+    public Iterator<RelationColumnsMetadata> streamRelationColumns(ConnectorSession session, Optional<String> schemaName, UnaryOperator<Set<SchemaTableName>> relationFilter)
+    {
+        Set<SchemaTableName> tables = relationFilter.apply(ImmutableSet.copyOf(listTables(session, schemaName)));
+        ImmutableList.Builder<RelationColumnsMetadata> relations = ImmutableList.builder();
+        for (SchemaTableName table : tables) {
+            // a table dropped since it was listed is left out
+            describe(table.getSchemaName(), table.getTableName(), Optional.empty()).ifPresent(response -> relations.add(RelationColumnsMetadata.forTable(
+                    table,
+                    columns(response).stream().filter(column -> !column.isVirtual()).map(LakepruneColumnHandle::toColumnMetadata).collect(toImmutableList()))));
+        }
+        return relations.build().iterator();
+    }
+
+    @Override
+    public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        ImmutableMap.Builder<String, ColumnHandle> handles = ImmutableMap.builder();
+        columns((LakepruneTableHandle) tableHandle).forEach(column -> handles.put(column.name(), column));
+        return handles.buildOrThrow();
+    }
+
+    @Override
+    public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle tableHandle, ColumnHandle columnHandle)
+    {
+        return ((LakepruneColumnHandle) columnHandle).toColumnMetadata();
+    }
+
+    @Override
+    public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session, ConnectorTableHandle tableHandle, Constraint constraint)
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
+        TupleDomain<LakepruneColumnHandle> summary = constraint.getSummary().transformKeys(LakepruneColumnHandle.class::cast);
+        List<LakepruneColumnHandle> virtualColumns = columns(handle).stream().filter(LakepruneColumnHandle::isVirtual).collect(toImmutableList());
+        TupleDomain<LakepruneColumnHandle> functional = FunctionIndexes.extract(constraint.getExpression(), constraint.getAssignments(), virtualColumns);
+        TupleDomain<LakepruneColumnHandle> combined = handle.constraint().intersect(summary).intersect(functional);
+        if (combined.equals(handle.constraint())) {
+            return Optional.empty();
+        }
+        // The sidecar prunes files, not rows: Trino keeps the whole filter (nothing is dropped).
+        return Optional.of(new ConstraintApplicationResult<>(
+                handle.withConstraint(combined),
+                constraint.getSummary(),
+                constraint.getExpression(),
+                false));
+    }
+
+    @Override
+    public TableStatistics getTableStatistics(ConnectorSession session, ConnectorTableHandle tableHandle)
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
+        return statistics.statistics(handle, columns(handle));
+    }
+
+    @Override
+    public Optional<SystemTable> getSystemTable(ConnectorSession session, SchemaTableName tableName)
+    {
+        return MetadataTables.of(client, tableName, this);
+    }
+}

@@ -1,0 +1,50 @@
+package io.lakeprune.trino;
+
+import com.google.common.collect.ImmutableList;
+import io.trino.spi.connector.ConnectorSplit;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static io.airlift.slice.SizeOf.estimatedSizeOf;
+import static io.airlift.slice.SizeOf.instanceSize;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A byte range of one Parquet data file, exactly as the sidecar returned it, and the values of the
+ * file's own partition path.
+ */
+public record LakepruneSplit(String path, long start, long length, long rowCount, List<PartitionKey> partitionKeys)
+        implements ConnectorSplit
+{
+    private static final int INSTANCE_SIZE = instanceSize(LakepruneSplit.class);
+
+    /** One column of the file's partition path; an empty value is NULL. */
+    public record PartitionKey(String name, Optional<String> value)
+    {
+        public PartitionKey
+        {
+            requireNonNull(name, "name is null");
+            requireNonNull(value, "value is null");
+        }
+    }
+
+    public LakepruneSplit
+    {
+        requireNonNull(path, "path is null");
+        partitionKeys = ImmutableList.copyOf(requireNonNull(partitionKeys, "partitionKeys is null"));
+    }
+
+    @Override
+    public Map<String, String> getSplitInfo()
+    {
+        return Map.of("path", path, "start", Long.toString(start), "length", Long.toString(length), "rowCount", Long.toString(rowCount));
+    }
+
+    @Override
+    public long getRetainedSizeInBytes()
+    {
+        return INSTANCE_SIZE + estimatedSizeOf(path) + estimatedSizeOf(partitionKeys, key -> estimatedSizeOf(key.name()) + estimatedSizeOf(key.value().orElse("")));
+    }
+}

@@ -1,0 +1,124 @@
+package io.lakeprune.trino;
+
+import com.google.inject.Inject;
+import io.trino.spi.statistics.ColumnStatistics;
+import io.trino.spi.statistics.DoubleRange;
+import io.trino.spi.statistics.Estimate;
+import io.trino.spi.statistics.TableStatistics;
+import io.trino.spi.type.DecimalType;
+import io.trino.spi.type.Type;
+import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest;
+import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsResponse;
+import lakeprune.v1.PruningServiceOuterClass.TableName;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import static com.google.common.collect.ImmutableMap.toImmutableMap;
+import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.DoubleType.DOUBLE;
+import static io.trino.spi.type.IntegerType.INTEGER;
+import static io.trino.spi.type.RealType.REAL;
+import static io.trino.spi.type.SmallintType.SMALLINT;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.TinyintType.TINYINT;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Table statistics for Trino's cost-based optimizer from the sidecar's GetTableStatistics, for the
+ * files the table handle's predicate may match.
+ */
+public class LakepruneStatistics
+{
+    private final SidecarClient client;
+
+    @Inject
+    public LakepruneStatistics(SidecarClient client)
+    {
+        this.client = requireNonNull(client, "client is null");
+    }
+
+    public TableStatistics statistics(LakepruneTableHandle handle, List<LakepruneColumnHandle> columns)
+    {
+        GetTableStatisticsRequest.Builder request = GetTableStatisticsRequest.newBuilder()
+                .setTable(TableName.newBuilder().setSchema(handle.schemaName()).setTable(handle.tableName()))
+                .setSnapshot(handle.snapshot().orElse(""));
+        if (!handle.constraint().isAll()) {
+            request.setPredicate(DomainEncoder.encode(handle.constraint()));
+        }
+        GetTableStatisticsResponse response;
+        try {
+            response = client.call("GetTableStatistics", stub -> stub.getTableStatistics(request.build()));
+        }
+        catch (SidecarClient.NotFoundException e) {
+            return TableStatistics.empty();
+        }
+        return toTableStatistics(response, columns);
+    }
+
+    static TableStatistics toTableStatistics(GetTableStatisticsResponse response, List<LakepruneColumnHandle> columns)
+    {
+        long rowCount = response.getRowCount();
+        TableStatistics.Builder builder = TableStatistics.builder().setRowCount(Estimate.of(rowCount));
+        Map<String, LakepruneColumnHandle> byName = columns.stream().collect(toImmutableMap(LakepruneColumnHandle::name, Function.identity()));
+        for (var column : response.getColumnsList()) {
+            LakepruneColumnHandle handle = byName.get(column.getColumn());
+            if (handle == null || handle.isVirtual()) {
+                continue;
+            }
+            ColumnStatistics.Builder statistics = ColumnStatistics.builder();
+            if (rowCount > 0) {
+                statistics.setNullsFraction(Estimate.of(Math.min(1.0, (double) column.getNullCount() / rowCount)));
+            }
+            else {
+                statistics.setNullsFraction(Estimate.zero());
+            }
+            if (column.hasMin() && column.hasMax()) {
+                if (hasStatsRange(handle.type())) {
+                    statistics.setRange(new DoubleRange(column.getMin(), column.getMax()));
+                }
+                else if (handle.type().equals(TIMESTAMP_TZ_MICROS)) {
+                    statistics.setRange(millisRange(column.getMin(), column.getMax()));
+                }
+            }
+            builder.setColumnStatistics(handle, statistics.build());
+        }
+        return builder.build();
+    }
+
+    /**
+     * A timestamp column's range as Trino's optimizer represents {@code timestamp with time zone}
+     * values (io.trino.spi.statistics.StatsUtil.toStatsRepresentation: epoch millis), from the
+     * sidecar's UTC micros, outward: the min floored and the max ceiled to the millisecond, so the
+     * range holds every value's representation.
+     */
+    static DoubleRange millisRange(double minMicros, double maxMicros)
+    {
+        // in longs: a double's division by 1000 could round a micro just below a millisecond up
+        long min = Math.floorDiv((long) Math.floor(minMicros - inexact(minMicros)), 1000L);
+        long max = Math.ceilDiv((long) Math.ceil(maxMicros + inexact(maxMicros)), 1000L);
+        return new DoubleRange(min, max);
+    }
+
+    /**
+     * How far a double the sidecar rounded micros to may be from them: nothing below 2^53, where
+     * doubles hold every integer; beyond (after the year 2255) up to an ulp.
+     */
+    private static double inexact(double micros)
+    {
+        double ulp = Math.ulp(micros);
+        return ulp > 1 ? ulp : 0;
+    }
+
+    /**
+     * Types whose range Trino's optimizer reads as plain numbers, as the sidecar sends them (numbers,
+     * decimals by value, dates as days). Timestamps with time zone have their own (millisRange).
+     */
+    private static boolean hasStatsRange(Type type)
+    {
+        return type.equals(TINYINT) || type.equals(SMALLINT) || type.equals(INTEGER) || type.equals(BIGINT)
+                || type.equals(REAL) || type.equals(DOUBLE) || type.equals(DATE) || type instanceof DecimalType;
+    }
+}

@@ -1,0 +1,45 @@
+package io.lakeprune.trino;
+
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A table at one snapshot (the one a time-travel query named, else the latest when the query was
+ * planned) and the predicate the sidecar prunes with: the query's domains on regular columns, plus
+ * domains on functional indexes' virtual columns that applyFilter derived from function calls.
+ * {@code location} is the table's root as the sidecar names it (GetTableResponse.location): splits
+ * naming a file outside it are refused.
+ */
+public record LakepruneTableHandle(String schemaName, String tableName, Optional<String> snapshot, String location, TupleDomain<LakepruneColumnHandle> constraint)
+        implements ConnectorTableHandle
+{
+    public LakepruneTableHandle
+    {
+        requireNonNull(schemaName, "schemaName is null");
+        requireNonNull(tableName, "tableName is null");
+        requireNonNull(snapshot, "snapshot is null");
+        requireNonNull(location, "location is null");
+        requireNonNull(constraint, "constraint is null");
+    }
+
+    public SchemaTableName toSchemaTableName()
+    {
+        return new SchemaTableName(schemaName, tableName);
+    }
+
+    public LakepruneTableHandle withConstraint(TupleDomain<LakepruneColumnHandle> constraint)
+    {
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, constraint);
+    }
+
+    @Override
+    public String toString()
+    {
+        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("");
+    }
+}

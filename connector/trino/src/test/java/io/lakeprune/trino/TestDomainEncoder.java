@@ -1,0 +1,174 @@
+package io.lakeprune.trino;
+
+import com.google.common.collect.ImmutableMap;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.Range;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.predicate.ValueSet;
+import io.trino.spi.type.DecimalType;
+import io.trino.spi.type.Int128;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.Type;
+import lakeprune.v1.Predicate;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Optional;
+
+import static io.airlift.slice.Slices.utf8Slice;
+import static io.airlift.slice.Slices.wrappedBuffer;
+import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.BooleanType.BOOLEAN;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.DecimalType.createDecimalType;
+import static io.trino.spi.type.DoubleType.DOUBLE;
+import static io.trino.spi.type.IntegerType.INTEGER;
+import static io.trino.spi.type.RealType.REAL;
+import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.VarbinaryType.VARBINARY;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+import static java.lang.Float.floatToRawIntBits;
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TestDomainEncoder
+{
+    private static final LakepruneColumnHandle ID = LakepruneColumnHandle.regular("id", BIGINT);
+    private static final LakepruneColumnHandle PRICE = LakepruneColumnHandle.regular("price", createDecimalType(10, 2));
+
+    @Test
+    void testNoneAndAll()
+    {
+        assertThat(DomainEncoder.encode(TupleDomain.none())).isEqualTo(Predicate.TupleDomain.newBuilder().setNone(true).build());
+        assertThat(DomainEncoder.encode(TupleDomain.all())).isEqualTo(Predicate.TupleDomain.getDefaultInstance());
+        assertThat(DomainEncoder.encode(BIGINT, Domain.all(BIGINT))).isEmpty();
+    }
+
+    @Test
+    void testInListIsDiscrete()
+    {
+        Domain domain = Domain.multipleValues(BIGINT, List.of(3L, 1L, 2L));
+        Predicate.Domain encoded = DomainEncoder.encode(BIGINT, domain).orElseThrow();
+        assertThat(encoded.getNullAllowed()).isFalse();
+        assertThat(encoded.getValues().getDiscrete().getValuesList())
+                .extracting(Predicate.Value::getIntegerValue)
+                .containsExactly(1L, 2L, 3L);
+    }
+
+    @Test
+    void testRangesKeepInclusiveness()
+    {
+        Domain domain = Domain.create(ValueSet.ofRanges(Range.range(INTEGER, 1L, false, 10L, true), Range.greaterThanOrEqual(INTEGER, 20L)), true);
+        Predicate.Domain encoded = DomainEncoder.encode(INTEGER, domain).orElseThrow();
+        assertThat(encoded.getNullAllowed()).isTrue();
+        List<Predicate.Range> ranges = encoded.getValues().getRanges().getRangesList();
+        assertThat(ranges).hasSize(2);
+        assertThat(ranges.get(0).getLow().getIntegerValue()).isEqualTo(1);
+        assertThat(ranges.get(0).getLowInclusive()).isFalse();
+        assertThat(ranges.get(0).getHigh().getIntegerValue()).isEqualTo(10);
+        assertThat(ranges.get(0).getHighInclusive()).isTrue();
+        assertThat(ranges.get(1).getLow().getIntegerValue()).isEqualTo(20);
+        assertThat(ranges.get(1).getLowInclusive()).isTrue();
+        assertThat(ranges.get(1).hasHigh()).isFalse();
+    }
+
+    @Test
+    void testOnlyNulls()
+    {
+        Predicate.Domain encoded = DomainEncoder.encode(BIGINT, Domain.onlyNull(BIGINT)).orElseThrow();
+        assertThat(encoded.getNullAllowed()).isTrue();
+        assertThat(encoded.getValues().getAllOrNone().getAll()).isFalse();
+        Predicate.Domain notNull = DomainEncoder.encode(BIGINT, Domain.notNull(BIGINT)).orElseThrow();
+        assertThat(notNull.getNullAllowed()).isFalse();
+        assertThat(notNull.getValues().getAllOrNone().getAll()).isTrue();
+    }
+
+    @Test
+    void testShortDecimalIsExact()
+    {
+        // 12.34 as decimal(10,2): unscaled 1234, never a double
+        Predicate.Value value = DomainEncoder.encodeValue(createDecimalType(10, 2), 1234L).orElseThrow();
+        assertThat(value.getDecimalValue().getUnscaled()).isEqualTo("1234");
+        assertThat(value.getDecimalValue().getScale()).isEqualTo(2);
+        assertThat(DomainEncoder.encodeValue(createDecimalType(10, 2), -5L).orElseThrow().getDecimalValue().getUnscaled()).isEqualTo("-5");
+    }
+
+    @Test
+    void testLongDecimalIsExact()
+    {
+        DecimalType type = createDecimalType(38, 10);
+        Int128 unscaled = Int128.valueOf(new java.math.BigInteger("12345678901234567890123456789012345678"));
+        Predicate.Value value = DomainEncoder.encodeValue(type, unscaled).orElseThrow();
+        assertThat(value.getDecimalValue().getUnscaled()).isEqualTo("12345678901234567890123456789012345678");
+        assertThat(value.getDecimalValue().getScale()).isEqualTo(10);
+    }
+
+    @Test
+    void testTimestampMicros()
+    {
+        // 2024-01-02T03:04:05.123456Z
+        long micros = 1_704_164_645_123_456L;
+        LongTimestampWithTimeZone timestamp = LongTimestampWithTimeZone.fromEpochMillisAndFraction(micros / 1000, (int) (micros % 1000) * 1_000_000, UTC_KEY);
+        assertThat(DomainEncoder.encodeValue(TIMESTAMP_TZ_MICROS, timestamp).orElseThrow().getTimestampMicros()).isEqualTo(micros);
+        // before the epoch: floor semantics, still exact
+        long negative = -1_500L;
+        LongTimestampWithTimeZone before = LongTimestampWithTimeZone.fromEpochMillisAndFraction(Math.floorDiv(negative, 1000), (int) Math.floorMod(negative, 1000) * 1_000_000, UTC_KEY);
+        assertThat(DomainEncoder.encodeValue(TIMESTAMP_TZ_MICROS, before).orElseThrow().getTimestampMicros()).isEqualTo(negative);
+        // below the microsecond: not representable, never rounded
+        LongTimestampWithTimeZone picos = LongTimestampWithTimeZone.fromEpochMillisAndFraction(0, 1, UTC_KEY);
+        assertThat(DomainEncoder.encodeValue(TIMESTAMP_TZ_MICROS, picos)).isEmpty();
+    }
+
+    @Test
+    void testFloatingPoint()
+    {
+        assertThat(DomainEncoder.encodeValue(DOUBLE, Double.POSITIVE_INFINITY).orElseThrow().getDoubleValue()).isEqualTo(Double.POSITIVE_INFINITY);
+        assertThat(DomainEncoder.encodeValue(DOUBLE, Double.NEGATIVE_INFINITY).orElseThrow().getDoubleValue()).isEqualTo(Double.NEGATIVE_INFINITY);
+        assertThat(DomainEncoder.encodeValue(DOUBLE, Double.NaN)).isEmpty();
+        assertThat(DomainEncoder.encodeValue(DOUBLE, 0.1).orElseThrow().getDoubleValue()).isEqualTo(0.1);
+        // a real is sent as the double of the same value: exact
+        Predicate.Value real = DomainEncoder.encodeValue(REAL, (long) floatToRawIntBits(0.1f)).orElseThrow();
+        assertThat(real.getDoubleValue()).isEqualTo((double) 0.1f);
+        assertThat(DomainEncoder.encodeValue(REAL, (long) floatToRawIntBits(Float.NaN))).isEmpty();
+    }
+
+    @Test
+    void testOtherTypes()
+    {
+        assertThat(DomainEncoder.encodeValue(BOOLEAN, true).orElseThrow().getBooleanValue()).isTrue();
+        assertThat(DomainEncoder.encodeValue(DATE, 19_000L).orElseThrow().getDateDays()).isEqualTo(19_000);
+        assertThat(DomainEncoder.encodeValue(VARCHAR, utf8Slice("Zürich")).orElseThrow().getStringValue()).isEqualTo("Zürich");
+        assertThat(DomainEncoder.encodeValue(VARBINARY, wrappedBuffer(new byte[] {0, (byte) 0xff})).orElseThrow().getBinaryValue().toByteArray())
+                .containsExactly(0, 0xff);
+        // not valid UTF-8: not representable as a string value
+        assertThat(DomainEncoder.encodeValue(VARCHAR, wrappedBuffer(new byte[] {(byte) 0xc3}))).isEmpty();
+    }
+
+    @Test
+    void testUnrepresentableColumnIsLeftOutNotNarrowed()
+    {
+        LakepruneColumnHandle name = LakepruneColumnHandle.regular("name", VARCHAR);
+        LakepruneColumnHandle score = LakepruneColumnHandle.regular("score", DOUBLE);
+        TupleDomain<LakepruneColumnHandle> predicate = TupleDomain.withColumnDomains(ImmutableMap.of(
+                ID, Domain.singleValue(BIGINT, 7L),
+                // one value in the IN list is not valid UTF-8: the whole column is left out
+                name, Domain.multipleValues(VARCHAR, List.of(utf8Slice("a"), wrappedBuffer(new byte[] {(byte) 0xc3}))),
+                score, Domain.create(ValueSet.ofRanges(Range.lessThan(DOUBLE, 1.0), Range.greaterThan(DOUBLE, 1.0)), false),
+                PRICE, Domain.singleValue(createDecimalType(10, 2), 1999L)));
+        Predicate.TupleDomain encoded = DomainEncoder.encode(predicate);
+        assertThat(encoded.getNone()).isFalse();
+        assertThat(encoded.getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("id", "price", "score");
+        assertThat(encoded.getColumnsList().get(1).getDomain().getValues().getDiscrete().getValues(0).getDecimalValue().getUnscaled()).isEqualTo("1999");
+        assertThat(encoded.getColumnsList().get(2).getDomain().getValues().getRanges().getRangesCount()).isEqualTo(2);
+    }
+
+    @Test
+    void testEncodedTypeMatchesEveryType()
+    {
+        for (Type type : List.of(BOOLEAN, BIGINT, INTEGER, DOUBLE, REAL, DATE, VARCHAR, VARBINARY, TIMESTAMP_TZ_MICROS, createDecimalType(5, 1), createDecimalType(30, 3))) {
+            Domain domain = Domain.notNull(type);
+            Optional<Predicate.Domain> encoded = DomainEncoder.encode(type, domain);
+            assertThat(encoded).as(type.toString()).isPresent();
+        }
+    }
+}

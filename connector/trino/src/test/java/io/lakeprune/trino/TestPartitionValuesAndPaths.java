@@ -1,0 +1,86 @@
+package io.lakeprune.trino;
+
+import io.trino.spi.TrinoException;
+import io.trino.spi.type.Int128;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+
+import static io.airlift.slice.Slices.utf8Slice;
+import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.BooleanType.BOOLEAN;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.DecimalType.createDecimalType;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.TinyintType.TINYINT;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class TestPartitionValuesAndPaths
+{
+    @Test
+    void testPartitionValues()
+    {
+        assertThat(PartitionValues.parse("city", VARCHAR, "sf")).isEqualTo(utf8Slice("sf"));
+        assertThat(PartitionValues.parse("n", BIGINT, "-42")).isEqualTo(-42L);
+        assertThat(PartitionValues.parse("b", BOOLEAN, "true")).isEqualTo(true);
+        assertThat(PartitionValues.parse("d", DATE, "1970-01-02")).isEqualTo(1L);
+        assertThat(PartitionValues.parse("p", createDecimalType(10, 2), "12.3")).isEqualTo(1230L);
+        assertThat(PartitionValues.parse("p", createDecimalType(30, 2), "12.34")).isEqualTo(Int128.valueOf(1234));
+        LongTimestampWithTimeZone ts = (LongTimestampWithTimeZone) PartitionValues.parse("ts", TIMESTAMP_TZ_MICROS, "1970-01-01T00:00:00.001002Z");
+        assertThat(ts.getEpochMillis()).isEqualTo(1);
+        assertThat(ts.getPicosOfMilli()).isEqualTo(2_000_000);
+    }
+
+    @Test
+    void testPartitionValuesAreNeverRounded()
+    {
+        assertThatThrownBy(() -> PartitionValues.parse("p", createDecimalType(10, 2), "12.345")).isInstanceOf(TrinoException.class).hasMessageContaining("12.345");
+        assertThatThrownBy(() -> PartitionValues.parse("t", TINYINT, "128")).isInstanceOf(TrinoException.class);
+        assertThatThrownBy(() -> PartitionValues.parse("b", BOOLEAN, "yes")).isInstanceOf(TrinoException.class);
+    }
+
+    @Test
+    void testDataFilePaths()
+    {
+        assertThat(DataFiles.localPath("/wh/t/a.parquet")).isEqualTo(Path.of("/wh/t/a.parquet"));
+        assertThat(DataFiles.localPath("file:///wh/t/a%20b.parquet")).isEqualTo(Path.of("/wh/t/a b.parquet"));
+        assertThatThrownBy(() -> DataFiles.localPath("relative/a.parquet")).isInstanceOf(TrinoException.class).hasMessageContaining("relative");
+        assertThatThrownBy(() -> DataFiles.localPath("/wh/t/../../etc/passwd")).isInstanceOf(TrinoException.class).hasMessageContaining("normalized");
+        assertThatThrownBy(() -> DataFiles.localPath("s3://bucket/a.parquet")).isInstanceOf(TrinoException.class).hasMessageContaining("s3://bucket/a.parquet");
+    }
+
+    @Test
+    void testOnlyFilesUnderTheTableRoot()
+    {
+        assertThat(DataFiles.fileUnder("/wh/t/a.parquet", "/wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+        assertThat(DataFiles.fileUnder("/wh/t/p=1/a.parquet", "/wh/t/")).isEqualTo(Path.of("/wh/t/p=1/a.parquet"));
+        // the two forms are compared as paths: a file: URI root and plain paths, and the reverse
+        assertThat(DataFiles.fileUnder("file:///wh/t/a%20b.parquet", "file:///wh/t")).isEqualTo(Path.of("/wh/t/a b.parquet"));
+        assertThat(DataFiles.fileUnder("/wh/t/a.parquet", "file:///wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+        assertThat(DataFiles.fileUnder("file:///wh/t/a.parquet", "/wh/t")).isEqualTo(Path.of("/wh/t/a.parquet"));
+
+        assertRefused("/wh/other/a.parquet", "/wh/t", "outside the table's root");
+        // by path components, not by text
+        assertRefused("/wh/t2/a.parquet", "/wh/t", "outside the table's root");
+        assertRefused("/wh/t", "/wh/t", "outside the table's root");
+        assertRefused("/wh", "/wh/t", "outside the table's root");
+        // normalized first: no way out through '..'
+        assertRefused("/wh/t/../other/a.parquet", "/wh/t", "normalized");
+        assertRefused("/wh/t/./a.parquet", "/wh/t", "normalized");
+        assertRefused("file:///wh/t/%2E%2E/other/a.parquet", "/wh/t", "normalized");
+        // a root the sidecar did not say, or not in a form that can be checked
+        assertRefused("/wh/t/a.parquet", "", "GetTableResponse.location");
+        assertRefused("/wh/t/a.parquet", "wh/t", "relative");
+        assertRefused("/wh/t/a.parquet", "/wh/x/../t", "normalized");
+    }
+
+    private static void assertRefused(String path, String root, String message)
+    {
+        assertThatThrownBy(() -> DataFiles.fileUnder(path, root))
+                .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()))
+                .hasMessageContaining(message);
+    }
+}

@@ -1,0 +1,338 @@
+package io.lakeprune.trino;
+
+import io.airlift.units.Duration;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ConnectorSplitSource;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.PointerType;
+import io.trino.spi.connector.DynamicFilter;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.expression.Call;
+import io.trino.spi.expression.Constant;
+import io.trino.spi.expression.FunctionName;
+import io.trino.spi.expression.Variable;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.statistics.TableStatistics;
+import lakeprune.v1.Predicate;
+import lakeprune.v1.PruningServiceGrpc;
+import lakeprune.v1.PruningServiceOuterClass.Column;
+import lakeprune.v1.PruningServiceOuterClass.ColumnStatistics;
+import lakeprune.v1.PruningServiceOuterClass.ColumnType;
+import lakeprune.v1.PruningServiceOuterClass.GetTableRequest;
+import lakeprune.v1.PruningServiceOuterClass.GetTableResponse;
+import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsResponse;
+import lakeprune.v1.PruningServiceOuterClass.PartitionValue;
+import lakeprune.v1.PruningServiceOuterClass.PruneRequest;
+import lakeprune.v1.PruningServiceOuterClass.PruneResponse;
+import lakeprune.v1.PruningServiceOuterClass.Split;
+import lakeprune.v1.PruningServiceOuterClass.TableName;
+import lakeprune.v1.PruningServiceOuterClass.TypeKind;
+import lakeprune.v1.PruningServiceOuterClass.VirtualColumn;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static io.trino.spi.expression.StandardFunctions.EQUAL_OPERATOR_FUNCTION_NAME;
+import static io.airlift.slice.Slices.utf8Slice;
+import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.BooleanType.BOOLEAN;
+import static io.trino.spi.type.DecimalType.createDecimalType;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Metadata, applyFilter and split enumeration against an in-process fake sidecar. */
+class TestSidecarPlanning
+{
+    private static final ColumnType BIGINT_TYPE = ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_BIGINT).setName("bigint").build();
+    private static final GetTableResponse TABLE = GetTableResponse.newBuilder()
+            .setTable(TableName.newBuilder().setSchema("demo").setTable("trips"))
+            .addColumns(Column.newBuilder().setName("id").setType(BIGINT_TYPE))
+            .addColumns(Column.newBuilder().setName("fare").setType(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_DECIMAL).setPrecision(10).setScale(2).setName("decimal(10,2)")))
+            .addColumns(Column.newBuilder().setName("ts").setType(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_TIMESTAMP).setName("timestamp")))
+            .addVirtualColumns(VirtualColumn.newBuilder().setName("hour_of_day").setType(BIGINT_TYPE).setExpression("hour(ts)").setSourceColumn("ts"))
+            .setLatestSnapshot("20240101000000000")
+            .setSnapshot("20240101000000000")
+            .setLocation("/wh/trips")
+            .build();
+
+    private final List<PruneRequest> pruneRequests = new CopyOnWriteArrayList<>();
+    private Server server;
+    private SidecarClient client;
+
+    @BeforeEach
+    void setUp()
+            throws IOException
+    {
+        String name = "planning-" + System.nanoTime();
+        server = InProcessServerBuilder.forName(name).addService(new PruningServiceGrpc.PruningServiceImplBase()
+        {
+            @Override
+            public void getTable(GetTableRequest request, StreamObserver<GetTableResponse> responseObserver)
+            {
+                if (!request.getTable().getTable().equals("trips")) {
+                    responseObserver.onError(io.grpc.Status.NOT_FOUND.withDescription("no table").asRuntimeException());
+                    return;
+                }
+                responseObserver.onNext(TABLE);
+                responseObserver.onCompleted();
+            }
+
+            @Override
+            public void listTables(lakeprune.v1.PruningServiceOuterClass.ListTablesRequest request, StreamObserver<lakeprune.v1.PruningServiceOuterClass.ListTablesResponse> responseObserver)
+            {
+                responseObserver.onNext(lakeprune.v1.PruningServiceOuterClass.ListTablesResponse.newBuilder()
+                        .addSchemas("demo")
+                        .addTables(TableName.newBuilder().setSchema("demo").setTable("trips"))
+                        .build());
+                responseObserver.onCompleted();
+            }
+
+            @Override
+            public void pruneStream(PruneRequest request, StreamObserver<PruneResponse> responseObserver)
+            {
+                pruneRequests.add(request);
+                responseObserver.onNext(PruneResponse.newBuilder()
+                        .addSplits(Split.newBuilder().setPath("/wh/trips/city=sf/a.parquet").setStart(0).setLength(100).setRowCount(10)
+                                .addPartitionValues(PartitionValue.newBuilder().setColumn("city").setValue("sf")))
+                        .build());
+                responseObserver.onNext(PruneResponse.newBuilder()
+                        .addSplits(Split.newBuilder().setPath("/wh/trips/b.parquet").setStart(0).setLength(50).setRowCount(5)
+                                .addPartitionValues(PartitionValue.newBuilder().setColumn("city")))
+                        .build());
+                responseObserver.onCompleted();
+            }
+
+            @Override
+            public void getTableStatistics(lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest request, StreamObserver<GetTableStatisticsResponse> responseObserver)
+            {
+                responseObserver.onNext(GetTableStatisticsResponse.newBuilder()
+                        .setRowCount(200)
+                        .addColumns(ColumnStatistics.newBuilder().setColumn("id").setNullCount(50).setMin(1).setMax(99))
+                        .addColumns(ColumnStatistics.newBuilder().setColumn("ts").setNullCount(0).setMin(-1_500).setMax(1_709_164_800_123_456L))
+                        .build());
+                responseObserver.onCompleted();
+            }
+        }).build().start();
+        client = new SidecarClient(List.of(new SidecarClient.Endpoint(name, InProcessChannelBuilder.forName(name).build())), new Duration(5, SECONDS), 2);
+    }
+
+    @AfterEach
+    void tearDown()
+    {
+        client.close();
+        server.shutdownNow();
+    }
+
+    private LakepruneMetadata metadata()
+    {
+        return new LakepruneMetadata(client, new LakepruneStatistics(client));
+    }
+
+    @Test
+    void testTableHandlePinsTheSnapshot()
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata().getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        assertThat(handle.snapshot()).contains("20240101000000000");
+        assertThat(handle.location()).isEqualTo("/wh/trips");
+        assertThat(metadata().getTableHandle(null, new SchemaTableName("demo", "nope"), Optional.empty(), Optional.empty())).isNull();
+        Map<String, ColumnHandle> columns = metadata().getColumnHandles(null, handle);
+        assertThat(columns.keySet()).containsExactly("id", "fare", "ts", "hour_of_day");
+        assertThat(((LakepruneColumnHandle) columns.get("fare")).type()).isEqualTo(createDecimalType(10, 2));
+        assertThat(metadata().getColumnMetadata(null, handle, columns.get("hour_of_day")).isHidden()).isTrue();
+        // a hidden column knows its source column, from which the page source computes it
+        assertThat(((LakepruneColumnHandle) columns.get("hour_of_day")).source()).contains((LakepruneColumnHandle) columns.get("ts"));
+    }
+
+    @Test
+    void testApplyFilterSendsDomainsAndFunctionDomains()
+            throws Exception
+    {
+        LakepruneMetadata metadata = metadata();
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        Map<String, ColumnHandle> columns = metadata.getColumnHandles(null, handle);
+        TupleDomain<ColumnHandle> summary = TupleDomain.withColumnDomains(Map.of(columns.get("id"), Domain.singleValue(BIGINT, 7L)));
+        Call hourIs12 = new Call(BOOLEAN, EQUAL_OPERATOR_FUNCTION_NAME, List.of(
+                new Call(BIGINT, new FunctionName("hour"), List.of(new Variable("ts", TIMESTAMP_TZ_MICROS))),
+                new Constant(12L, BIGINT)));
+        Constraint constraint = new Constraint(summary, hourIs12, Map.of("ts", columns.get("ts"), "id", columns.get("id")));
+
+        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(null, handle, constraint);
+        assertThat(result).isPresent();
+        // nothing is dropped: Trino keeps the whole filter
+        assertThat(result.get().getRemainingFilter()).isEqualTo(summary);
+        assertThat(result.get().getRemainingExpression()).contains(hourIs12);
+        LakepruneTableHandle filtered = (LakepruneTableHandle) result.get().getHandle();
+        // applying the same filter again changes nothing
+        assertThat(metadata.applyFilter(null, filtered, constraint)).isEmpty();
+
+        LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
+        assertThat(splitManager.prune(filtered, filtered.constraint())).containsExactly(
+                new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, List.of(new LakepruneSplit.PartitionKey("city", Optional.of("sf")))),
+                new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, List.of(new LakepruneSplit.PartitionKey("city", Optional.empty()))));
+        PruneRequest request = pruneRequests.getLast();
+        assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
+        assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
+        assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
+        assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+    }
+
+    @Test
+    void testMetadataTablesAreNotVersioned()
+    {
+        ConnectorTableVersion version = new ConnectorTableVersion(PointerType.TARGET_ID, VARCHAR, utf8Slice("20240101000000000"));
+        assertThat(metadata().getTableHandle(null, new SchemaTableName("demo", "trips$files"), Optional.empty(), Optional.empty())).isNull();
+        assertThatThrownBy(() -> metadata().getTableHandle(null, new SchemaTableName("demo", "trips$files"), Optional.empty(), Optional.of(version)))
+                .isInstanceOf(TrinoException.class)
+                .hasMessageContaining("latest snapshot");
+    }
+
+    @Test
+    void testPageSourceRefusesASplitOutsideTheTableRoot()
+    {
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata().getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider();
+        for (String path : List.of("/wh/other/a.parquet", "/wh/trips-2/a.parquet", "/etc/passwd", "/wh/trips/../other/a.parquet", "file:///wh/other/a.parquet")) {
+            LakepruneSplit split = new LakepruneSplit(path, 0, 10, 1, List.of());
+            // refused even when the dynamic filter would skip the split unread
+            assertThatThrownBy(() -> provider.createPageSource(null, null, split, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY))
+                    .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()))
+                    .hasMessageContaining(path);
+        }
+        // a split under the root is served (here: skipped unread, as its predicate is none)
+        LakepruneSplit inside = new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 10, 1, List.of());
+        assertThat(provider.createPageSource(null, null, inside, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY)).isInstanceOf(LakeprunePageSource.Empty.class);
+    }
+
+    @Test
+    void testRelationColumnsForInformationSchema()
+    {
+        var relations = com.google.common.collect.ImmutableList.copyOf(metadata().streamRelationColumns(null, Optional.of("demo"), names -> names));
+        assertThat(relations).hasSize(1);
+        assertThat(relations.getFirst().name()).isEqualTo(new SchemaTableName("demo", "trips"));
+        assertThat(relations.getFirst().tableColumns().orElseThrow()).extracting(io.trino.spi.connector.ColumnMetadata::getName).containsExactly("id", "fare", "ts");
+    }
+
+    @Test
+    void testStatistics()
+    {
+        LakepruneMetadata metadata = metadata();
+        ConnectorTableHandle handle = metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        TableStatistics statistics = metadata.getTableStatistics(null, handle);
+        Map<String, ColumnHandle> columns = metadata.getColumnHandles(null, handle);
+        assertThat(statistics.getRowCount().getValue()).isEqualTo(200);
+        var id = statistics.getColumnStatistics().get(columns.get("id"));
+        assertThat(id.getNullsFraction().getValue()).isEqualTo(0.25);
+        assertThat(id.getRange().orElseThrow().getMin()).isEqualTo(1);
+        assertThat(id.getRange().orElseThrow().getMax()).isEqualTo(99);
+        // timestamps with time zone: Trino's representation is epoch millis, outward from the micros
+        var ts = statistics.getColumnStatistics().get(columns.get("ts")).getRange().orElseThrow();
+        assertThat(ts.getMin()).isEqualTo(-2);
+        assertThat(ts.getMax()).isEqualTo(1_709_164_800_124L);
+    }
+
+    @Test
+    void testSplitSourceWaitsForTheDynamicFilter()
+            throws Exception
+    {
+        LakepruneMetadata metadata = metadata();
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        LakepruneColumnHandle id = (LakepruneColumnHandle) metadata.getColumnHandles(null, handle).get("id");
+        CompletableFuture<?> blocked = new CompletableFuture<>();
+        TestingDynamicFilter dynamicFilter = new TestingDynamicFilter(blocked);
+
+        LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
+        ConnectorSplitSource source = splitManager.splitSource(handle, dynamicFilter, System.nanoTime() + SECONDS.toNanos(30));
+        CompletableFuture<ConnectorSplitSource.ConnectorSplitBatch> first = source.getNextBatch(10);
+        assertThat(first).isNotDone();
+        assertThat(pruneRequests).isEmpty();
+
+        dynamicFilter.predicate = TupleDomain.withColumnDomains(Map.of(id, Domain.singleValue(BIGINT, 42L)));
+        dynamicFilter.complete = true;
+        blocked.complete(null);
+        assertThat(first.get().getSplits()).isEmpty();
+        ConnectorSplitSource.ConnectorSplitBatch batch = source.getNextBatch(1).get();
+        assertThat(batch.getSplits()).hasSize(1);
+        assertThat(batch.isNoMoreSplits()).isFalse();
+        assertThat(source.getNextBatch(10).get().isNoMoreSplits()).isTrue();
+        assertThat(pruneRequests.getLast().getPredicate().getColumns(0).getColumn()).isEqualTo("id");
+        assertThat(pruneRequests.getLast().getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(42);
+    }
+
+    @Test
+    void testSplitSourceStopsWaitingAtTheTimeout()
+            throws Exception
+    {
+        LakepruneMetadata metadata = metadata();
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        TestingDynamicFilter neverCompletes = new TestingDynamicFilter(new CompletableFuture<>());
+        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, neverCompletes, System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200));
+        long start = System.nanoTime();
+        assertThat(source.getNextBatch(10).get(5, SECONDS).getSplits()).isEmpty();
+        assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(150L, 3000L);
+        assertThat(source.getNextBatch(10).get().getSplits()).hasSize(2);
+        assertThat(pruneRequests.getLast().hasPredicate()).isFalse();
+    }
+
+    private static class TestingDynamicFilter
+            implements DynamicFilter
+    {
+        private final CompletableFuture<?> blocked;
+        volatile TupleDomain<ColumnHandle> predicate = TupleDomain.all();
+        volatile boolean complete;
+
+        TestingDynamicFilter(CompletableFuture<?> blocked)
+        {
+            this.blocked = blocked;
+        }
+
+        @Override
+        public Set<ColumnHandle> getColumnsCovered()
+        {
+            return Set.of();
+        }
+
+        @Override
+        public CompletableFuture<?> isBlocked()
+        {
+            return blocked;
+        }
+
+        @Override
+        public boolean isComplete()
+        {
+            return complete;
+        }
+
+        @Override
+        public boolean isAwaitable()
+        {
+            return !complete;
+        }
+
+        @Override
+        public TupleDomain<ColumnHandle> getCurrentPredicate()
+        {
+            return predicate;
+        }
+    }
+}
