@@ -55,7 +55,7 @@ def local_sidecar(request: pytest.FixtureRequest) -> Iterator[Sidecar]:
     sidecar.stop(2)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("", 0))
         return int(probe.getsockname()[1])
@@ -84,7 +84,7 @@ def engine_fixture(kind: str, path: str, request: pytest.FixtureRequest) -> Iter
     reason = docker_unavailable_reason()
     if reason is not None:
         pytest.skip(f"container path skipped: {reason}")
-    port = _free_port()  # containers reach the sidecar through the host gateway, so it advertises that
+    port = free_port()  # containers reach the sidecar through the host gateway, so it advertises that
     sidecar = _start_sidecar(request, "0.0.0.0", (f"{HOST_FROM_CONTAINER}:{port}",), port)
     try:
         address = f"127.0.0.1:{port}"

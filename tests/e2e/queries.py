@@ -93,14 +93,18 @@ QUERIES = [
 ]
 
 
-def normalized(rows: list[Any]) -> list[tuple[Any, ...]]:
-    """Rows as sorted tuples, floats rounded to 9 significant digits, NaN comparable."""
+def normalized(rows: list[Any], *, exact_decimals: bool = False) -> list[tuple[Any, ...]]:
+    """Rows as sorted tuples, floats rounded to 9 significant digits, NaN comparable, instants as
+    UTC ISO text (whatever tzinfo the client attached); decimals exact with `exact_decimals`, else
+    as floats (the Thrift connector carries them as doubles)."""
 
     def value(v: Any) -> Any:
         if isinstance(v, float):
             return "nan" if math.isnan(v) else float(f"{v:.9g}")
         if isinstance(v, Decimal):
-            return float(f"{float(v):.9g}")
+            return v if exact_decimals else float(f"{float(v):.9g}")
+        if isinstance(v, datetime) and v.tzinfo is not None:
+            return v.astimezone(UTC).isoformat()
         return v
 
     return sorted((tuple(value(v) for v in row) for row in rows), key=repr)

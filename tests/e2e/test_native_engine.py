@@ -1,29 +1,51 @@
 """Trino 476 started by `lakeprune trino start --grpc ... --sidecar ...`: catalog `lakeprune` is the
 native connector (gRPC to the sidecar, Trino reads the Parquet files) and `lakeprune_thrift` the
-Thrift one, side by side over the same warehouse. The native catalog answers as DuckDB does over
-the same files, decimals exactly (the Thrift catalog can only carry them as doubles), and the
-sidecar's gRPC counters show the pruning. Runs when the plugin can be found or built (see
-`pruner.engines.plugin`); skipped, with the reason, in a checkout without `connector/trino/`."""
+Thrift one, side by side over the same warehouse. Through the native catalog, the e2e query corpus
+answers exactly as DuckDB does over the same files — decimals exact (the Thrift catalog can only
+carry them as doubles), timestamps to the microsecond, varbinary as bytes — and the sidecar's gRPC
+counters show the pruning; functional-index predicates written as expressions prune; time travel
+and the `$history` / `$files` / `$indexes` tables answer; a join's dynamic filter prunes the probe
+side; a sidecar killed under a catalog gives a clear error while the other catalogs keep serving.
+Runs when the plugin can be found or built (see `pruner.engines.plugin`); skipped, with the
+reason, in a checkout without `connector/trino/`."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
+import numpy
 import pytest
 
 from pruner.engines.errors import PluginNotFoundError
-from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
 from pruner.engines.plugin import CHECKOUT, locate_plugin
 from pruner.engines.spec import TRINO
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
+from pruner.table.describe import history, index_summaries
+from pruner.table.table import LakeTable
+from tests.e2e.conftest import EVENTS_SCHEMA, free_port
 from tests.e2e.engines import Engine, local_engine
-from tests.e2e.queries import counter
+from tests.e2e.queries import QUERIES, Query, counter, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection
+from tests.support_events import DAYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
+
+# A native catalog on a sidecar of its own, killed by a test while the others keep serving.
+DOOMED_CATALOG = "lakeprune_doomed"
+DOOMED_TIMEOUT_S = 5
+DOOMED_ATTEMPTS = 2
 
 
 def native_plugin() -> Path:
@@ -36,49 +58,268 @@ def native_plugin() -> Path:
         pytest.skip(str(exc))
 
 
+@dataclass(frozen=True)
+class Native:
+    engine: Engine
+    sidecar: Sidecar
+    warehouse: Path
+    events: str  # the RFC-63 events table's location
+    doomed: subprocess.Popen[bytes]  # `lakeprune serve` under DOOMED_CATALOG
+    doomed_address: str
+
+
+def _serve_process(warehouse: Path, grpc_port: int) -> subprocess.Popen[bytes]:
+    """`lakeprune serve` (gRPC only) as a process of its own, so that a test can kill it."""
+    lakeprune = Path(sys.executable).with_name("lakeprune")
+    command = [str(lakeprune), "serve", "-w", f"{SCHEMA_NAME}={warehouse}", "--grpc-port", str(grpc_port)]
+    command += ["--thrift-port", "off", "--metrics-port", "off"]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 @pytest.fixture(scope="module")
-def native(request: pytest.FixtureRequest) -> Iterator[tuple[Engine, Sidecar, Path]]:
-    """The engine, its sidecar and the warehouse they serve."""
+def native(request: pytest.FixtureRequest) -> Iterator[Native]:
     plugin = native_plugin()  # before the warehouse: a skip should not build it first
     lake_warehouse: Path = request.getfixturevalue("lake_warehouse")
+    events: str = request.getfixturevalue("events_table")
     config = ServeConfig(
-        {SCHEMA_NAME: str(lake_warehouse)}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
+        {SCHEMA_NAME: str(lake_warehouse), EVENTS_SCHEMA: str(Path(events).parent)},
+        host="127.0.0.1",
+        grpc_port=0,
+        thrift_port=0,
+        metrics_port=None,
     )
     sidecar = Sidecar(config).start()
+    doomed_address = f"127.0.0.1:{free_port()}"
+    doomed = _serve_process(lake_warehouse, int(doomed_address.rpartition(":")[2]))
     try:
         assert sidecar.wait_ready(30), "the sidecar did not load its catalog"
+        doomed_catalog = NativeCatalog(
+            doomed_address, request_timeout=f"{DOOMED_TIMEOUT_S}s", max_attempts=DOOMED_ATTEMPTS
+        )
+        properties = native_catalog_properties(doomed_catalog)
+        extra = {DOOMED_CATALOG: {p.key: p.value for p in properties if p.enabled}}
         grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}")
-        with local_engine("trino", f"127.0.0.1:{sidecar.thrift_port}", grpc=grpc, plugin=plugin) as engine:
-            yield engine, sidecar, lake_warehouse
+        with local_engine(
+            "trino", f"127.0.0.1:{sidecar.thrift_port}", extra, grpc=grpc, plugin=plugin
+        ) as engine:
+            yield Native(engine, sidecar, lake_warehouse, events, doomed, doomed_address)
     finally:
+        if doomed.poll() is None:
+            doomed.kill()
+        doomed.wait(10)
         sidecar.stop(2)
 
 
-def test_both_catalogs_list_the_warehouse(native: tuple[Engine, Sidecar, Path]) -> None:
-    engine, _, _ = native
-    catalogs = {row[0] for row in engine.query("SHOW CATALOGS")}
+def pruned(sidecar: Sidecar) -> dict[str, float]:
+    """The sidecar's gRPC prune counters: files considered and files kept."""
+    return {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
+
+
+def reference(warehouse: Path, sql: str) -> list[list[Any]]:
+    return [list(row) for row in duckdb_connection(warehouse).execute(sql).fetchall()]
+
+
+def test_both_catalogs_list_the_warehouse(native: Native) -> None:
+    catalogs = {row[0] for row in native.engine.query("SHOW CATALOGS")}
     assert {"lakeprune", "lakeprune_thrift"} <= catalogs
     for catalog in ("lakeprune", "lakeprune_thrift"):
-        assert sorted(engine.query(f"SHOW TABLES FROM {catalog}.{SCHEMA_NAME}")) == [[t] for t in TABLES]
+        assert sorted(native.engine.query(f"SHOW TABLES FROM {catalog}.{SCHEMA_NAME}")) == [
+            [t] for t in TABLES
+        ]
 
 
-def test_decimal_sums_are_exact_through_the_native_catalog(native: tuple[Engine, Sidecar, Path]) -> None:
-    engine, _, lake_warehouse = native
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
+def test_query_matches_duckdb_exactly(native: Native, query: Query) -> None:
+    """The corpus through the native catalog: DuckDB's answer, decimals exact; selective queries
+    and joins on the record key prune (joins through the dynamic filter)."""
+    want = duckdb_connection(native.warehouse).execute(query.for_duckdb()).fetchall()
+    before = pruned(native.sidecar)
+    got = native.engine.query(query.for_engine())
+    after = pruned(native.sidecar)
+    assert normalized(got, exact_decimals=True) == normalized(want, exact_decimals=True), query.name
+    if query.selective or (query.index_join and "ON t.trip_id" in query.engine_sql):
+        files = len(LakeTable.open(str(native.warehouse / "trips")).snapshot().files())
+        considered, kept = after["in"] - before["in"], after["out"] - before["out"]
+        assert considered == files, f"{query.name}: the sidecar considered {considered} of {files} files"
+        assert 0 < kept <= files / 4, f"{query.name}: the sidecar kept {kept} of {files} files"
+
+
+def test_decimal_sums_are_exact_through_the_native_catalog(native: Native) -> None:
     sql = "SELECT city, sum(fare), count(*) FROM {t}trips GROUP BY city ORDER BY city"
-    want = [list(row) for row in duckdb_connection(lake_warehouse).execute(sql.format(t="")).fetchall()]
-    got = engine.query(sql.format(t=f"lakeprune.{SCHEMA_NAME}."))
-    assert got == want
+    got = native.engine.query(sql.format(t=f"lakeprune.{SCHEMA_NAME}."))
+    assert got == reference(native.warehouse, sql.format(t=""))
     assert all(isinstance(row[1], Decimal) for row in got)
-    thrift = engine.query(sql.format(t=f"lakeprune_thrift.{SCHEMA_NAME}."))
+    thrift = native.engine.query(sql.format(t=f"lakeprune_thrift.{SCHEMA_NAME}."))
     assert all(isinstance(row[1], float) for row in thrift)  # Thrift carries decimal as double
 
 
-def test_a_point_lookup_prunes_through_grpc(native: tuple[Engine, Sidecar, Path]) -> None:
-    engine, sidecar, lake_warehouse = native
-    sql = "SELECT trip_id, city, driver_id, fare FROM {t}trips WHERE trip_id = 1234"
-    want = [list(row) for row in duckdb_connection(lake_warehouse).execute(sql.format(t="")).fetchall()]
-    before = {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
-    assert engine.query(sql.format(t=f"lakeprune.{SCHEMA_NAME}.")) == want
-    after = {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
+def test_every_type_round_trips_exactly(native: Native) -> None:
+    """decimal(38,9), timestamp(6) with time zone, varbinary, real, NaN and infinities, dates of
+    years 1 and 9999: the values DuckDB reads from the same files, unconverted."""
+    columns = "id, t, s, i, b, f, d, m, str, bin, flag, day, ts"
+    got = [
+        _as_real(row)
+        for row in native.engine.query(f"SELECT {columns} FROM lakeprune.{SCHEMA_NAME}.types ORDER BY id")
+    ]
+    want = [_as_real(row) for row in reference(native.warehouse, f"SELECT {columns} FROM types ORDER BY id")]
+    assert normalized(got, exact_decimals=True) == normalized(want, exact_decimals=True)
+    described = {row[0]: row[1] for row in native.engine.query(f"DESCRIBE lakeprune.{SCHEMA_NAME}.types")}
+    assert described["m"] == "decimal(38,9)"
+    assert described["ts"] == "timestamp(6) with time zone"
+    assert described["bin"] == "varbinary"
+    assert described["f"] == "real"
+
+
+def _as_real(row: list[Any]) -> list[Any]:
+    """The `real` column (index 5) as the 32-bit float it is: Trino's client sends its shortest
+    decimal text, DuckDB the exact widened double."""
+    value = row[5]
+    return [*row[:5], value if value is None else float(numpy.float32(value)), *row[6:]]
+
+
+def test_sub_millisecond_timestamp_bounds(native: Native) -> None:
+    """Trips 1, 2, 4, ... carry 123456 µs: bounds one microsecond either side select exactly them."""
+    low, high = "2026-03-01 00:07:00.123455", "2026-03-01 00:07:00.123457"
+    got = native.engine.query(
+        f"SELECT trip_id, ts FROM lakeprune.{SCHEMA_NAME}.trips "
+        f"WHERE ts > TIMESTAMP '{low} UTC' AND ts < TIMESTAMP '{high} UTC'"
+    )
+    want = reference(
+        native.warehouse,
+        f"SELECT trip_id, ts FROM trips WHERE ts > TIMESTAMPTZ '{low}+00' AND ts < TIMESTAMPTZ '{high}+00'",
+    )
+    assert got == want and [row[0] for row in got] == [1]
+    assert got[0][1].microsecond == 123_456
+
+
+def _events_reference(events: str, sql: str, instant: str | None = None) -> list[list[Any]]:
+    table = LakeTable.open(events)
+    files = ", ".join(f"'{table.storage.path(f.path)}'" for f in table.snapshot(instant).files())
+    connection = duckdb_connection_utc()
+    return [list(row) for row in connection.execute(sql.format(t=f"read_parquet([{files}])")).fetchall()]
+
+
+def duckdb_connection_utc() -> Any:
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    return connection
+
+
+@pytest.mark.parametrize(
+    ("predicate", "duckdb_predicate", "kept_per_day"),
+    [
+        ("hour(ts) BETWEEN 12 AND 13", "hour(ts) BETWEEN 12 AND 13", 2),
+        ("hour(ts) = 12", "hour(ts) = 12", 1),
+        ("date_format(ts, '%Y-%m-%d') = '2026-03-02'", "strftime(ts, '%Y-%m-%d') = '2026-03-02'", 12),
+        ("hour_of_day BETWEEN 12 AND 13", "hour(ts) BETWEEN 12 AND 13", 2),  # the hidden column by name
+    ],
+)
+def test_functional_index_predicates_prune(
+    native: Native, predicate: str, duckdb_predicate: str, kept_per_day: int
+) -> None:
+    """RFC-63 queries as written: the connector maps the call onto the functional index's hidden
+    column, the sidecar prunes through it, Trino filters the rows."""
+    before = pruned(native.sidecar)
+    got = native.engine.query(
+        f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE {predicate}"
+    )
+    after = pruned(native.sidecar)
+    want = _events_reference(native.events, f"SELECT count(*), sum(id) FROM {{t}} WHERE {duckdb_predicate}")
+    assert got == want and got[0][0] > 0
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
-    assert 0 < kept <= considered / 4, f"the sidecar kept {kept} of {considered} files"
+    assert considered == 24 * DAYS
+    assert kept <= kept_per_day * DAYS, f"{predicate}: kept {kept} of {considered} files"
+
+
+def test_time_travel_reads_an_older_snapshot(native: Native) -> None:
+    """The events table before its upsert moved three events from 05:xx to 06:59."""
+    commits = [e for e in history(LakeTable.open(native.events)) if e["operation"] == "insert"]
+    instant = commits[0]["instant"]
+    sql = "SELECT count(*), sum(id) FROM {t} WHERE hour(ts) = 6"
+    got = native.engine.query(
+        f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events FOR VERSION AS OF '{instant}' "
+        "WHERE hour(ts) = 6"
+    )
+    assert got == _events_reference(native.events, sql, instant)
+    latest = native.engine.query(
+        f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour(ts) = 6"
+    )
+    assert latest == _events_reference(native.events, sql) and latest != got
+
+
+def test_metadata_tables(native: Native) -> None:
+    table = LakeTable.open(native.events)
+    instants = native.engine.query(
+        f'SELECT instant FROM lakeprune.{EVENTS_SCHEMA}."events$history" ORDER BY instant'
+    )
+    assert [row[0] for row in instants] == [e["instant"] for e in history(table)]
+    files = native.engine.query(
+        f'SELECT count(*), sum(row_count) FROM lakeprune.{EVENTS_SCHEMA}."events$files"'
+    )
+    live = table.snapshot().files()
+    assert files == [[len(live), sum(f.rows for f in live)]]
+    indexes = native.engine.query(f'SELECT name, state FROM lakeprune.{EVENTS_SCHEMA}."events$indexes"')
+    assert sorted(map(tuple, indexes)) == sorted((s["name"], s["state"]) for s in index_summaries(table))
+
+
+STAR_JOIN = (
+    "SELECT count(*), sum(t.fare) FROM lakeprune.{s}.trips t JOIN lakeprune.{s}.drivers d "
+    "ON t.trip_id = d.driver_id WHERE d.name = 'driver 7'"
+)
+
+
+def _trips_scan(engine: Engine, sql: str, session: str) -> tuple[int, int]:
+    """Input rows and splits of the `trips` scan in EXPLAIN ANALYZE, with the session property set."""
+    connection = engine.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute(f"SET SESSION {session}")
+        cursor.fetchall()
+        cursor.execute(f"EXPLAIN ANALYZE {sql}")
+        plan = "\n".join(str(row[0]) for row in cursor.fetchall())
+    finally:
+        connection.close()
+    scan = plan[plan.index(f"table = lakeprune:{SCHEMA_NAME}.trips") :]
+    found = re.search(r"Input: ([\d,]+) rows \(.*?Splits: ([\d,]+)", scan)
+    assert found is not None, f"no input line for the trips scan in:\n{plan}"
+    return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
+
+
+def test_dynamic_filter_prunes_the_fact_table(native: Native) -> None:
+    """A star join: the dimension filtered to one driver; with dynamic filtering the sidecar gets
+    trip_id IN (7) and Trino reads one file of `trips`, without it every file."""
+    sql = STAR_JOIN.format(s=SCHEMA_NAME)
+    assert native.engine.query(sql) == reference(
+        native.warehouse,
+        "SELECT count(*), sum(t.fare) FROM trips t JOIN drivers d ON t.trip_id = d.driver_id "
+        "WHERE d.name = 'driver 7'",
+    )
+    rows, splits = _trips_scan(native.engine, sql, "enable_dynamic_filtering = true")
+    all_rows, all_splits = _trips_scan(native.engine, sql, "enable_dynamic_filtering = false")
+    files = len(LakeTable.open(str(native.warehouse / "trips")).snapshot().files())
+    assert (all_rows, all_splits) == (
+        native.engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.trips")[0][0],
+        files,
+    )
+    assert splits == 1 and rows <= all_rows / 20, f"{rows} rows in {splits} splits with the dynamic filter"
+
+
+def test_a_killed_sidecar_fails_its_catalog_clearly_and_no_other(native: Native) -> None:
+    table = f"{DOOMED_CATALOG}.{SCHEMA_NAME}.trips"
+    assert native.engine.query(f"SELECT count(*) FROM {table} WHERE trip_id = 7") == [[1]]
+    os.kill(native.doomed.pid, signal.SIGKILL)
+    native.doomed.wait(10)
+    started = time.monotonic()
+    with pytest.raises(Exception) as failed:
+        native.engine.query(f"SELECT count(*) FROM {table} WHERE trip_id = 8")
+    elapsed = time.monotonic() - started
+    assert native.doomed_address in str(failed.value), str(failed.value)
+    # within the catalog's attempts x request timeout (and Trino's own overhead), never a hang
+    assert elapsed < DOOMED_ATTEMPTS * DOOMED_TIMEOUT_S + 10, f"the failure took {elapsed:.1f} s"
+    # the engine and its other catalogs keep serving
+    assert native.engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.trips WHERE trip_id = 8") == [
+        [1]
+    ]
+    assert native.engine.query(f"SELECT count(*) FROM lakeprune_thrift.{SCHEMA_NAME}.drivers")[0][0] > 0
