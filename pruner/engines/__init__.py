@@ -2,8 +2,8 @@
 (`spec`: Trino 476 on Java 25, Presto 0.287 on Java 11), fetched from Maven Central into a cache
 outside the repository (`fetch`, `cache`), run on a Java runtime installed from PyPI (`runtime`),
 configured as a single node whose lakeprune catalogs point at sidecars (`config`; the Thrift
-catalog in `catalog`, Trino's native connector catalog in `native_catalog`, its plugin installed
-by `plugin`), and started, probed and stopped as background processes (`process`, `probe`), a
+catalog in `catalog`, Trino's native connector catalog in `native_catalog`, its plugin given to
+each instance by `plugin`), and started, probed and stopped as background processes (`process`, `probe`), a
 start returning once a query on each lakeprune catalog can run (`readiness`). No Docker is needed;
 `lakeprune trino|presto ...` is the CLI."""
 

@@ -64,6 +64,12 @@ class InstanceConfig:
     def etc(self) -> Path:
         return self.data_dir / "etc"
 
+    @property
+    def plugin_dir(self) -> Path:
+        """The instance's own plugin directory (`plugin.dir`), when it runs the native connector (not
+        `plugin/`: Trino's launcher links that name to the installation's plugin directory)."""
+        return self.data_dir / "lakeprune-plugins"
+
 
 def lakeprune_catalogs(config: InstanceConfig) -> dict[str, str]:
     """The lakeprune catalogs of an instance: name -> file text."""
@@ -116,6 +122,9 @@ def server_properties(config: InstanceConfig) -> dict[str, str]:
     }
     if config.spec.total_memory_per_node_property is not None:
         properties[config.spec.total_memory_per_node_property] = query_memory
+    if config.grpc is not None:
+        # the engine's bundled plugins and this instance's copy of the native connector
+        properties["plugin.dir"] = str(config.plugin_dir)
     return properties
 
 

@@ -2,15 +2,13 @@
 build (`connector/trino/build.sh`) produces a plugin directory of jars,
 `connector/trino/target/lakeprune-<engine>-<version>/`; the launcher finds it through, in order, an
 explicit path (`--connector-plugin`), `$LAKEPRUNE_TRINO_PLUGIN`, or the build output of the
-checkout lakeprune runs from (running the build first if it is missing there), and installs it as
-`<engine home>/plugin/<native_plugin_dir>/`. A content stamp (a hash of every file's path and bytes)
-is kept beside it, so a changed plugin replaces the installed one and an unchanged one is left
-alone. Installing happens under the engine's cache lock, into a temporary directory renamed into
-place, like the engine itself."""
+checkout lakeprune runs from (running the build first if it is missing there), and gives each
+instance a plugin directory of its own (`plugin.dir` under the instance's data directory): the
+cached engine's plugins symlinked, and a copy of the native connector's. The cached engine is never
+changed, so instances with different builds of the plugin run side by side."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -19,16 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pruner.engines.cache import CacheLayout
 from pruner.engines.errors import PluginNotFoundError
-from pruner.engines.fetch import engine_lock
-from pruner.engines.locking import exclusive, remove_leftovers
 from pruner.engines.spec import EngineSpec
 
 logger = logging.getLogger(__name__)
 
 PLUGIN_ENV = "LAKEPRUNE_TRINO_PLUGIN"
-STAMP_FILE = ".lakeprune-plugin-stamp"
 BUILD_TIMEOUT_S = 1800.0
 PROGRESS_INTERVAL_S = 15.0
 # The repository root when lakeprune runs from a checkout (pruner/engines/plugin.py -> root).
@@ -77,50 +71,27 @@ def check_plugin_dir(path: Path, origin: str) -> Path:
     return directory
 
 
-def content_stamp(directory: Path) -> str:
-    """A hash of every regular file under `directory`: its relative path and its bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != STAMP_FILE):
-        digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def install_plugin(spec: EngineSpec, home: Path, source: Path, layout: CacheLayout | None = None) -> Path:
-    """Install `source` as `home/plugin/<native_plugin_dir>/` unless the same content is there;
-    returns the installed directory."""
+def instance_plugins(spec: EngineSpec, home: Path, source: Path, plugin_dir: Path) -> Path:
+    """Make `plugin_dir` (an instance's own `plugin.dir`) hold every plugin of the cached engine
+    `home` (symlinked: they are never changed) and a copy of the native connector's `source` as
+    `<native_plugin_dir>/`; returns `plugin_dir`. The cached engine itself is left as fetched, so
+    instances started from one cache with different builds of the plugin (another checkout,
+    another branch) never replace each other's jars, and a rebuild never touches a running
+    instance. The instance's data directory is its own (no other instance runs there), so no lock
+    is needed."""
     if spec.native_plugin_dir is None:
         raise PluginNotFoundError(f"{spec.display_name} has no native lakeprune connector")
-    layout = layout or CacheLayout.default()
-    target = home / "plugin" / spec.native_plugin_dir
-    stamp = content_stamp(source)
-    with exclusive(engine_lock(layout, spec)):
-        if _installed_stamp(target) == stamp:
-            return target
-        prefix = f".{spec.native_plugin_dir}.tmp-"
-        remove_leftovers(target.parent, prefix)
-        staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
-        try:
-            copied = staging / "plugin"
-            shutil.copytree(source, copied, symlinks=False)
-            (copied / STAMP_FILE).write_text(stamp + "\n")
-            if target.exists():
-                shutil.rmtree(target)
-            copied.rename(target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    logger.info("installed the lakeprune plugin from %s into %s", source, target)
-    return target
-
-
-def _installed_stamp(target: Path) -> str | None:
-    try:
-        return (target / STAMP_FILE).read_text().strip()
-    except OSError:
-        return None
+    if plugin_dir.exists():
+        shutil.rmtree(plugin_dir)
+    plugin_dir.mkdir(parents=True)
+    for bundled in sorted((home / "plugin").iterdir()):
+        if bundled.is_dir() and bundled.name != spec.native_plugin_dir:
+            (plugin_dir / bundled.name).symlink_to(bundled, target_is_directory=True)
+    shutil.copytree(source, plugin_dir / spec.native_plugin_dir, symlinks=False)
+    logger.info(
+        "the lakeprune plugin of this instance: %s (from %s)", plugin_dir / spec.native_plugin_dir, source
+    )
+    return plugin_dir
 
 
 def _run_build(script: Path, output: Path) -> None:

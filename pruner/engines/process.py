@@ -1,5 +1,5 @@
 """Starting, stopping and inspecting local engine instances. `start` fetches the engine and its
-Java runtime if needed (and, for Trino's native catalog, installs the lakeprune plugin), writes the
+Java runtime if needed (and, for Trino's native catalog, gives the instance its plugins), writes the
 instance's configuration, launches the server with the engine's own launcher (a daemon in its own
 session, so its process group is its pid), records the instance in
 `<cache>/run/<engine>-<port>.json`, and returns only once a query on each lakeprune catalog can run
@@ -49,7 +49,7 @@ from pruner.engines.errors import (
 )
 from pruner.engines.fetch import fetch_engine
 from pruner.engines.native_catalog import NativeCatalog, grpc_of
-from pruner.engines.plugin import install_plugin, locate_plugin
+from pruner.engines.plugin import instance_plugins, locate_plugin
 from pruner.engines.probe import server_info
 from pruner.engines.readiness import Target, wait_until_ready
 from pruner.engines.runtime import ensure_java_runtime
@@ -196,9 +196,9 @@ def start(
 
     home = fetch_engine(spec, layout)
     java = ensure_java_runtime(spec.java, layout)
-    if plugin_source is not None:
-        install_plugin(spec, home, plugin_source, layout)
     write_config(config)
+    if plugin_source is not None:
+        instance_plugins(spec, home, plugin_source, config.plugin_dir)
     _set_aside_old_logs(directory)
     instance = _launch(spec, home, java.home, config)
     _write_state(layout, spec, instance)

@@ -1,6 +1,7 @@
-"""Finding and installing the native connector's plugin without Trino: the order of the sources
-(option, environment, the checkout's build output, built on demand), one-line errors, and an
-install that is skipped while the content is unchanged and replaced when it changes."""
+"""Finding the native connector's plugin and giving an instance its plugins, without Trino: the
+order of the sources (option, environment, the checkout's build output, built on demand), one-line
+errors, and an instance plugin directory that holds the engine's plugins and its own copy of the
+connector while the cached engine stays as fetched."""
 
 from __future__ import annotations
 
@@ -10,14 +11,7 @@ import pytest
 
 from pruner.engines.cache import CacheLayout
 from pruner.engines.errors import PluginNotFoundError
-from pruner.engines.plugin import (
-    PLUGIN_ENV,
-    STAMP_FILE,
-    build_output,
-    content_stamp,
-    install_plugin,
-    locate_plugin,
-)
+from pruner.engines.plugin import PLUGIN_ENV, build_output, instance_plugins, locate_plugin
 from pruner.engines.spec import PRESTO, TRINO
 
 
@@ -87,32 +81,27 @@ def test_nothing_found_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.Mon
         locate_plugin(PRESTO, checkout=tmp_path)
 
 
-def test_install_replaces_the_plugin_only_when_its_content_changes(tmp_path: Path) -> None:
+def test_each_instance_gets_its_own_copy_and_the_engine_stays_as_fetched(tmp_path: Path) -> None:
     layout = CacheLayout(tmp_path / "cache")
     home = layout.engine_home(TRINO)
-    (home / "plugin").mkdir(parents=True)
-    source = plugin_dir(tmp_path / "build")
-    installed = install_plugin(TRINO, home, source, layout)
-    assert installed == home / "plugin" / "lakeprune"
-    assert sorted(p.name for p in installed.iterdir()) == sorted(
-        [STAMP_FILE, "grpc-api-1.0.jar", "lakeprune-trino-476.jar"]
+    for bundled in ("hive", "thrift"):
+        (home / "plugin" / bundled).mkdir(parents=True)
+    (home / "plugin" / "lakeprune").mkdir()  # left by an older launcher: not this instance's
+    first = instance_plugins(TRINO, home, plugin_dir(tmp_path / "build-a"), tmp_path / "a" / "plugin")
+    second = instance_plugins(
+        TRINO, home, plugin_dir(tmp_path / "build-b", b"other jar"), tmp_path / "b" / "plugin"
     )
-    marker = installed / "marker"
-    marker.write_text("left alone")
-    install_plugin(TRINO, home, source, layout)
-    assert marker.exists()  # same content: not copied again
-    plugin_dir(source, b"rebuilt jar")
-    (source / "grpc-api-1.0.jar").unlink()
-    install_plugin(TRINO, home, source, layout)
-    assert not marker.exists() and not (installed / "grpc-api-1.0.jar").exists()
-    assert (installed / "lakeprune-trino-476.jar").read_bytes() == b"rebuilt jar"
-    assert (installed / STAMP_FILE).read_text().strip() == content_stamp(source)
-    assert [p.name for p in (home / "plugin").iterdir()] == ["lakeprune"]  # no temporary left
-
-
-def test_the_stamp_covers_names_and_bytes(tmp_path: Path) -> None:
-    a = plugin_dir(tmp_path / "a")
-    stamp = content_stamp(a)
-    assert content_stamp(plugin_dir(tmp_path / "b")) == stamp  # same content elsewhere
-    (a / "lakeprune-trino-476.jar").rename(a / "renamed.jar")
-    assert content_stamp(a) != stamp
+    for directory in (first, second):
+        assert sorted(p.name for p in directory.iterdir()) == ["hive", "lakeprune", "thrift"]
+        assert (directory / "hive").resolve() == (home / "plugin" / "hive").resolve()
+        assert not (directory / "lakeprune").is_symlink()
+    assert (first / "lakeprune" / "lakeprune-trino-476.jar").read_bytes() == b"jar"
+    assert (second / "lakeprune" / "lakeprune-trino-476.jar").read_bytes() == b"other jar"
+    assert sorted(p.name for p in (home / "plugin").iterdir()) == ["hive", "lakeprune", "thrift"]
+    assert not any((home / "plugin" / "lakeprune").iterdir())
+    # a restart in the same data directory starts from a clean copy
+    (first / "lakeprune" / "stale.jar").write_bytes(b"x")
+    instance_plugins(TRINO, home, plugin_dir(tmp_path / "build-a"), first)
+    assert not (first / "lakeprune" / "stale.jar").exists()
+    with pytest.raises(PluginNotFoundError, match="Presto has no native lakeprune connector"):
+        instance_plugins(PRESTO, home, tmp_path / "build-a", tmp_path / "p" / "plugin")
