@@ -1,30 +1,35 @@
-"""Trino through lakeprune vs Trino's own Hive connector, side by side in one run, over
-the same Parquet files; and the sidecar's GetRows throughput. Not a test.
+"""Trino through lakeprune (native connector over gRPC, and the Thrift connector) vs Trino's own Hive
+connector, side by side in one run, over the same Parquet files; a point-lookup sweep over 100 /
+1,000 / 5,000 files; and the sidecar's GetRows throughput. Not a test.
 
 1. Spark (`local[2]`, UTC, in a child process so that its JVM is gone before anything is timed)
-   builds an insert-only lakeprune table `trips` (`trip_id bigint, city string, driver_id int,
-   ts timestamp, fare double, note string`; record key `trip_id`, partitioned by `city`, 6 values;
-   column stats, partition stats, a bloom filter on `note`; file sizes set for ~`--files` files).
-   Insert-only, one commit: every Parquet file under the table directory is live, so Hive, which
-   reads every file of each partition directory (and skips the hidden `.lakeprune/`), sees exactly
-   the table's rows. `ts` is whole seconds, so the millisecond timestamps of both paths are exact.
-2. An in-process sidecar (Thrift only) over the warehouse, and a local Trino 476 (Java 25) with
-   two catalogs: `lakeprune` (the sidecar, Thrift) and `hive` (Hive connector over Trino's native
-   local file system, file metastore in a temporary directory) whose `bench.trips` is an external
-   table on the same directory (a `local://` location), partitions registered with
-   `sync_partition_metadata`. Both catalogs must return the same answers (counts,
-   sums, per-city figures, and every benchmark query's rows) before anything is timed.
-3. Three queries on both catalogs, one warm-up each, then `--repeat` timed runs alternating the
+   builds insert-only lakeprune tables (one commit each, so every Parquet file under a table
+   directory is live and Hive, which reads every file of each partition directory and skips the
+   hidden `.lakeprune/`, sees exactly the table's rows): `trips` (`trip_id bigint, city string,
+   driver_id int, ts timestamp, fare double, note string`; record key `trip_id`, partitioned by
+   `city`, 6 values; `ts` and `driver_id` clustered like `trip_id`; column stats, partition stats, a
+   bloom filter on `note`; ~`--files` files), the dimension `drivers` (20,000 rows, one file), and
+   for the sweep `trips_f<N>`, `--sweep-rows` rows in ~N files. `ts` is whole seconds, so the
+   millisecond timestamps of Hive and Thrift are exact.
+2. An in-process sidecar serving gRPC and Thrift over the warehouse, and a local Trino 476 (Java 25)
+   with three catalogs: `lakeprune` (the native connector, gRPC), `lakeprune_thrift` (Thrift) and
+   `hive` (Hive connector over Trino's native local file system, file metastore in a temporary
+   directory) whose tables are external tables on the same directories. The native catalog and the
+   Hive one wait the same `--df-wait` for a join's dynamic filter
+   (`lakeprune.dynamic-filtering.wait-timeout`, `hive.dynamic-filtering.wait-timeout`). All three
+   must return the same answers (counts, sums, per-city figures, every benchmark query's rows)
+   before anything is timed.
+3. Four queries on the three catalogs, one warm-up each, then `--repeat` timed runs alternating the
    catalogs (wall time in the `trino` client; also Trino's own stats): a record-key point lookup,
-   a 0.1% range on the clustered `ts`, and a full-scan aggregate. Splits are Trino's count for
-   both catalogs (the sidecar's prune counters move only when a listing is planned, and the timed
-   runs reuse the warm-up's plan); for lakeprune also the GetRows pages, bytes and handler time.
-4. GetRows throughput, Thrift client straight against the sidecar: list every split (ALL
-   constraint), fetch every page of every split with all columns at maxBytes 16 MB; reply bytes
-   (the sidecar's `lakeprune_bytes_served_total{api="thrift"}`) and rows per second, by 1 client
-   process and by `--clients` client processes at once (the splits dealt out among them).
+   a 0.1% range on the clustered `ts`, a full-scan aggregate and a star join (`trips` joined to two
+   `drivers` picked by name: only the dynamic filter on `driver_id` reaches `trips`). Splits are
+   Trino's count; the sidecar's prune counters (files considered / kept) per query.
+4. The sweep: the point lookup on `trips_f<N>` for each N of `--sweep`, same protocol.
+5. GetRows throughput, Thrift client straight against the sidecar (`--clients`, `--passes`;
+   `--passes 0` skips it).
 
-    .venv/bin/python bench/trino_vs_hive.py [--rows 2000000] [--files 300] [--repeat 5] [--keep]
+    .venv/bin/python bench/trino_vs_hive.py [--rows 2000000] [--files 300] [--repeat 5]
+        [--sweep 100,1000,5000] [--sweep-rows 1000000] [--keep]
 
 Writes `bench/results/trino_vs_hive.json` and prints a summary; progress goes to stderr.
 """
@@ -51,17 +56,27 @@ from support import progress
 from trino_vs_hive_getrows import getrows_throughput
 from trino_vs_hive_queries import (
     CATALOGS,
+    HIVE,
+    NATIVE,
     benchmark_queries,
     check_agreement,
-    register_hive_table,
+    explain_analyze,
+    register_hive_tables,
     time_queries,
 )
-from trino_vs_hive_table import SCHEMA, TABLE, build_table, check_layout
+from trino_vs_hive_sweep import point_lookup_sweep
+from trino_vs_hive_table import SCHEMA, TABLE, build_tables, check_layout, sweep_table
 
 from pruner.engines import engine_spec, ensure_java_runtime, hive_file_catalog
+from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.plugin import locate_plugin
+from pruner.engines.spec import TRINO
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine, local_engine
+
+# Issue 15's targets: lakeprune (native) median time over Hive's, at most.
+TARGETS = {"full scan aggregate": 1.1, "point lookup": 0.25, "star join": 0.5}
 
 
 def machine(engine: Engine) -> dict[str, Any]:
@@ -77,26 +92,45 @@ def machine(engine: Engine) -> dict[str, Any]:
     }
 
 
+def targets(queries: dict[str, Any]) -> dict[str, Any]:
+    """Native lakeprune's median over Hive's for each targeted query, and whether the target is met."""
+    out = {}
+    for name, limit in TARGETS.items():
+        ratio = queries[name][NATIVE]["median_s"] / queries[name][HIVE]["median_s"]
+        out[name] = {"ratio_vs_hive": round(ratio, 3), "target": limit, "met": ratio <= limit}
+    return out
+
+
 def print_summary(result: dict[str, Any]) -> None:
     t = result["table"]
     print(
         f"\n{t['rows']:,} rows, {t['files']} files, {t['table_bytes'] / 1e6:.1f} MB, {t['partitions']} "
         f"partitions; Trino {result['machine']['trino']}, {result['machine']['cores']} cores"
     )
-    print(f"{'query':<22}{'catalog':<11}{'median s':>10}{'min s':>10}{'rows':>8}{'splits':>14}")
+    print(f"{'query':<22}{'catalog':<18}{'median s':>10}{'x Hive':>8}{'rows':>6}{'splits':>8}{'kept/of':>12}")
     for name, q in result["queries"].items():
         for catalog in CATALOGS:
-            s = q[catalog]
-            # Trino's own count (a few more than the files: the aggregation's stages): the
-            # sidecar's prune counters move only when a listing is planned, and every timed run
-            # reuses the plan of its warm-up (pruner/serving/plans.py).
-            splits = f"{s['trino_total_splits']:.0f} (Trino)"
-            print(
-                f"{name:<22}{catalog:<11}{s['median_s']:>10.3f}{s['min_s']:>10.3f}{s['rows_returned']:>8}{splits:>14}"
-            )
+            print(_line(name, catalog, q))
+    for name, t in result["targets"].items():
+        print(
+            f"target {name}: {t['ratio_vs_hive']}x Hive (<= {t['target']}x): "
+            + ("met" if t["met"] else "NOT met")
+        )
+    for entry in result["sweep"]:
+        for catalog in CATALOGS:
+            print(_line(f"point, {entry['files']} files", catalog, entry))
     g = result["getrows"]
     for key in (k for k in g if k.endswith(("_client", "_clients"))):
         print(f"GetRows, {key.replace('_', ' ')}: {g[key]['mb_per_s']} MB/s, {g[key]['rows_per_s']:,} rows/s")
+
+
+def _line(name: str, catalog: str, q: dict[str, Any]) -> str:
+    s = q[catalog]
+    kept = f"{s['sidecar_prune_files_out']:.0f}/{s['sidecar_prune_files_in']:.0f}" if catalog != HIVE else ""
+    return (
+        f"{name:<22}{catalog:<18}{s['median_s']:>10.3f}{s['median_s'] / q[HIVE]['median_s']:>8.2f}"
+        f"{s['rows_returned']:>6}{s['trino_total_splits']:>8.0f}{kept:>12}"
+    )
 
 
 def main() -> None:
@@ -106,52 +140,77 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--files", type=int, default=300, help="files to aim for (~)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per query and catalog")
+    parser.add_argument(
+        "--sweep", default="100,1000,5000", help="file counts of the point-lookup sweep ('' for none)"
+    )
+    parser.add_argument("--sweep-rows", type=int, default=1_000_000, help="rows of each sweep table")
+    parser.add_argument(
+        "--df-wait", default="1s", help="dynamic filtering wait timeout, native and Hive alike"
+    )
     parser.add_argument("--clients", type=int, default=4, help="concurrent GetRows client processes")
-    parser.add_argument("--passes", type=int, default=3, help="timed GetRows passes (median reported)")
+    parser.add_argument("--passes", type=int, default=3, help="timed GetRows passes (median; 0: skip)")
+    parser.add_argument(
+        "--explain", default="", help="queries to EXPLAIN ANALYZE after the timing, comma-separated names"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "trino_vs_hive.json")
     args = parser.parse_args()
+    sweep = [int(n) for n in args.sweep.split(",") if n.strip()]
     load_before = os.getloadavg()
+    began = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="lakeprune-trino-vs-hive-"))
-    location = workdir / "warehouse" / TABLE
+    warehouse = workdir / "warehouse"
+    location = warehouse / TABLE
     sidecar: Sidecar | None = None
     try:
-        progress(f"building {args.rows:,} rows in ~{args.files} files under {location}")
+        plugin = locate_plugin(TRINO)  # built by connector/trino/build.sh if need be
+        progress(
+            f"building {args.rows:,} rows in ~{args.files} files, drivers, sweep {sweep} under {warehouse}"
+        )
         begin = time.perf_counter()
         builder = multiprocessing.get_context("spawn").Process(
-            target=build_table, args=(str(location), args.rows, args.files)
+            target=build_tables, args=(str(warehouse), args.rows, args.files, sweep, args.sweep_rows)
         )
         builder.start()
         builder.join()
         if builder.exitcode != 0:
-            raise SystemExit(f"building the table failed (exit code {builder.exitcode})")
+            raise SystemExit(f"building the tables failed (exit code {builder.exitcode})")
         build_seconds = time.perf_counter() - begin
         layout = check_layout(location)
         progress(f"built in {build_seconds:.0f} s: {layout}")
 
         config = ServeConfig(
-            {SCHEMA: str(location.parent)}, host="127.0.0.1", grpc_port=None, thrift_port=0, metrics_port=None
+            {SCHEMA: str(warehouse)}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
         )
         sidecar = Sidecar(config).start()
-        if not sidecar.wait_ready(60):
+        if not sidecar.wait_ready(120):
             raise SystemExit("the sidecar did not load its catalog")
         address = f"127.0.0.1:{sidecar.thrift_port}"
-        hive = {"hive": hive_file_catalog(engine_spec("trino"), workdir / "metastore")}
-        progress(f"sidecar on {address}; starting Trino 476 with catalogs lakeprune and hive")
+        grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=args.df_wait)
+        hive = {
+            "hive": hive_file_catalog(engine_spec("trino"), workdir / "metastore")
+            | {"hive.dynamic-filtering.wait-timeout": args.df_wait}
+        }
+        progress(f"sidecar gRPC {sidecar.grpc_port}, Thrift {sidecar.thrift_port}; starting Trino 476")
         begin = time.perf_counter()
-        with local_engine("trino", address, hive) as engine:
+        with local_engine("trino", address, hive, grpc=grpc, plugin=plugin) as engine:
             startup = time.perf_counter() - begin
-            progress(f"Trino answers on port {engine.port} ({startup:.0f} s); registering the Hive table")
-            register_hive_table(engine, location)
+            progress(f"Trino answers on port {engine.port} ({startup:.0f} s); registering the Hive tables")
+            register_hive_tables(engine, warehouse, [TABLE] + [sweep_table(n) for n in sweep])
             queries = benchmark_queries(layout["rows"])
             check_agreement(engine, queries, layout)
-            progress("both catalogs agree; timing the queries")
+            progress("the three catalogs agree; timing the queries")
             load_queries = os.getloadavg()
             timed = time_queries(engine, sidecar, queries, args.repeat)
+            progress("the point-lookup sweep")
+            swept = point_lookup_sweep(engine, sidecar, warehouse, sweep, args.repeat)
             load_queries_end = os.getloadavg()
+            explained = explain_analyze(engine, queries, [n for n in args.explain.split(",") if n])
             info = machine(engine)
-        progress("Trino stopped; GetRows throughput")
-        getrows = getrows_throughput(sidecar, args.clients, args.passes)
+        getrows: dict[str, Any] = {}
+        if args.passes > 0:
+            progress("Trino stopped; GetRows throughput")
+            getrows = getrows_throughput(sidecar, args.clients, args.passes)
         result = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": info
@@ -162,11 +221,17 @@ def main() -> None:
                 "load_average_queries_end": [round(x, 2) for x in load_queries_end],
                 "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
             },
+            "command": " ".join(sys.argv),
             "table": layout | {"build_seconds": round(build_seconds, 1)},
             "trino_startup_s": round(startup, 1),
+            "dynamic_filtering_wait_timeout": args.df_wait,
             "repeat": args.repeat,
             "queries": timed,
+            "targets": targets(timed),
+            "sweep": swept,
+            "explain_analyze": explained,
             "getrows": getrows,
+            "total_s": round(time.perf_counter() - began, 1),
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,10 +1,12 @@
-"""The SQL side of the Trino vs Hive benchmark (`trino_vs_hive.py`): the `trips` table registered in
-Trino's Hive connector as an external table on the same directory (`register_hive_table`), the
-three benchmark queries and the checks that both catalogs, `lakeprune` and `hive`, answer them
-identically (`check_agreement`), and the timing: one warm-up per query and catalog, then timed runs
-alternating the catalogs, summarised with Trino's own query stats and, for lakeprune, the splits,
-pages, bytes and GetRows time the sidecar served (`time_queries`). Imported by `trino_vs_hive.py`,
-which puts the repository root on `sys.path` for `tests.e2e`."""
+"""The SQL side of the Trino vs Hive benchmark (`trino_vs_hive.py`): the tables registered in Trino's
+Hive connector as external tables on the same directories (`register_hive_tables`), the four
+benchmark queries (point lookup, 0.1% range, full scan, star join) and the checks that the three
+catalogs, `lakeprune` (native, gRPC), `lakeprune_thrift` and `hive`, answer them identically
+(`check_agreement`), and the timing: one warm-up per query and catalog, then timed runs alternating
+the catalogs, summarised with Trino's own query stats and the sidecar's counters: for the native
+catalog the files its prunes considered and kept (api="grpc"), for the Thrift one the files kept,
+GetRows pages, bytes and handler time (api="thrift") (`time_queries`). Imported by
+`trino_vs_hive.py`, which puts the repository root on `sys.path` for `tests.e2e`."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any
 
 from support import progress
 from trino_vs_hive_getrows import getrows_seconds
-from trino_vs_hive_table import BASE, COLUMNS, SCHEMA, TABLE, TS_STEP_SECONDS
+from trino_vs_hive_table import BASE, COLUMNS, DIMENSION, SCHEMA, TABLE, TS_STEP_SECONDS
 
 from pruner.engines import engine_spec
 from pruner.engines.catalog import hive_location
@@ -28,13 +30,16 @@ from tests.e2e.queries import counter, normalized, served
 # Hive: partition column last; Trino's Hive connector reads TIMESTAMP_MICROS as timestamp(3) by
 # default (hive.timestamp-precision=MILLISECONDS), as the Thrift catalog carries it.
 HIVE_COLUMNS = "trip_id bigint, driver_id integer, ts timestamp(3), fare double, note varchar, city varchar"
-CATALOGS = ("lakeprune", "hive")
+HIVE_DIMENSION_COLUMNS = "driver_id integer, name varchar, home varchar"
+NATIVE, THRIFT, HIVE = "lakeprune", "lakeprune_thrift", "hive"
+CATALOGS = (NATIVE, THRIFT, HIVE)
+STAR_DRIVERS = (1234, 15678)  # the star join's drivers: each drove a contiguous run of trips
 
 
 @dataclass(frozen=True)
 class Query:
     name: str
-    sql: str  # {t}: the catalog-qualified table
+    sql: str  # {t}: the catalog-qualified fact table, {d}: the dimension table
 
 
 def benchmark_queries(rows: int) -> list[Query]:
@@ -53,6 +58,14 @@ def benchmark_queries(rows: int) -> list[Query]:
             f"WHERE ts >= TIMESTAMP '{low:%Y-%m-%d %H:%M:%S}' AND ts < TIMESTAMP '{high:%Y-%m-%d %H:%M:%S}'",
         ),
         Query("full scan aggregate", "SELECT count(*), sum(fare), count(DISTINCT driver_id) FROM {t}"),
+        # The filter is on the dimension's `name`, not on the join key, so only the dynamic filter
+        # (driver_id IN the build side's ids) can reach the fact table.
+        Query(
+            "star join",
+            "SELECT d.name, count(*), sum(t.fare), min(t.ts) "
+            "FROM {t} t JOIN {d} d ON t.driver_id = d.driver_id "
+            f"WHERE d.name IN ({', '.join(repr(f'driver-{k}') for k in STAR_DRIVERS)}) GROUP BY d.name",
+        ),
     ]
 
 
@@ -63,8 +76,12 @@ CHECKS = [
 ]
 
 
-def table_name(catalog: str) -> str:
-    return f"{catalog}.{SCHEMA}.{TABLE}"
+def table_name(catalog: str, table: str = TABLE) -> str:
+    return f"{catalog}.{SCHEMA}.{table}"
+
+
+def qualified(sql: str, catalog: str, table: str = TABLE) -> str:
+    return sql.format(t=table_name(catalog, table), d=table_name(catalog, DIMENSION))
 
 
 def run(engine: Engine, sql: str) -> tuple[list[list[Any]], float, dict[str, Any]]:
@@ -81,55 +98,72 @@ def run(engine: Engine, sql: str) -> tuple[list[list[Any]], float, dict[str, Any
         connection.close()
 
 
-def register_hive_table(engine: Engine, location: Path) -> None:
+def register_hive_tables(engine: Engine, warehouse: Path, tables: list[str]) -> None:
+    """`hive.bench.<table>` for each `trips`-shaped table and for `drivers`, on the same directories."""
+    spec = engine_spec("trino")
     engine.query(f"CREATE SCHEMA hive.{SCHEMA}")
+    for table in tables:
+        engine.query(
+            f"CREATE TABLE {table_name(HIVE, table)} ({HIVE_COLUMNS}) WITH (external_location = "
+            f"'{hive_location(spec, warehouse / table)}', format = 'PARQUET', "
+            "partitioned_by = ARRAY['city'])"
+        )
+        engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
     engine.query(
-        f"CREATE TABLE {table_name('hive')} ({HIVE_COLUMNS}) WITH (external_location = "
-        f"'{hive_location(engine_spec('trino'), location)}', format = 'PARQUET', "
-        "partitioned_by = ARRAY['city'])"
+        f"CREATE TABLE {table_name(HIVE, DIMENSION)} ({HIVE_DIMENSION_COLUMNS}) WITH (external_location = "
+        f"'{hive_location(spec, warehouse / DIMENSION)}', format = 'PARQUET')"
     )
-    engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{TABLE}', 'FULL')")
 
 
-def check_agreement(engine: Engine, queries: list[Query], layout: dict[str, Any]) -> None:
-    """Both catalogs answer the checks and the benchmark queries identically; fail loudly if not."""
-    for sql in CHECKS + [q.sql for q in queries]:
-        answers = {c: normalized(run(engine, sql.format(t=table_name(c)))[0]) for c in CATALOGS}
-        if answers["lakeprune"] != answers["hive"]:
-            raise SystemExit(f"the catalogs disagree on {sql}:\n  {answers}")
-        if not answers["hive"]:
-            raise SystemExit(f"no rows for {sql}")
-    total = run(engine, f"SELECT count(*) FROM {table_name('hive')}")[0][0][0]
+def check_agreement(
+    engine: Engine, queries: list[Query], layout: dict[str, Any], table: str = TABLE, checks: bool = True
+) -> None:
+    """The three catalogs answer the checks and the benchmark queries identically; fail loudly if not."""
+    for sql in (CHECKS if checks else []) + [q.sql for q in queries]:
+        answers = {c: normalized(_naive(run(engine, qualified(sql, c, table))[0])) for c in CATALOGS}
+        if any(answers[c] != answers[HIVE] for c in CATALOGS):
+            raise SystemExit(f"the catalogs disagree on {sql} ({table}):\n  {answers}")
+        if not answers[HIVE]:
+            raise SystemExit(f"no rows for {sql} ({table})")
+    total = run(engine, f"SELECT count(*) FROM {table_name(HIVE, table)}")[0][0][0]
     if total != layout["rows"]:
-        raise SystemExit(f"Hive counts {total} rows, the table has {layout['rows']}")
+        raise SystemExit(f"Hive counts {total} rows, {table} has {layout['rows']}")
 
 
-def time_queries(engine: Engine, sidecar: Sidecar, queries: list[Query], repeat: int) -> dict[str, Any]:
+def _naive(rows: list[list[Any]]) -> list[list[Any]]:
+    """The native catalog reads Spark's `timestamp` (an instant) as `timestamp(6) with time zone`;
+    Hive and Thrift as a `timestamp(3)` in UTC: compare both as naive UTC."""
+
+    def value(v: Any) -> Any:
+        if isinstance(v, datetime) and v.tzinfo is not None:
+            return v.astimezone(UTC).replace(tzinfo=None)
+        return v
+
+    return [[value(v) for v in row] for row in rows]
+
+
+def time_queries(
+    engine: Engine, sidecar: Sidecar, queries: list[Query], repeat: int, table: str = TABLE
+) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for query in queries:
         samples: dict[str, list[dict[str, Any]]] = {c: [] for c in CATALOGS}
         for catalog in CATALOGS:  # warm-up
-            run(engine, query.sql.format(t=table_name(catalog)))
+            run(engine, qualified(query.sql, catalog, table))
         for _ in range(repeat):
-            for catalog in CATALOGS:  # alternate, so that background load hits both alike
-                before = served(sidecar) | _data_served(sidecar)
-                rows, wall, stats = run(engine, query.sql.format(t=table_name(catalog)))
-                after = served(sidecar) | _data_served(sidecar)
+            for catalog in CATALOGS:  # alternate, so that background load hits all alike
+                before = _counters(sidecar)
+                rows, wall, stats = run(engine, qualified(query.sql, catalog, table))
+                after = _counters(sidecar)
                 samples[catalog].append(
-                    {
-                        "wall": wall,
-                        "rows": len(rows),
-                        "stats": stats,
-                        "pages": after["get_rows"] - before["get_rows"],
-                        "bytes": after["bytes"] - before["bytes"],
-                        "busy": after["busy"] - before["busy"],
-                    }
+                    {"wall": wall, "rows": len(rows), "stats": stats}
+                    | {k: after[k] - before[k] for k in after}
                 )
-        results[query.name] = {"sql": query.sql.format(t="trips")} | {
+        results[query.name] = {"sql": query.sql.format(t=table, d=DIMENSION)} | {
             c: _summary(c, s) for c, s in samples.items()
         }
         progress(
-            f"{query.name}: "
+            f"{table}, {query.name}: "
             + ", ".join(f"{c} {results[query.name][c]['median_s'] * 1000:.0f} ms" for c in CATALOGS)
         )
     return results
@@ -152,16 +186,33 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
         "trino_processed_bytes": median_stat("processedBytes"),
         "trino_total_splits": median_stat("totalSplits"),
     }
-    if catalog == "lakeprune":
-        summary["getrows_pages"] = statistics.median(s["pages"] for s in samples)
+    if catalog == NATIVE:
+        # Per run: the files the sidecar's prunes considered and kept for this query (api="grpc").
+        summary["sidecar_prune_files_in"] = statistics.median(s["grpc_in"] for s in samples)
+        summary["sidecar_prune_files_out"] = statistics.median(s["grpc_out"] for s in samples)
+    if catalog == THRIFT:
+        summary["sidecar_prune_files_in"] = statistics.median(s["files_in"] for s in samples)
+        summary["sidecar_prune_files_out"] = statistics.median(s["files_out"] for s in samples)
+        summary["getrows_pages"] = statistics.median(s["get_rows"] for s in samples)
         summary["reply_bytes"] = statistics.median(s["bytes"] for s in samples)
         # Sum of the GetRows handler times in the sidecar (calls overlap when Trino runs splits at once).
         summary["sidecar_getrows_busy_s"] = round(statistics.median(s["busy"] for s in samples), 3)
     return summary
 
 
-def _data_served(sidecar: Sidecar) -> dict[str, float]:
-    return {
+def _counters(sidecar: Sidecar) -> dict[str, float]:
+    return served(sidecar) | {
         "bytes": counter(sidecar, "lakeprune_bytes_served_total", api="thrift"),
         "busy": getrows_seconds(sidecar),
+        "grpc_in": counter(sidecar, "lakeprune_prune_files_in_total", api="grpc"),
+        "grpc_out": counter(sidecar, "lakeprune_prune_files_out_total", api="grpc"),
+    }
+
+
+def explain_analyze(engine: Engine, queries: list[Query], names: list[str]) -> dict[str, dict[str, str]]:
+    """`EXPLAIN ANALYZE` of the named queries on each catalog (run after the timing: it runs them)."""
+    return {
+        q.name: {c: run(engine, f"EXPLAIN ANALYZE {qualified(q.sql, c)}")[0][0][0] for c in CATALOGS}
+        for q in queries
+        if q.name in names
     }

@@ -1,9 +1,11 @@
-"""The table of the Trino vs Hive benchmark (`trino_vs_hive.py`): `trips`, its schema and the shape of
-its generated rows (record key `trip_id`, partitioned by `city`, `ts` clustered like `trip_id`,
-whole seconds), built by Spark with column stats, partition stats and a bloom filter on `note`
-(`build_table`, run in a child process so that Spark's JVM exits with it), and the check that every
-Parquet file under the table directory is live, so that Hive, which reads them all, sees exactly the
-table's rows (`check_layout`)."""
+"""The tables of the Trino vs Hive benchmark (`trino_vs_hive.py`): the fact table `trips`, its schema
+and the shape of its generated rows (record key `trip_id`, partitioned by `city`, `ts` clustered like
+`trip_id`, whole seconds, `driver_id` clustered too: driver d drove a contiguous run of trips), built
+by Spark with column stats, partition stats and a bloom filter on `note`; the dimension table
+`drivers` (one row per driver, one file) for the star join; and the point-lookup sweep's copies of
+`trips` in 100 / 1,000 / 5,000 files (`build_tables`, run in a child process so that Spark's JVM
+exits with it). `check_layout` checks that every Parquet file under a table directory is live, so
+that Hive, which reads them all, sees exactly the table's rows."""
 
 from __future__ import annotations
 
@@ -23,14 +25,49 @@ DRIVERS = 20_000
 DEFAULT_RECORD_BYTES = 64  # the writer's estimate of bytes per record before a table's first write
 
 
-def build_table(location: str, rows: int, files: int) -> None:
-    """Create and fill the table (run in a child process: Spark's JVM exits with it)."""
-    from pyspark.sql import functions as F
+DIMENSION = "drivers"
+DIMENSION_DDL = "driver_id int, name string, home string"
 
-    from builder import LakepruneTable
+
+def sweep_table(files: int) -> str:
+    return f"{TABLE}_f{files}"
+
+
+def build_tables(warehouse: str, rows: int, files: int, sweep: list[int], sweep_rows: int) -> None:
+    """Create and fill every table (run in a child process: Spark's JVM exits with it)."""
     from builder.session import spark_session
 
     spark = spark_session(master="local[2]")
+    build_table(spark, f"{warehouse}/{TABLE}", rows, files)
+    build_dimension(spark, f"{warehouse}/{DIMENSION}")
+    for n in sweep:
+        build_table(spark, f"{warehouse}/{sweep_table(n)}", sweep_rows, n)
+    spark.stop()
+
+
+def build_dimension(spark: Any, location: str) -> None:
+    """`drivers`: one row per driver id of `trips`, in one file; `name` is `driver-<id>`."""
+    from pyspark.sql import functions as F
+
+    from builder import LakepruneTable
+
+    table = LakepruneTable.create(location, DIMENSION_DDL, record_key="driver_id", spark=spark)
+    table.sql(f"CREATE INDEX stats ON {DIMENSION} USING column_stats")
+    key = F.col("id")
+    df = spark.range(DRIVERS).select(
+        key.cast("int").alias("driver_id"),
+        F.concat(F.lit("driver-"), key.cast("string")).alias("name"),
+        F.element_at(F.array(*[F.lit(c) for c in CITIES]), (key % len(CITIES) + 1).cast("int")).alias("home"),
+    )
+    table.insert(df.coalesce(1))
+
+
+def build_table(spark: Any, location: str, rows: int, files: int) -> None:
+    """One `trips`-shaped table of `rows` rows in ~`files` files."""
+    from pyspark.sql import functions as F
+
+    from builder import LakepruneTable
+
     table = LakepruneTable.create(
         location,
         DDL,
@@ -43,14 +80,15 @@ def build_table(location: str, rows: int, files: int) -> None:
             "write.small_file_limit_bytes": 1,
         },
     )
-    table.sql(f"CREATE INDEX stats ON {TABLE} USING column_stats")
-    table.sql(f"CREATE INDEX pstats ON {TABLE} USING partition_stats")
-    table.sql(f"CREATE INDEX bf ON {TABLE} USING bloom_filters (note)")
+    name = location.rsplit("/", 1)[-1]
+    table.sql(f"CREATE INDEX stats ON {name} USING column_stats")
+    table.sql(f"CREATE INDEX pstats ON {name} USING partition_stats")
+    table.sql(f"CREATE INDEX bf ON {name} USING bloom_filters (note)")
     key = F.col("id")
     df = spark.range(rows).select(
         key.alias("trip_id"),
         F.element_at(F.array(*[F.lit(c) for c in CITIES]), (key % len(CITIES) + 1).cast("int")).alias("city"),
-        (F.abs(F.hash(key)) % DRIVERS).cast("int").alias("driver_id"),
+        F.floor(key * DRIVERS / rows).cast("int").alias("driver_id"),
         F.timestamp_seconds(F.lit(int(BASE.timestamp())) + key * TS_STEP_SECONDS).alias("ts"),
         F.round((key * 7919 % 10_000) / 100.0 + 2.5, 2).alias("fare"),
         F.when(key % 11 == 0, F.lit(None))
@@ -58,7 +96,6 @@ def build_table(location: str, rows: int, files: int) -> None:
         .alias("note"),
     )
     table.insert(df)
-    spark.stop()
 
 
 def check_layout(location: Path) -> dict[str, Any]:
