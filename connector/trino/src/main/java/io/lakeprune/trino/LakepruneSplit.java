@@ -1,6 +1,7 @@
 package io.lakeprune.trino;
 
 import com.google.common.collect.ImmutableList;
+import io.trino.spi.SplitWeight;
 import io.trino.spi.connector.ConnectorSplit;
 
 import java.util.List;
@@ -13,12 +14,17 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A byte range of one Parquet data file, exactly as the sidecar returned it, and the values of the
- * file's own partition path.
+ * file's own partition path. Its weight is its size relative to a standard 64 MB split (at least
+ * 0.05), as the Hive connector weighs its splits: Trino bounds the splits queued per task by total
+ * weight, so a table of many small files keeps every driver busy instead of feeding them 16
+ * standard-weight splits at a time.
  */
 public record LakepruneSplit(String path, long start, long length, long rowCount, List<PartitionKey> partitionKeys)
         implements ConnectorSplit
 {
     private static final int INSTANCE_SIZE = instanceSize(LakepruneSplit.class);
+    static final long STANDARD_SPLIT_BYTES = 64L << 20;
+    static final double MINIMUM_WEIGHT = 0.05;
 
     /** One column of the file's partition path; an empty value is NULL. */
     public record PartitionKey(String name, Optional<String> value)
@@ -34,6 +40,12 @@ public record LakepruneSplit(String path, long start, long length, long rowCount
     {
         requireNonNull(path, "path is null");
         partitionKeys = ImmutableList.copyOf(requireNonNull(partitionKeys, "partitionKeys is null"));
+    }
+
+    @Override
+    public SplitWeight getSplitWeight()
+    {
+        return SplitWeight.fromProportion(Math.clamp((double) length / STANDARD_SPLIT_BYTES, MINIMUM_WEIGHT, 1.0));
     }
 
     @Override
