@@ -27,11 +27,12 @@ T = TypeVar("T")
 
 SIZES = [pytest.param(1024, id="1KB"), pytest.param(64 * 1024, id="64KB"), pytest.param(1024**2, id="1MB")]
 LATENCY_FACTOR = 3.0
+# Medians of a few milliseconds triple with any scheduling noise on 2 cores; a server whose normal
+# calls stay within this under attack is not being starved by it.
+LATENCY_FLOOR = 0.025
 BASELINE_SAMPLES = 5
 MIN_CALLS = 5
 ATTACK_SECONDS = 0.5
-STALL_FACTOR = 20.0
-STALL_FLOOR = 0.25
 STALL_FACTOR = 20.0
 STALL_FLOOR = 0.25
 # What an error message may be at most: the bound, the "…(N chars)" marker, a prefix of the
@@ -92,9 +93,10 @@ class Attacker:
         once), while calling `normal` here; the attack's result of every round (its exception is
         raised). The latency of `normal` is measured first, as the median of `BASELINE_SAMPLES`
         calls. Under attack, the median of the normal calls must stay within `LATENCY_FACTOR`
-        times that, and no single call may stall (`STALL_FACTOR` times, or `STALL_FLOOR` seconds if
-        more): one call can wait for the GIL or for a busy machine longer than 3 x a few
-        milliseconds without the server being at fault."""
+        times that (or `LATENCY_FLOOR` seconds if more), and no single call may stall
+        (`STALL_FACTOR` times, or `STALL_FLOOR` seconds if more): one call can wait for the GIL
+        or for a busy machine longer than 3 x a few milliseconds without the server being at
+        fault."""
         normal()  # warm: connections, caches
         baseline = statistics.median(timed(normal) for _ in range(BASELINE_SAMPLES))
         future = self._pool.submit(_rounds, attack, args)
@@ -104,7 +106,9 @@ class Attacker:
         rounds = future.result()
         shown = f"{len(latencies)} calls under attack, median of {baseline * 1000:.1f} ms before"
         typical = statistics.median(latencies)
-        assert typical <= LATENCY_FACTOR * baseline, f"median {typical * 1000:.1f} ms: {shown}"
+        assert typical <= max(LATENCY_FACTOR * baseline, LATENCY_FLOOR), (
+            f"median {typical * 1000:.1f} ms: {shown}"
+        )
         slowest = max(latencies)
         assert slowest <= max(STALL_FACTOR * baseline, STALL_FLOOR), (
             f"one took {slowest * 1000:.1f} ms: {shown}"
