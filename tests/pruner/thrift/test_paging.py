@@ -177,38 +177,36 @@ def test_an_evicted_plan_whose_basis_changed_is_refused(
     assert not refused.value.retryable
 
 
-def test_later_pages_are_not_planned_or_counted_again(
-    sidecar: tuple[Any, ThriftEndpoint], location: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    client, endpoint = sidecar
-    planned: list[str] = []
+@pytest.fixture
+def planned(sidecar: tuple[Any, ThriftEndpoint], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The method of every listing the sidecar plans (and counts) from now on."""
+    endpoint = sidecar[1]
+    methods: list[str] = []
     original = endpoint.connector.on_prune
     assert original is not None
 
     def counting(method: str, result: Any) -> None:
-        planned.append(method)
+        methods.append(method)
         original(method, result)
 
     monkeypatch.setattr(endpoint.connector, "on_prune", counting)
+    return methods
+
+
+def test_later_pages_are_not_planned_or_counted_again(
+    sidecar: tuple[Any, ThriftEndpoint], planned: list[str]
+) -> None:
+    client, _ = sidecar
     splits = _all_pages(_split_pages(client, None), lambda token: _split_pages(client, token))
     assert len(splits) > 1 and planned == ["getSplits"]
 
 
 def test_every_query_plans_and_counts_afresh(
-    sidecar: tuple[Any, ThriftEndpoint], location: str, monkeypatch: pytest.MonkeyPatch
+    sidecar: tuple[Any, ThriftEndpoint], location: str, planned: list[str]
 ) -> None:
     """A first page is a new query: it is planned and counted even when an equal query ran before
     (another engine, or the same query again), and it sees the index state of now."""
     client, endpoint = sidecar
-    planned: list[str] = []
-    original = endpoint.connector.on_prune
-    assert original is not None
-
-    def counting(method: str, result: Any) -> None:
-        planned.append(method)
-        original(method, result)
-
-    monkeypatch.setattr(endpoint.connector, "on_prune", counting)
     earlier = _split_pages(client, None)
     with_stats = _files(endpoint, _all_pages(earlier, lambda token: _split_pages(client, token)))
     again = _split_pages(client, None)  # the same query once more: planned and counted again
