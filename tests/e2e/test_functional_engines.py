@@ -5,22 +5,12 @@ hour is 12 or 13 (checked against DuckDB reading the same files), and the sideca
 
 from __future__ import annotations
 
-import duckdb
-
 from pruner.sidecar import Sidecar
-from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA
 from tests.e2e.engines import Engine
 from tests.e2e.queries import served
+from tests.e2e.warehouse import table_reference
 from tests.support_events import DAYS
-
-
-def _duckdb(events_table: str, sql: str) -> list[tuple[object, ...]]:
-    table = LakeTable.open(events_table)
-    files = ", ".join(f"'{table.storage.path(f.path)}'" for f in table.snapshot().files())
-    connection = duckdb.connect()
-    connection.execute("SET TimeZone = 'UTC'")
-    return connection.execute(sql.format(t=f"read_parquet([{files}])")).fetchall()
 
 
 def test_time_of_day_query_on_the_hidden_index_column(
@@ -35,7 +25,7 @@ def test_time_of_day_query_on_the_hidden_index_column(
         "WHERE hour_of_day BETWEEN 12 AND 13"
     )
     after = served(sidecar)
-    expected = _duckdb(
+    expected = table_reference(
         events_table,
         "SELECT count(*), min(hour(ts)), max(hour(ts)), sum(id) FROM {t} WHERE hour(ts) BETWEEN 12 AND 13",
     )

@@ -37,7 +37,7 @@ from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA, free_port
 from tests.e2e.engines import Engine, local_engine
 from tests.e2e.queries import QUERIES, Query, counter, normalized
-from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection
+from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
 from tests.support_events import DAYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
@@ -192,21 +192,6 @@ def test_sub_millisecond_timestamp_bounds(native: Native) -> None:
     assert got[0][1].microsecond == 123_456
 
 
-def _events_reference(events: str, sql: str, instant: str | None = None) -> list[list[Any]]:
-    table = LakeTable.open(events)
-    files = ", ".join(f"'{table.storage.path(f.path)}'" for f in table.snapshot(instant).files())
-    connection = duckdb_connection_utc()
-    return [list(row) for row in connection.execute(sql.format(t=f"read_parquet([{files}])")).fetchall()]
-
-
-def duckdb_connection_utc() -> Any:
-    import duckdb
-
-    connection = duckdb.connect()
-    connection.execute("SET TimeZone = 'UTC'")
-    return connection
-
-
 @pytest.mark.parametrize(
     ("predicate", "duckdb_predicate", "kept_per_day"),
     [
@@ -226,7 +211,7 @@ def test_functional_index_predicates_prune(
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE {predicate}"
     )
     after = pruned(native.sidecar)
-    want = _events_reference(native.events, f"SELECT count(*), sum(id) FROM {{t}} WHERE {duckdb_predicate}")
+    want = table_reference(native.events, f"SELECT count(*), sum(id) FROM {{t}} WHERE {duckdb_predicate}")
     assert got == want and got[0][0] > 0
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
     assert considered == 24 * DAYS
@@ -242,11 +227,11 @@ def test_time_travel_reads_an_older_snapshot(native: Native) -> None:
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events FOR VERSION AS OF '{instant}' "
         "WHERE hour(ts) = 6"
     )
-    assert got == _events_reference(native.events, sql, instant)
+    assert got == table_reference(native.events, sql, instant)
     latest = native.engine.query(
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour(ts) = 6"
     )
-    assert latest == _events_reference(native.events, sql) and latest != got
+    assert latest == table_reference(native.events, sql) and latest != got
 
 
 def test_metadata_tables(native: Native) -> None:

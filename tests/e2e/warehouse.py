@@ -150,13 +150,27 @@ def build(spark: SparkSession, root: Path) -> Path:
     return warehouse
 
 
-def duckdb_connection(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    """DuckDB with one view per table over exactly the live Parquet files of its latest snapshot."""
+def _utc_duckdb() -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
+    return connection
+
+
+def duckdb_connection(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """DuckDB with one view per table over exactly the live Parquet files of its latest snapshot."""
+    connection = _utc_duckdb()
     for name in TABLES:
         table = LakeTable.open(str(warehouse / name))
         files = [table.storage.path(f.path) for f in table.snapshot().files()]
         listed = ", ".join(f"'{f}'" for f in files)
         connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}])")
     return connection
+
+
+def table_reference(location: str, sql: str, instant: str | None = None) -> list[list[Any]]:
+    """`sql` run by DuckDB (UTC) with `{t}` reading exactly the live Parquet files of one table's
+    snapshot (`instant`, else the latest)."""
+    table = LakeTable.open(location)
+    files = ", ".join(f"'{table.storage.path(f.path)}'" for f in table.snapshot(instant).files())
+    rows = _utc_duckdb().execute(sql.format(t=f"read_parquet([{files}])")).fetchall()
+    return [list(row) for row in rows]
