@@ -190,6 +190,14 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
         # Per run: the files the sidecar's prunes considered and kept for this query (api="grpc").
         summary["sidecar_prune_files_in"] = statistics.median(s["grpc_in"] for s in samples)
         summary["sidecar_prune_files_out"] = statistics.median(s["grpc_out"] for s in samples)
+        # Per run: the sidecar's handler time (ms) and calls per gRPC method the query made.
+        summary["sidecar_grpc_ms"] = {
+            m: round(statistics.median(s[f"{m}_s"] for s in samples) * 1000, 1)
+            for m in GRPC_METHODS
+        }
+        summary["sidecar_grpc_calls"] = {
+            m: statistics.median(s[f"{m}_calls"] for s in samples) for m in GRPC_METHODS
+        }
     if catalog == THRIFT:
         summary["sidecar_prune_files_in"] = statistics.median(s["files_in"] for s in samples)
         summary["sidecar_prune_files_out"] = statistics.median(s["files_out"] for s in samples)
@@ -200,8 +208,16 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+GRPC_METHODS = ("GetTable", "GetTableStatistics", "PruneStream")
+
+
 def _counters(sidecar: Sidecar) -> dict[str, float]:
-    return served(sidecar) | {
+    grpc: dict[str, float] = {}
+    for method in GRPC_METHODS:
+        labels = {"api": "grpc", "method": method, "status": "ok"}
+        grpc[f"{method}_s"] = counter(sidecar, "lakeprune_request_seconds_sum", **labels)
+        grpc[f"{method}_calls"] = counter(sidecar, "lakeprune_requests_total", **labels)
+    return grpc | served(sidecar) | {
         "bytes": counter(sidecar, "lakeprune_bytes_served_total", api="thrift"),
         "busy": getrows_seconds(sidecar),
         "grpc_in": counter(sidecar, "lakeprune_prune_files_in_total", api="grpc"),

@@ -8,7 +8,6 @@ Decimal bounds are stored rounded outward already, so a range is never narrower 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, assert_never
@@ -21,6 +20,9 @@ from pruner.metadata.files_index import DataFile
 from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.table.table import Snapshot
 from pruner.types import ColumnType, StatsFamily
+
+# Families without a representation in optimizers' ranges (see `stats_value`).
+_NO_RANGE = {StatsFamily.STRING, StatsFamily.BINARY}
 
 
 @dataclass(frozen=True)
@@ -52,51 +54,72 @@ def table_statistics(snapshot: Snapshot, files: list[DataFile]) -> TableStatisti
     )
     if definition is not None and files:
         partitions = pa.array(sorted({f.partition for f in files}), pa.string())
-        rows = snapshot.index_partition(snapshot.table.spec(definition)).lookup(partitions)
+        rows = _rows_of(snapshot.index_partition(snapshot.table.spec(definition)).lookup(partitions), files)
         schema = snapshot.table.config.schema
+        families = {schema.column(c).type.kind.stats_family for c in definition.columns} - _NO_RANGE
+        summary = _summary(rows, families)
         columns = tuple(
             stats
             for column in definition.columns
-            if (stats := _column(rows, column, schema.column(column).type, files)) is not None
+            if (stats := _column(summary.get(column), column, schema.column(column).type, len(files)))
+            is not None
         )
     return TableStatistics(sum(f.rows for f in files), len(files), sum(f.size for f in files), columns)
 
 
-def _column(
-    rows: pa.Table, column: str, column_type: ColumnType, files: list[DataFile]
-) -> ColumnStatistics | None:
-    """The column's statistics over `files`, or None when some file has no stats row for it."""
-    subset = rows.filter(pc.equal(rows["column"], column))
-    wanted = {(f.partition, f.file_name) for f in files}
-    by_file: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
-    family = column_type.kind.stats_family
-    for row in subset.select(
-        ["partition", "file_name", "null_count", "value_count", "nan_count", f"min_{family}", f"max_{family}"]
-    ).to_pylist():
-        key = (row["partition"], row["file_name"])
-        if key in wanted:
-            by_file[key] = row
-    if len(by_file) != len(wanted):
-        return None
-    null_count = sum(int(r["null_count"] or 0) for r in by_file.values())
-    low = high = None
-    known = True
-    for row in by_file.values():
-        values = int(row["value_count"] or 0) - int(row["null_count"] or 0) - int(row["nan_count"] or 0)
-        if values <= 0:
-            continue  # only NULLs / NaNs: no bound to contribute
-        file_low, file_high = (
-            stats_value(row[f"min_{family}"], family),
-            stats_value(row[f"max_{family}"], family),
+def _rows_of(rows: pa.Table, files: list[DataFile]) -> pa.Table:
+    """The stats rows of `files` (the partitions' rows hold every live file of them), with a
+    `file` key column: partition and file name."""
+    keys = pc.binary_join_element_wise(rows["partition"], rows["file_name"], "\x00")
+    wanted = pa.array(sorted({f"{f.partition}\x00{f.file_name}" for f in files}), pa.string())
+    return rows.append_column("file", keys).filter(pc.is_in(keys, value_set=wanted))
+
+
+def _summary(rows: pa.Table, families: set[StatsFamily]) -> dict[str, dict[str, Any]]:
+    """Per column: the files with a stats row, the null count, and over the files with a bound to
+    contribute (a file with only NULLs / NaNs has none) the lowest minimum, the highest maximum
+    and how many of those files have no minimum or maximum, for each stats family in `families`."""
+    counted = rows.group_by("column").aggregate([("file", "count_distinct"), ("null_count", "sum")])
+    values = pc.subtract(
+        pc.subtract(pc.fill_null(rows["value_count"], 0), pc.fill_null(rows["null_count"], 0)),
+        pc.fill_null(rows["nan_count"], 0),
+    )
+    only_null = pc.CountOptions(mode="only_null")
+    bounds = (
+        rows.filter(pc.greater(values, 0))
+        .group_by("column")
+        .aggregate(
+            [
+                aggregate
+                for family in families
+                for aggregate in (
+                    (f"min_{family}", "min"),
+                    (f"max_{family}", "max"),
+                    (f"min_{family}", "count", only_null),
+                    (f"max_{family}", "count", only_null),
+                )
+            ]
         )
-        if file_low is None or file_high is None:
-            known = False
-            break
-        low = file_low if low is None else min(low, file_low)
-        high = file_high if high is None else max(high, file_high)
-    if not known:
-        low = high = None
-    return ColumnStatistics(column, null_count, low, high)
+    )
+    summary = {row.pop("column"): row for row in counted.to_pylist()}
+    for row in bounds.to_pylist():
+        summary[row.pop("column")] |= row
+    return summary
+
+
+def _column(
+    summary: dict[str, Any] | None, column: str, column_type: ColumnType, file_count: int
+) -> ColumnStatistics | None:
+    """The column's statistics from its `_summary`, or None when one of the `file_count` files
+    has no stats row for it."""
+    if summary is None or summary["file_count_distinct"] != file_count:
+        return None
+    null_count = int(summary["null_count_sum"] or 0)
+    family = column_type.kind.stats_family
+    low, high = summary.get(f"min_{family}_min"), summary.get(f"max_{family}_max")
+    if low is None or high is None or summary[f"min_{family}_count"] or summary[f"max_{family}_count"]:
+        return ColumnStatistics(column, null_count, None, None)  # no bound, or some file's unknown
+    return ColumnStatistics(column, null_count, stats_value(low, family), stats_value(high, family))
 
 
 def stats_value(value: object, family: StatsFamily) -> float | None:
