@@ -63,6 +63,7 @@ from trino_vs_hive_queries import (
     explain_analyze,
     register_hive_tables,
     time_queries,
+    trino_floor,
 )
 from trino_vs_hive_sweep import point_lookup_sweep
 from trino_vs_hive_table import SCHEMA, TABLE, build_tables, check_layout, sweep_table
@@ -116,6 +117,8 @@ def print_summary(result: dict[str, Any]) -> None:
             f"target {name}: {t['ratio_vs_hive']}x Hive (<= {t['target']}x): "
             + ("met" if t["met"] else "NOT met")
         )
+    for name, f in result["trino_floor"].items():
+        print(f"Trino floor, {name}: {f['median_s']:.3f} s")
     for entry in result["sweep"]:
         for catalog in CATALOGS:
             print(_line(f"point, {entry['files']} files", catalog, entry))
@@ -202,6 +205,7 @@ def main() -> None:
             progress("the three catalogs agree; timing the queries")
             load_queries = os.getloadavg()
             timed = time_queries(engine, sidecar, queries, args.repeat)
+            floor = trino_floor(engine, args.repeat)
             progress("the point-lookup sweep")
             swept = point_lookup_sweep(engine, sidecar, warehouse, sweep, args.repeat)
             load_queries_end = os.getloadavg()
@@ -228,6 +232,7 @@ def main() -> None:
             "repeat": args.repeat,
             "queries": timed,
             "targets": targets(timed),
+            "trino_floor": floor,
             "sweep": swept,
             "explain_analyze": explained,
             "getrows": getrows,

@@ -169,6 +169,29 @@ def time_queries(
     return results
 
 
+# Queries that touch no lakeprune or Hive table: what any query costs on this Trino (parse, plan,
+# schedule, the client's HTTP round trips), and one that also schedules a split and a table scan.
+FLOOR_QUERIES = {
+    "SELECT 1": "SELECT 1",
+    "one split of a system table": "SELECT count(*) FROM system.runtime.nodes",
+}
+
+
+def trino_floor(engine: Engine, repeat: int) -> dict[str, Any]:
+    """Median client wall time and Trino elapsed time of each floor query (after a warm-up run)."""
+    floor: dict[str, Any] = {}
+    for name, sql in FLOOR_QUERIES.items():
+        run(engine, sql)
+        samples = [run(engine, sql) for _ in range(repeat)]
+        floor[name] = {
+            "sql": sql,
+            "median_s": round(statistics.median(wall for _, wall, _ in samples), 4),
+            "trino_elapsed_ms": statistics.median(float(s.get("elapsedTimeMillis", 0)) for *_, s in samples),
+        }
+        progress(f"Trino floor, {name}: {floor[name]['median_s'] * 1000:.0f} ms")
+    return floor
+
+
 def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
     walls = [s["wall"] for s in samples]
 
@@ -192,8 +215,7 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
         summary["sidecar_prune_files_out"] = statistics.median(s["grpc_out"] for s in samples)
         # Per run: the sidecar's handler time (ms) and calls per gRPC method the query made.
         summary["sidecar_grpc_ms"] = {
-            m: round(statistics.median(s[f"{m}_s"] for s in samples) * 1000, 1)
-            for m in GRPC_METHODS
+            m: round(statistics.median(s[f"{m}_s"] for s in samples) * 1000, 1) for m in GRPC_METHODS
         }
         summary["sidecar_grpc_calls"] = {
             m: statistics.median(s[f"{m}_calls"] for s in samples) for m in GRPC_METHODS
@@ -217,12 +239,16 @@ def _counters(sidecar: Sidecar) -> dict[str, float]:
         labels = {"api": "grpc", "method": method, "status": "ok"}
         grpc[f"{method}_s"] = counter(sidecar, "lakeprune_request_seconds_sum", **labels)
         grpc[f"{method}_calls"] = counter(sidecar, "lakeprune_requests_total", **labels)
-    return grpc | served(sidecar) | {
-        "bytes": counter(sidecar, "lakeprune_bytes_served_total", api="thrift"),
-        "busy": getrows_seconds(sidecar),
-        "grpc_in": counter(sidecar, "lakeprune_prune_files_in_total", api="grpc"),
-        "grpc_out": counter(sidecar, "lakeprune_prune_files_out_total", api="grpc"),
-    }
+    return (
+        grpc
+        | served(sidecar)
+        | {
+            "bytes": counter(sidecar, "lakeprune_bytes_served_total", api="thrift"),
+            "busy": getrows_seconds(sidecar),
+            "grpc_in": counter(sidecar, "lakeprune_prune_files_in_total", api="grpc"),
+            "grpc_out": counter(sidecar, "lakeprune_prune_files_out_total", api="grpc"),
+        }
+    )
 
 
 def explain_analyze(engine: Engine, queries: list[Query], names: list[str]) -> dict[str, dict[str, str]]:
