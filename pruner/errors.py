@@ -50,5 +50,15 @@ class SnapshotNotFoundError(LakepruneError):
     """The requested snapshot is not a completed instant, or has been cleaned."""
 
 
-class TableLockedError(LakepruneError):
+class ConflictError(LakepruneError):
+    """Another writer won a race this one lost: for the table's lock, or for an instant on its
+    timeline. The loser has written nothing that readers see."""
+
+
+class TableLockedError(ConflictError):
     """Another writer holds the table's lock."""
+
+
+class PutIfAbsentUnsupportedError(LakepruneError):
+    """The storage backend offers lakeprune no way to create a file only if it is absent, so the
+    writer lock and commits cannot be made safe there."""

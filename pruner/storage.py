@@ -1,10 +1,14 @@
 """Storage access for one table (or warehouse) root through `pyarrow.fs`, so that local paths and
 object-store URIs (s3://, gs://, hdfs://, abfs://) share one code path. Paths handed to `Storage`
-methods are relative to the root and use `/`. The only place that knows which filesystems rename
-atomically is `publish`, which the timeline uses to make a state transition visible at once.
-A path that cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a
-key over the object store's) does not exist and, as a directory, lists nothing; every other
-storage error propagates."""
+methods are relative to the root and use `/`. Two writes make a file appear whole: `publish`
+(replaces: temp + rename where rename is atomic, else one PUT) for files that are legitimately
+rewritten, and `put_if_absent` (creates only; False when the file exists) for files that exactly
+one writer may create, the writer lock and the timeline's state files: a hard link of a hidden
+temp file on local disks, a conditional PUT (`pruner.object_store`) on S3, and a
+`PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that cannot
+exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over the
+object store's) does not exist and, as a directory, lists nothing; every other storage error
+propagates."""
 
 from __future__ import annotations
 
@@ -17,6 +21,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+
+from pruner.errors import PutIfAbsentUnsupportedError
+from pruner.object_store import s3_put_if_absent
 
 # Filesystems whose `move` is an atomic rename of a single file.
 _ATOMIC_RENAME = ("local", "hdfs")
@@ -104,15 +111,50 @@ class Storage:
         if self.fs.type_name not in _ATOMIC_RENAME:
             self.write_bytes(rel, data)
             return
-        parent, _, name = rel.rpartition("/")
-        hidden = f".{name}.{uuid.uuid4().hex}.tmp"
-        tmp = f"{parent}/{hidden}" if parent else hidden
-        self.write_bytes(tmp, data)
+        tmp = self._write_hidden_temp(rel, data)
         try:
             self.fs.move(self.path(tmp), self.path(rel))
         except BaseException:
             self.delete(tmp)
             raise
+
+    def put_if_absent(self, rel: str, data: bytes) -> bool:
+        """Create `rel` with `data` unless it exists: True when this call created it, False when
+        the file was already there (another writer won; the file is left as it was). The file
+        appears whole or not at all. Of any number of concurrent calls for one path, at most one
+        returns True.
+
+        Local disks: a hidden temporary file in the same directory, hard-linked to the final name
+        (the link fails if the name exists), then unlinked. S3: one PUT with `If-None-Match: *`.
+        Other backends raise `PutIfAbsentUnsupportedError`."""
+        if self.is_local:
+            return self._link_if_absent(rel, data)
+        if self.fs.type_name == "s3":
+            bucket, _, key = self.path(rel).partition("/")
+            return s3_put_if_absent(bucket, key, data, region=str(getattr(self.fs, "region", "") or ""))
+        raise PutIfAbsentUnsupportedError(
+            f"{self.full_uri(rel)}: lakeprune cannot create a file only-if-absent on "
+            f"{self.fs.type_name} storage yet (local disks and s3:// can), so it cannot commit "
+            "there safely"
+        )
+
+    def _link_if_absent(self, rel: str, data: bytes) -> bool:
+        tmp = self._write_hidden_temp(rel, data)
+        try:
+            os.link(self.path(tmp), self.path(rel))
+        except FileExistsError:
+            return False
+        finally:
+            self.delete(tmp)
+        return True
+
+    def _write_hidden_temp(self, rel: str, data: bytes) -> str:
+        """Write `data` to a uniquely named hidden file beside `rel`; return its relative path."""
+        parent, _, name = rel.rpartition("/")
+        hidden = f".{name}.{uuid.uuid4().hex}.tmp"
+        tmp = f"{parent}/{hidden}" if parent else hidden
+        self.write_bytes(tmp, data)
+        return tmp
 
     def open_input_file(self, rel: str) -> pa.NativeFile:
         return self.fs.open_input_file(self.path(rel))

@@ -1,15 +1,20 @@
 """Shared fixtures. One SparkSession serves the whole test session (Spark on 2 cores is the
-slowest thing here); tests that use it are marked `spark`."""
+slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedFS S3 server
+(`tests/support_s3.py`), started on first use and stopped at the end; tests that use it are marked
+`s3`."""
 
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from pyspark.sql import SparkSession
+
+from tests.support_s3 import SeaweedS3
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult
@@ -27,8 +32,33 @@ def spark() -> Iterator[SparkSession]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "spark" in fixtures:
             item.add_marker(pytest.mark.spark)
+        if "s3_server" in fixtures:
+            item.add_marker(pytest.mark.s3)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
+    """The session's S3 server (SeaweedFS on loopback, data in a temporary directory)."""
+    server = SeaweedS3.start(tmp_path_factory.mktemp("seaweedfs"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_root(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new, empty `s3://` prefix on the session's server, with the AWS SDKs' variables pointing
+    every client (and every process started from here) at that server."""
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in s3_server.aws_environment().items():
+        monkeypatch.setenv(name, value)
+    bucket = s3_server.new_bucket("lakeprune-tests")
+    return f"s3://{bucket}/{uuid.uuid4().hex}"
 
 
 @pytest.fixture(scope="session")

