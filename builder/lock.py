@@ -1,12 +1,18 @@
 """The table's writer lock (`.lakeprune/lock.json`): one writer, compaction or clean at a time.
 
-On a local filesystem the lock file is created exclusively (O_EXCL). Object stores offer no
-put-if-absent through pyarrow, so there the check is best effort and one writer per table must be
-ensured by the deployment. A lock left by a process that died on this host is taken over; a lock
-held by another host must be removed by hand once no writer runs there (the error says so)."""
+The lock file is created with `Storage.put_if_absent` on every backend (a hard link on local disks,
+a conditional PUT on S3), so of the writers that try at once exactly one gets it; the others fail
+with `TableLockedError`, a `ConflictError`. A lock left by a process that died on this host is taken
+over, by one taker only: it first creates a marker named after the dead lock's content
+(`.lakeprune/lock_takeovers/<digest>`, put-if-absent; markers are kept, so a taker that read that
+lock long ago can never remove a newer one), checks that the lock still is the dead one, deletes it
+and creates its own, which fails if another writer got in between. A lock held by another host must
+be removed by hand once no writer runs there (the error says so); removing a lock by hand while a
+takeover of it is under way is the one way two writers could both hold it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -15,7 +21,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from pruner.errors import TableLockedError
-from pruner.format.layout import LOCK_FILE
+from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR
 from pruner.storage import Storage
 
 
@@ -32,29 +38,56 @@ def _holder_is_dead(holder: dict[str, object]) -> bool:
     return False
 
 
-def _read_holder(storage: Storage) -> dict[str, object]:
+def _read_lock(storage: Storage) -> bytes | None:
+    """The lock file's content; None when there is no lock file (any more)."""
     try:
-        data = json.loads(storage.read_bytes(LOCK_FILE))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        return storage.read_bytes(LOCK_FILE)
+    except FileNotFoundError:
+        return None
+
+
+def _parse(content: bytes) -> dict[str, object]:
+    try:
+        data = json.loads(content)
+    except ValueError:
         return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _try_create(storage: Storage, content: bytes) -> bool:
-    if storage.is_local:
-        path = storage.path(LOCK_FILE)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        return True
-    if storage.exists(LOCK_FILE):
-        return False
-    storage.write_bytes(LOCK_FILE, content)
-    return True
+def _locked_error(storage: Storage, holder: dict[str, object]) -> TableLockedError:
+    return TableLockedError(
+        f"table {storage.uri} is locked by {holder.get('operation', '?')} on host "
+        f"{holder.get('host', '?')} pid {holder.get('pid', '?')} since {holder.get('since', '?')}; "
+        f"if no writer is running there, delete {storage.full_uri(LOCK_FILE)}"
+    )
+
+
+def _just_now(storage: Storage) -> TableLockedError:
+    return TableLockedError(f"table {storage.uri} was locked by another writer just now")
+
+
+def _take_over(storage: Storage, dead: bytes, content: bytes) -> None:
+    """Replace the dead holder's lock `dead` with ours, or raise if another writer wins."""
+    marker = f"{LOCK_TAKEOVER_DIR}/{hashlib.sha256(dead).hexdigest()}"
+    if not storage.put_if_absent(marker, content) or _read_lock(storage) != dead:
+        raise _just_now(storage)
+    storage.delete(LOCK_FILE)
+    if not storage.put_if_absent(LOCK_FILE, content):
+        raise _just_now(storage)
+
+
+def _acquire(storage: Storage, content: bytes) -> None:
+    if storage.put_if_absent(LOCK_FILE, content):
+        return
+    current = _read_lock(storage)
+    if current is None:  # released since: one more try
+        if storage.put_if_absent(LOCK_FILE, content):
+            return
+        raise _just_now(storage)
+    holder = _parse(current)
+    if not _holder_is_dead(holder):
+        raise _locked_error(storage, holder)
+    _take_over(storage, current, content)
 
 
 @contextmanager
@@ -68,17 +101,7 @@ def table_lock(storage: Storage, operation: str) -> Iterator[None]:
             "since": datetime.now(UTC).isoformat(),
         }
     ).encode()
-    if not _try_create(storage, content):
-        holder = _read_holder(storage)
-        if not _holder_is_dead(holder):
-            raise TableLockedError(
-                f"table {storage.uri} is locked by {holder.get('operation', '?')} on host "
-                f"{holder.get('host', '?')} pid {holder.get('pid', '?')} since {holder.get('since', '?')}; "
-                f"if no writer is running there, delete {storage.full_uri(LOCK_FILE)}"
-            )
-        storage.delete(LOCK_FILE)
-        if not _try_create(storage, content):
-            raise TableLockedError(f"table {storage.uri} was locked by another writer just now")
+    _acquire(storage, content)
     try:
         yield
     finally:

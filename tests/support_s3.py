@@ -24,7 +24,7 @@ import pyarrow.fs as pafs
 
 REGION = "us-east-1"
 START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 5.0
+STOP_TIMEOUT_S = 3.0
 # Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
 _GRPC_OFFSET = 10_000
 _PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)

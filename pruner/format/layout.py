@@ -4,7 +4,7 @@ incomplete instants and lets rollback find them.
 
 ```
 <base>/<partition path>/<file_group>_<write_token>_<instant>.parquet
-<base>/.lakeprune/table.json | lock.json | timeline/<instant>.<action>.<state>
+<base>/.lakeprune/table.json | lock.json | lock_takeovers/<digest> | timeline/<instant>.<action>.<state>
 <base>/.lakeprune/metadata/<index partition>/b<bucket>.<base|log>.<instant>.parquet
 ```"""
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 META_DIR = ".lakeprune"
 TABLE_JSON = f"{META_DIR}/table.json"
 LOCK_FILE = f"{META_DIR}/lock.json"
+LOCK_TAKEOVER_DIR = f"{META_DIR}/lock_takeovers"  # one marker per dead lock taken over (builder.lock)
 TIMELINE_DIR = f"{META_DIR}/timeline"
 METADATA_DIR = f"{META_DIR}/metadata"
 

@@ -1,4 +1,5 @@
-"""builder.lock: the table's writer lock on a local filesystem."""
+"""builder.lock: the table's writer lock on a local filesystem and on S3 (the session's SeaweedFS
+server); the race of writers started together is in test_commit_race.py."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.lock import table_lock
+from builder.lock import _take_over, table_lock
 from pruner.errors import TableLockedError
-from pruner.format.layout import LOCK_FILE
+from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR
 from pruner.storage import Storage
 
 
@@ -116,3 +117,64 @@ def test_unreadable_lock_is_not_taken_over(storage: Storage, content: bytes) -> 
     with pytest.raises(TableLockedError, match="is locked by"), table_lock(storage, "insert"):
         pass
     assert storage.read_bytes(LOCK_FILE) == content
+
+
+def test_takeover_of_a_dead_lock_happens_once(storage: Storage) -> None:
+    """Two writers that both read the same dead lock: the first takes it over; the second, whose
+    takeover marker for that lock exists, fails instead of deleting the first one's lock."""
+    _write_lock(storage, socket.gethostname(), _dead_pid())
+    dead = storage.read_bytes(LOCK_FILE)
+    with table_lock(storage, "insert"):
+        ours = storage.read_bytes(LOCK_FILE)
+        with pytest.raises(TableLockedError, match="locked by another writer just now"):
+            _take_over(storage, dead, b'{"operation": "late taker"}')
+        assert storage.read_bytes(LOCK_FILE) == ours
+    assert [e.rel.rpartition("/")[0] for e in storage.list_files(LOCK_TAKEOVER_DIR)] == [LOCK_TAKEOVER_DIR]
+
+
+def test_takeover_stops_when_the_lock_changed_since_it_was_read(storage: Storage) -> None:
+    _write_lock(storage, socket.gethostname(), _dead_pid())
+    dead = storage.read_bytes(LOCK_FILE)
+    storage.delete(LOCK_FILE)  # removed by hand ...
+    current = _write_lock(storage, socket.gethostname(), os.getpid())  # ... and taken by a live writer
+    with pytest.raises(TableLockedError, match="just now"):
+        _take_over(storage, dead, b"{}")
+    assert storage.read_bytes(LOCK_FILE) == current
+
+
+def test_lock_released_between_the_two_reads_is_taken(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first create fails on a lock that is then released before it is read: one more try."""
+    _write_lock(storage, "elsewhere.example", 1)
+    real = Storage.put_if_absent
+    calls: list[str] = []
+
+    def put_then_release(self: Storage, rel: str, data: bytes) -> bool:
+        calls.append(rel)
+        created = real(self, rel, data)
+        if not created and len(calls) == 1:
+            storage.delete(LOCK_FILE)
+        return created
+
+    monkeypatch.setattr(Storage, "put_if_absent", put_then_release)
+    with table_lock(storage, "insert"):
+        assert _holder(storage)["pid"] == os.getpid()
+    assert calls == [LOCK_FILE, LOCK_FILE]
+
+
+def test_lock_on_s3_refuses_a_second_holder(s3_root: str) -> None:
+    storage = Storage.from_uri(s3_root)
+    with table_lock(storage, "upsert"):
+        before = storage.read_bytes(LOCK_FILE)
+        assert _holder(storage)["operation"] == "upsert"
+        with pytest.raises(TableLockedError, match="is locked by upsert"), table_lock(storage, "clean"):
+            pytest.fail("acquired a held lock")
+        assert storage.read_bytes(LOCK_FILE) == before
+    assert not storage.exists(LOCK_FILE)
+    dead = _write_lock(storage, socket.gethostname(), _dead_pid())
+    with table_lock(storage, "compaction"):
+        assert _holder(storage)["operation"] == "compaction"
+        with pytest.raises(TableLockedError, match="just now"):
+            _take_over(storage, dead, b"{}")
+    assert not storage.exists(LOCK_FILE)
