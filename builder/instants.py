@@ -1,7 +1,9 @@
 """Running an action as an instant: requested -> inflight (listing the data and index partitions it
 will write into) -> completed, and rolling back an instant that did not complete by deleting every
 file named with it in those partitions. The next writer rolls back what a crashed one left; an
-action that fails with an exception rolls itself back at once."""
+action that fails with an exception rolls itself back at once, except when it lost its instant to
+another writer (a `ConflictError` from the timeline): the instant's files are then that writer's,
+and are left alone."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pruner.errors import TableCorruptError
+from pruner.errors import ConflictError, TableCorruptError
 from pruner.format import timeline as tl
 from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName
 from pruner.format.timeline import Action, Instant, State, Timeline
@@ -28,6 +30,7 @@ class PendingInstant:
     instant: Instant
     completed: Instant | None = None
     touched: dict[str, list[str]] = field(default_factory=dict)
+    lost: bool = False  # another writer took the instant: its files are not ours to roll back
 
     @property
     def timestamp(self) -> str:
@@ -38,21 +41,30 @@ class PendingInstant:
             "data_partitions": sorted(set(data_partitions)),
             "index_partitions": sorted(set(index_partitions)),
         }
-        self.instant = tl.mark_inflight(self.storage, self.instant, self.touched)
+        try:
+            self.instant = tl.mark_inflight(self.storage, self.instant, self.touched)
+        except ConflictError:
+            self.lost = True
+            raise
 
     def complete(self, content: dict[str, Any]) -> Instant:
-        self.completed = tl.complete(self.storage, self.instant, {**self.touched, **content})
+        try:
+            self.completed = tl.complete(self.storage, self.instant, {**self.touched, **content})
+        except ConflictError:
+            self.lost = True
+            raise
         return self.completed
 
 
 @contextmanager
 def run_instant(storage: Storage, action: Action, content: dict[str, Any]) -> Iterator[PendingInstant]:
-    """Run a block as a new instant; if the block raises (or never completes), roll it back."""
+    """Run a block as a new instant; if the block raises (or never completes), roll it back unless
+    the instant was lost to another writer. `ConflictError` from `request`: nothing was written."""
     pending = PendingInstant(storage, tl.request(storage, action, content))
     try:
         yield pending
     finally:
-        if pending.completed is None:
+        if pending.completed is None and not pending.lost:
             rollback(storage, Timeline.load(storage), pending.instant)
 
 

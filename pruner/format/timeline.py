@@ -1,8 +1,12 @@
 """The timeline: one file per instant and state under `.lakeprune/timeline/`, named
 `<instant>.<action>.<state>`. An instant moves requested -> inflight -> completed; the completed
-file carries the action's metadata and is published atomically, so readers either see a whole
-commit or none of it. `Timeline` is an immutable view loaded once; the transition functions write
-the next state and return nothing a reader could hold stale."""
+file carries the action's metadata. Every timeline file is created once, with
+`Storage.put_if_absent` (whole or not at all, and by one writer only), so readers either see a
+whole commit or none of it, and of two writers racing for one instant exactly one gets it: the
+other gets a `ConflictError` from `request` having written nothing, or from `mark_inflight` /
+`complete`, when the instant it requested was taken from it, and must then leave that instant's
+files alone. `Timeline` is an immutable view loaded once; the transition functions write the next
+state and return nothing a reader could hold stale."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pruner.errors import SnapshotNotFoundError, TableCorruptError
+from pruner.errors import ConflictError, SnapshotNotFoundError, TableCorruptError
 from pruner.format.instant import is_instant, next_instant
 from pruner.format.layout import TIMELINE_DIR
 from pruner.storage import Storage
@@ -118,26 +122,57 @@ def _encode(content: dict[str, Any]) -> bytes:
     return json.dumps(content, indent=1, sort_keys=True).encode()
 
 
-def request(storage: Storage, action: Action, content: dict[str, Any]) -> Instant:
-    """Start a new instant, later than every instant on the timeline."""
-    timeline = Timeline.load(storage)
-    instant = Instant(next_instant(timeline.last_timestamp()), action, State.REQUESTED)
-    storage.publish(f"{TIMELINE_DIR}/{instant.file_name()}", _encode(content))
+def request(
+    storage: Storage, action: Action, content: dict[str, Any], timestamp: str | None = None
+) -> Instant:
+    """Start a new instant, later than every instant on the timeline: at `timestamp` if given,
+    else at the next instant from the clock. `ConflictError` if that instant is not later than the
+    timeline's latest, or another writer requested it first (for any action); nothing is written
+    then."""
+    last = Timeline.load(storage).last_timestamp()
+    if timestamp is None:
+        timestamp = next_instant(last)
+    elif last is not None and timestamp <= last:
+        raise ConflictError(f"instant {timestamp} of table {storage.uri} is not after its latest, {last}")
+    instant = Instant(timestamp, action, State.REQUESTED)
+    rel = f"{TIMELINE_DIR}/{instant.file_name()}"
+    if not storage.put_if_absent(rel, _encode(content)):
+        raise _taken(storage, instant)
+    # The file names a timestamp and an action: a writer of another action may have created its
+    # own file for the same timestamp meanwhile. Then both back out (neither can tell who came
+    # first); at most one instant per timestamp ever goes on.
+    rivals = [
+        e.rel
+        for e in storage.list_files(TIMELINE_DIR)
+        if e.rel.rpartition("/")[2].startswith(f"{timestamp}.") and e.rel != rel
+    ]
+    if rivals:
+        storage.delete(rel)
+        raise _taken(storage, instant)
     return instant
 
 
 def mark_inflight(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
     """Record what the instant is about to write (so that rollback can find it), then write it."""
-    inflight = Instant(instant.timestamp, instant.action, State.INFLIGHT)
-    storage.publish(f"{TIMELINE_DIR}/{inflight.file_name()}", _encode(content))
-    return inflight
+    return _create(storage, Instant(instant.timestamp, instant.action, State.INFLIGHT), content)
 
 
 def complete(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
-    """Publish the completed state atomically: from here on readers see the instant."""
-    done = Instant(instant.timestamp, instant.action, State.COMPLETED)
-    storage.publish(f"{TIMELINE_DIR}/{done.file_name()}", _encode(content))
-    return done
+    """Create the completed state, whole or not at all: from here on readers see the instant."""
+    return _create(storage, Instant(instant.timestamp, instant.action, State.COMPLETED), content)
+
+
+def _create(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
+    if not storage.put_if_absent(f"{TIMELINE_DIR}/{instant.file_name()}", _encode(content)):
+        raise _taken(storage, instant)
+    return instant
+
+
+def _taken(storage: Storage, instant: Instant) -> ConflictError:
+    return ConflictError(
+        f"another writer took instant {instant.timestamp} of table {storage.uri} first "
+        f"({instant.file_name()} exists); nothing of this {instant.action} was committed"
+    )
 
 
 def remove_pending(storage: Storage, instant: Instant) -> None:

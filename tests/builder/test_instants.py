@@ -1,6 +1,7 @@
 """builder.instants rollback: an incomplete instant's files are deleted, then its timeline files; a
 partition whose path cannot exist holds nothing and does not stop the rollback; any other storage
-error stops it before the timeline is touched, so the next writer tries again."""
+error stops it before the timeline is touched, so the next writer tries again. `run_instant` rolls
+back a failed block, but not an instant another writer took from it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any, cast
 import pyarrow.fs as pafs
 import pytest
 
-from builder.instants import rollback, rollback_pending
+from builder.instants import rollback, rollback_pending, run_instant
+from pruner.errors import ConflictError
 from pruner.format import timeline as tl
 from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName, data_file_path
 from pruner.format.timeline import Action, Instant, Timeline
@@ -80,3 +82,36 @@ def test_other_storage_errors_stop_the_rollback_and_keep_the_instant_pending(tmp
     rollback_pending(storage)  # storage is back: the next attempt finishes the job
     assert not any(storage.exists(rel) for rel in written)
     assert Timeline.load(storage).instants == ()
+
+
+def test_an_instant_lost_to_another_writer_is_not_rolled_back(tmp_path: Path) -> None:
+    """If another writer completed the instant first, its files carry the same instant: the loser
+    gets the conflict and must not delete them."""
+    storage = Storage.from_uri(str(tmp_path))
+    with (
+        pytest.raises(ConflictError, match="another writer took instant"),
+        run_instant(storage, Action.COMMIT, {"operation": "insert"}) as pending,
+    ):
+        pending.inflight(["city=ams"], ["files"])
+        theirs = data_file_path("city=ams", DataFileName("1" * 32, "0-0", pending.timestamp))
+        storage.write_bytes(theirs, b"the winner's")
+        tl.complete(storage, pending.instant, {"operation": "insert"})  # the winner, first
+        pending.complete({"operation": "insert"})
+    assert storage.read_bytes(theirs) == b"the winner's"
+    [winner] = Timeline.load(storage).instants
+    assert winner.is_completed and winner.timestamp == pending.timestamp
+
+
+def test_a_failed_instant_is_rolled_back(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        run_instant(storage, Action.COMMIT, {"operation": "insert"}) as pending,
+    ):
+        pending.inflight(["city=ams"], [])
+        storage.write_bytes(
+            data_file_path("city=ams", DataFileName("1" * 32, "0-0", pending.timestamp)), b"x"
+        )
+        raise RuntimeError("boom")
+    assert Timeline.load(storage).instants == ()
+    assert storage.list_files("city=ams") == []

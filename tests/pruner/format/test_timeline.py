@@ -1,4 +1,5 @@
-"""pruner.format.timeline and pruner.format.instant: state transitions, loading, instant ordering."""
+"""pruner.format.timeline and pruner.format.instant: state transitions (each a create that one writer
+wins), loading, instant ordering."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pruner.errors import SnapshotNotFoundError, TableCorruptError
+from pruner.errors import ConflictError, SnapshotNotFoundError, TableCorruptError
 from pruner.format import timeline as timeline_module
 from pruner.format.instant import format_instant, is_instant, next_instant, parse_instant
 from pruner.format.layout import TIMELINE_DIR
@@ -223,3 +224,58 @@ def test_load_ignores_timeline_files_named_with_other_digits(storage: Storage, z
     done = complete(storage, request(storage, Action.COMMIT, {}), {})
     storage.write_bytes(f"{TIMELINE_DIR}/{_digits_of(zero, done.timestamp)}.commit.completed", b"{}")
     assert Timeline.load(storage).instants == (done,)
+
+
+def test_timeline_files_are_created_once(storage: Storage) -> None:
+    """Every transition is a create: a second writer for the same state gets a conflict, and the
+    first one's file is left as it was."""
+    requested = request(storage, Action.COMMIT, {"op": "insert"})
+    inflight = mark_inflight(storage, requested, {"files": ["a"]})
+    with pytest.raises(ConflictError, match=f"took instant {requested.timestamp} of table {storage.uri}"):
+        mark_inflight(storage, requested, {"files": ["b"]})
+    done = complete(storage, inflight, {"rows": 3})
+    with pytest.raises(ConflictError, match=r"\.commit\.completed exists"):
+        complete(storage, inflight, {"rows": 4})
+    timeline = Timeline.load(storage)
+    assert timeline.instants == (done,)
+    assert timeline.read(done) == {"rows": 3}
+    assert timeline.read(done, State.INFLIGHT) == {"files": ["a"]}
+    assert sorted(_timeline_files(storage)) == sorted(done.file_name(s) for s in State)
+
+
+def test_a_requested_instant_is_taken_once(storage: Storage) -> None:
+    stamp = format_instant(FIXED_NOW)
+    first = request(storage, Action.COMMIT, {"op": "insert"}, timestamp=stamp)
+    assert first == Instant(stamp, Action.COMMIT, State.REQUESTED)
+    with pytest.raises(ConflictError, match=f"is not after its latest, {stamp}"):
+        request(storage, Action.COMMIT, {"op": "upsert"}, timestamp=stamp)
+    assert Timeline.load(storage).read(first) == {"op": "insert"}
+    assert _timeline_files(storage) == [first.file_name()]
+
+
+def test_a_request_that_loses_the_create_writes_nothing(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers that loaded the same timeline: the second one's create finds the first's file."""
+    stamp = format_instant(FIXED_NOW)
+    monkeypatch.setattr(Timeline, "load", classmethod(lambda cls, s: cls(s, ())))  # as loaded before
+    first = request(storage, Action.COMMIT, {"op": "insert"}, timestamp=stamp)
+    with pytest.raises(ConflictError, match="another writer took instant"):
+        request(storage, Action.COMMIT, {"op": "upsert"}, timestamp=stamp)
+    monkeypatch.undo()
+    assert Timeline.load(storage).instants == (first,)
+    assert Timeline.load(storage).read(first) == {"op": "insert"}
+
+
+def test_requests_of_two_actions_for_one_timestamp_both_back_out(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clean and a commit that picked the same timestamp: their file names differ, so both
+    creates succeed; each then sees the other's file and withdraws its own."""
+    stamp = format_instant(FIXED_NOW)
+    rival = f"{TIMELINE_DIR}/{stamp}.clean.requested"
+    storage.write_bytes(rival, b"{}")  # the clean's create, just before ours
+    monkeypatch.setattr(Timeline, "load", classmethod(lambda cls, s: cls(s, ())))
+    with pytest.raises(ConflictError, match=f"took instant {stamp}"):
+        request(storage, Action.COMMIT, {"op": "insert"}, timestamp=stamp)
+    assert _timeline_files(storage) == [rival.rpartition("/")[2]]
