@@ -1,5 +1,6 @@
 """The `lakeprune` command line: table create/show/read/history, write, compact, clean, addressing
-by path or by warehouse + name, and one-line errors with exit code 2 for user mistakes."""
+by path or by warehouse + name, and one-line errors with exit code 2 for user mistakes and for a
+writer that loses the table's lock (on a local disk and on S3)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from builder.lock import table_lock
 from pruner.cli.main import app
+from pruner.storage import Storage
 from pruner.types import TableSchema
 from tests.support import CITIES, SCHEMA, make_row
 
@@ -189,3 +192,20 @@ def test_an_input_file_with_corrupt_pages_is_a_one_line_error(tmp_path: Path) ->
         assert sorted(p.relative_to(table) for p in Path(table).rglob("*") if p.is_file()) == before
         info = json.loads(lakeprune("table", "show", table, "--json"))
         assert info["row_count"] == 2 and info["commits"] == 1 and not info["pending_instants"]
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_a_writer_that_finds_the_table_locked_exits_2_with_one_line(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """The lock's loser on a local disk and on S3: exit status 2, one line, the table untouched."""
+    warehouse = str(tmp_path / "wh") if backend == "local" else request.getfixturevalue("s3_root")
+    create_trips(warehouse)
+    table = Storage.from_uri(f"{warehouse}/trips")
+    before = table.list_files("", recursive=True)
+    with table_lock(table, "upsert"):
+        for command in ("compact", "clean"):
+            error = lakeprune(command, "trips", "-w", warehouse, expect=2)
+            assert error.startswith(f"error: table {table.uri} is locked by upsert on host ")
+            assert error.count("\n") == 1
+    assert table.list_files("", recursive=True) == before
