@@ -1,5 +1,6 @@
-"""Creating a table: validate the definition, refuse to overwrite anything, write `table.json`.
-No Spark needed; the first write creates the first snapshot.
+"""Creating a table: validate the definition, refuse to overwrite anything, create `table.json`
+only if absent (of two creators at once, one gets `TableExistsError`). No Spark needed; the first
+write creates the first snapshot.
 
 A table's name follows the naming rule of `pruner.identifiers`. A name given explicitly must; without
 one, the name is derived from the directory's name (its last path component), which may hold
@@ -19,7 +20,7 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from pruner.errors import InvalidInputError, TableExistsError
-from pruner.format.config import TableConfig, TableProperties, save_config
+from pruner.format.config import TableConfig, TableProperties, create_config
 from pruner.format.layout import TABLE_JSON
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, RESERVED_PREFIX, check_identifier
 from pruner.storage import Storage, cannot_exist
@@ -88,9 +89,11 @@ def create_table(
         properties=TableProperties().with_overrides(dict(properties or {})),
     )
     try:
-        save_config(storage, config)
+        created = create_config(storage, config)
     except OSError as exc:
         if not cannot_exist(exc):
             raise
         raise InvalidInputError(f"cannot create a table at {storage.uri}: {exc.strerror or exc}") from None
+    if not created:  # another creator got there between the checks above and now
+        raise TableExistsError(f"a lakeprune table already exists at {storage.uri}")
     return config

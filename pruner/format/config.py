@@ -214,4 +214,14 @@ def load_config(storage: Storage) -> TableConfig:
 
 
 def save_config(storage: Storage, config: TableConfig) -> None:
-    storage.publish(TABLE_JSON, json.dumps(config.to_json(), indent=2).encode())
+    """Replace `table.json` atomically (a change of an existing table's definition)."""
+    storage.publish(TABLE_JSON, _encode(config))
+
+
+def create_config(storage: Storage, config: TableConfig) -> bool:
+    """Write a new table's `table.json` only if absent; False when another creator was first."""
+    return storage.put_if_absent(TABLE_JSON, _encode(config))
+
+
+def _encode(config: TableConfig) -> bytes:
+    return json.dumps(config.to_json(), indent=2).encode()

@@ -1,18 +1,22 @@
 """builder.create: an explicit table name follows the naming rule; without one the name is derived
 from the directory (which may hold characters the rule refuses); a refused name writes nothing;
-names stored before the rule existed still load."""
+names stored before the rule existed still load; of two creators at once, one gets TableExistsError."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+import builder.create
 from builder.create import create_table, default_name
-from pruner.errors import InvalidInputError, InvalidNameError
+from pruner.errors import InvalidInputError, InvalidNameError, TableExistsError
+from pruner.format.config import TableConfig
 from pruner.format.layout import TABLE_JSON
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH, check_identifier
+from pruner.storage import Storage
 from pruner.table.table import LakeTable
 
 SCHEMA = "id bigint, city string"
@@ -66,3 +70,18 @@ def test_a_name_stored_before_the_rule_still_loads(tmp_path: Path) -> None:
     config["name"] = "my-trips"
     (location / TABLE_JSON).write_text(json.dumps(config))
     assert LakeTable.open(str(location)).config.name == "my-trips"
+
+
+def test_two_creators_at_once_one_gets_table_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both find the location empty; the second one's create of `table.json` finds the first's."""
+    location = tmp_path / "trips"
+    real = builder.create.create_config
+
+    def rival_first(storage: Storage, config: TableConfig) -> bool:
+        assert real(storage, dataclasses.replace(config, name="rival"))
+        return real(storage, config)
+
+    monkeypatch.setattr(builder.create, "create_config", rival_first)
+    with pytest.raises(TableExistsError, match="a lakeprune table already exists at"):
+        create_table(str(location), SCHEMA, record_key="id", name="mine")
+    assert json.loads((location / TABLE_JSON).read_text())["name"] == "rival"
