@@ -25,6 +25,8 @@ import pyarrow.fs as pafs
 from pruner.errors import PutIfAbsentUnsupportedError
 from pruner.object_store import s3_put_if_absent
 
+# How often a listing that raced with another writer's mkdir / rmdir is made before giving up.
+_LIST_ATTEMPTS = 3
 # Filesystems whose `move` is an atomic rename of a single file.
 _ATOMIC_RENAME = ("local", "hdfs")
 # How storage layers without an errno say that a path is impossible (not merely absent): S3's error
@@ -179,13 +181,22 @@ class Storage:
         return sorted(info.base_name for info in infos if info.type == pafs.FileType.Directory)
 
     def _list(self, rel_dir: str, recursive: bool) -> list[pafs.FileInfo]:
+        """The listing; a directory absent throughout lists as empty. One that another writer
+        creates (or a subdirectory it removes) while it is listed makes pyarrow raise
+        FileNotFoundError instead: then the whole listing is made again."""
         selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
-        try:
-            return list(self.fs.get_file_info(selector))
-        except OSError as exc:
-            if cannot_exist(exc):
-                return []
-            raise
+        attempt = 1
+        while True:
+            try:
+                return list(self.fs.get_file_info(selector))
+            except FileNotFoundError:
+                if attempt == _LIST_ATTEMPTS:
+                    raise
+                attempt += 1
+            except OSError as exc:
+                if cannot_exist(exc):
+                    return []
+                raise
 
     def delete(self, rel: str) -> None:
         """Delete a file; a file that is already gone is not an error."""

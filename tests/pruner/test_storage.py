@@ -331,3 +331,30 @@ def test_s3_errors_name_the_object_and_never_the_secret(
     assert message.startswith(f"conditional PUT of {s3_root}/f.json failed: PermissionDeniedError")
     assert "\n" not in message
     assert secret not in message and os.environ["AWS_ACCESS_KEY_ID"] not in message
+
+
+class _ListingRacesWithMkdir(_FailingListing):
+    """Delegates to a real filesystem, but the first `failures` listings raise FileNotFoundError,
+    as pyarrow does for a directory another writer creates while it is being listed."""
+
+    def __init__(self, inner: pafs.FileSystem, failures: int) -> None:
+        super().__init__(inner, FileNotFoundError(errno.ENOENT, "Cannot list directory"))
+        self.failures = failures
+
+    def get_file_info(self, what: object) -> Any:
+        if isinstance(what, pafs.FileSelector) and self.failures > 0:
+            self.failures -= 1
+            raise self._error
+        return self._inner.get_file_info(what)
+
+
+def test_a_listing_that_races_with_a_mkdir_is_made_again(tmp_path: Path) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    storage.write_bytes("d/f.txt", b"x")
+    racing = _ListingRacesWithMkdir(storage.fs, failures=2)
+    flaky = dataclasses.replace(storage, fs=cast(pafs.FileSystem, racing))
+    assert flaky.list_files("d") == [FileEntry("d/f.txt", 1)]
+    assert racing.failures == 0
+    always = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _ListingRacesWithMkdir(storage.fs, 3)))
+    with pytest.raises(FileNotFoundError):
+        always.list_files("d")
