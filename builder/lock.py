@@ -24,6 +24,8 @@ from pruner.errors import TableLockedError
 from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR
 from pruner.storage import Storage
 
+_READ_ATTEMPTS = 3
+
 
 def _holder_is_dead(holder: dict[str, object]) -> bool:
     if holder.get("host") != socket.gethostname():
@@ -39,11 +41,19 @@ def _holder_is_dead(holder: dict[str, object]) -> bool:
 
 
 def _read_lock(storage: Storage) -> bytes | None:
-    """The lock file's content; None when there is no lock file (any more)."""
-    try:
-        return storage.read_bytes(LOCK_FILE)
-    except FileNotFoundError:
-        return None
+    """The lock file's content; None when there is no lock file (any more). The holder may release
+    (or a taker replace) the lock while it is read: on S3 that can surface as another read error
+    (the object went between pyarrow's HEAD and GET), so a failed read is tried again."""
+    attempt = 1
+    while True:
+        try:
+            return storage.read_bytes(LOCK_FILE)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            if attempt == _READ_ATTEMPTS:
+                raise
+            attempt += 1
 
 
 def _parse(content: bytes) -> dict[str, object]:

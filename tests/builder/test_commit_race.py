@@ -1,14 +1,21 @@
 """Racing committers: two processes, started together, contend 20 rounds for one table, on a local
-disk and on S3 (the session's SeaweedFS server). For the writer lock (`builder.lock`), and for one
-instant on the timeline (`pruner.format.timeline.request`, both with the same timestamp), every
-round exactly one wins and commits; the other fails with `ConflictError` and leaves nothing behind;
+disk and on S3 (the session's SeaweedFS server). For the writer lock (`builder.lock`), for the
+takeover of a lock a dead process left, and for one instant on the timeline
+(`pruner.format.timeline.request`, both with the same timestamp), every round exactly one wins and
+commits; the other fails with `ConflictError` and leaves nothing behind;
 the timeline stays readable and holds exactly the winners' commits, each with its data file."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import multiprocessing
+import os
 import queue
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from multiprocessing.synchronize import Barrier
@@ -22,7 +29,7 @@ from builder.lock import table_lock
 from pruner.errors import ConflictError
 from pruner.format import timeline as tl
 from pruner.format.instant import format_instant
-from pruner.format.layout import LOCK_FILE, TIMELINE_DIR, DataFileName, data_file_path
+from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, TIMELINE_DIR, DataFileName, data_file_path
 from pruner.format.timeline import Action, Timeline
 from pruner.storage import Storage
 
@@ -70,6 +77,7 @@ def _by_instant(storage: Storage, writer: str, round_no: int, attempted: Barrier
 CONTENDERS: dict[str, Callable[[Storage, str, int, Barrier], None]] = {
     "lock": _by_lock,
     "instant": _by_instant,
+    "takeover": _by_lock,  # ... of a lock that a dead process left, placed before every round
 }
 
 
@@ -112,14 +120,17 @@ def test_two_writers_started_together_one_wins_each_round(table_uri: str, how: s
     for process in writers:
         process.start()
     storage = Storage.from_uri(table_uri)
+    dead_locks: list[bytes] = []
     finished = False
     try:
         for round_no in range(ROUNDS):
+            if how == "takeover":
+                dead_locks.append(_leave_dead_lock(storage, round_no))
             start.wait(WAIT_S)
             attempted.wait(WAIT_S)
             outcomes = dict(_outcome(results, round_no) for _ in writers)
             done.wait(WAIT_S)
-            _check_round(storage, round_no, outcomes)
+            _check_round(storage, round_no, outcomes, dead_locks)
         finished = True
     finally:
         if not finished:  # let the writers stop at their next wait instead of timing out
@@ -142,7 +153,23 @@ def _outcome(results: Any, round_no: int) -> tuple[str, str]:
     return writer, outcome
 
 
-def _check_round(storage: Storage, round_no: int, outcomes: dict[str, str]) -> None:
+def _leave_dead_lock(storage: Storage, round_no: int) -> bytes:
+    """A lock held by a process of this host that has exited (a crashed writer)."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True
+    )
+    pid = int(child.stdout)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, 0)
+        pytest.skip(f"pid {pid} was reused at once")
+    content = json.dumps(
+        {"host": socket.gethostname(), "pid": pid, "operation": "crashed", "since": f"round {round_no}"}
+    ).encode()
+    assert storage.put_if_absent(LOCK_FILE, content)
+    return content
+
+
+def _check_round(storage: Storage, round_no: int, outcomes: dict[str, str], dead_locks: list[bytes]) -> None:
     winners = [w for w, outcome in outcomes.items() if outcome == "won"]
     losers = [outcome for outcome in outcomes.values() if outcome != "won"]
     assert len(winners) == 1, f"round {round_no}: {outcomes}"
@@ -154,10 +181,12 @@ def _check_round(storage: Storage, round_no: int, outcomes: dict[str, str]) -> N
     assert len(commits) == round_no + 1
     latest = timeline.read(commits[-1])
     assert (latest["writer"], latest["round"]) == (winners[0], round_no)
-    # Nothing of the losers: the winners' data files, their timeline files, no lock, no temp file.
+    # Nothing of the losers: the winners' data files, their timeline files, no lock, no temp file;
+    # one marker per dead lock taken over.
     expected = sorted(
         [timeline.read(c)["file"] for c in commits]
         + [f"{TIMELINE_DIR}/{c.file_name(state)}" for c in commits for state in tl.State]
+        + [f"{LOCK_TAKEOVER_DIR}/{hashlib.sha256(dead).hexdigest()}" for dead in dead_locks]
     )
     assert sorted(e.rel for e in storage.list_files("", recursive=True)) == expected
     assert not storage.exists(LOCK_FILE)
