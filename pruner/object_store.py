@@ -8,6 +8,7 @@ the server's one-line reason; credentials never appear in them."""
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,15 @@ if TYPE_CHECKING:
     from obstore.store import S3Config  # a TypedDict of the stubs only
 
 _SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+# What the client is configured from: a change of any of them makes a new client.
+_SETTINGS = (
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ACCESS_KEY_ID",
+    *_SECRET_VARIABLES,
+)
 
 
 def s3_endpoint() -> str | None:
@@ -27,6 +37,13 @@ def s3_endpoint() -> str | None:
 
 
 def _store(bucket: str, region: str) -> S3Store:
+    """A client for the bucket; kept while the settings stay the same (making one takes ~15 ms)."""
+    return _cached_store(bucket, region, tuple(os.environ.get(name) for name in _SETTINGS))
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_store(bucket: str, region: str, settings: tuple[str | None, ...]) -> S3Store:
+    del settings  # part of the cache key only: obstore reads the variables itself
     config: S3Config = {"virtual_hosted_style_request": False}
     endpoint = s3_endpoint()
     if endpoint is not None:

@@ -7,8 +7,8 @@ one writer may create, the writer lock and the timeline's state files: a hard li
 temp file on local disks, a conditional PUT (`pruner.object_store`) on S3, and a
 `PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that cannot
 exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over the
-object store's) does not exist and, as a directory, lists nothing; every other storage error
-propagates."""
+object store's) does not exist and, as a directory, lists nothing; a listing that raced with
+another writer's mkdir is made again; every other storage error propagates."""
 
 from __future__ import annotations
 
