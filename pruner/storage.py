@@ -3,11 +3,11 @@ object-store URIs (s3://, gs://, hdfs://, abfs://) share one code path. Paths ha
 methods are relative to the root and use `/`. Two writes make a file appear whole: `publish`
 (replaces: temp + rename where rename is atomic, else one PUT) for files that are legitimately
 rewritten, and `put_if_absent` (creates only; False when the file exists) for files that exactly
-one writer may create, the writer lock and the timeline's state files: a hard link of a hidden
-temp file on local disks, a conditional PUT (`pruner.object_store`) on S3, and a
-`PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that cannot
-exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over the
-object store's) does not exist and, as a directory, lists nothing; a listing that raced with
+one writer may create (the writer lock, a new table's `table.json`, the timeline's state files):
+a hard link of a hidden temp file on local disks, a conditional PUT (`pruner.object_store`) on
+S3, and a `PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that
+cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over
+the object store's) does not exist and, as a directory, lists nothing; a listing that raced with
 another writer's mkdir is made again; every other storage error propagates."""
 
 from __future__ import annotations
