@@ -31,6 +31,7 @@ public class LakepruneConnectorFactory
         try (ThreadContextClassLoader _ = new ThreadContextClassLoader(getClass().getClassLoader())) {
             Bootstrap app = new Bootstrap(
                     new LakepruneModule(),
+                    new LakepruneFileSystemModule(catalogName, context.getNodeManager(), context.getOpenTelemetry(), context.getTracer()),
                     binder -> {
                         binder.bind(TypeManager.class).toInstance(context.getTypeManager());
                         binder.bind(NodeManager.class).toInstance(context.getNodeManager());

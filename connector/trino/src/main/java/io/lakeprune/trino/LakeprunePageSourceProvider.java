@@ -51,6 +51,7 @@ import static io.trino.parquet.ParquetTypeUtils.getDescriptors;
 import static io.trino.parquet.ParquetTypeUtils.lookupColumnByName;
 import static io.trino.parquet.predicate.PredicateUtils.buildPredicate;
 import static io.trino.parquet.predicate.PredicateUtils.getFilteredRowGroups;
+import static java.util.Objects.requireNonNull;
 
 /**
  * Reads a split with Trino's own Parquet reader: only the projected columns, row groups skipped by
@@ -62,11 +63,13 @@ public class LakeprunePageSourceProvider
 {
     private static final int DOMAIN_COMPACTION_THRESHOLD = 1000;
 
+    private final DataFiles dataFiles;
     private final ParquetReaderOptions options;
 
     @Inject
-    public LakeprunePageSourceProvider()
+    public LakeprunePageSourceProvider(DataFiles dataFiles)
     {
+        this.dataFiles = requireNonNull(dataFiles, "dataFiles is null");
         this.options = ParquetReaderOptions.defaultOptions();
     }
 
@@ -90,7 +93,7 @@ public class LakeprunePageSourceProvider
             }
         }
         // refused before anything else: a split outside the table's root is never served
-        TrinoInputFile file = DataFiles.open(split.path(), table.location());
+        TrinoInputFile file = dataFiles.open(session, split.path(), table.location());
         TupleDomain<LakepruneColumnHandle> predicate = table.constraint()
                 .intersect(dynamicFilter.getCurrentPredicate().transformKeys(LakepruneColumnHandle.class::cast));
         if (predicate.isNone()) {

@@ -1,16 +1,24 @@
 package io.lakeprune.trino;
 
+import io.trino.filesystem.Location;
+import io.trino.filesystem.TrinoFileSystem;
+import io.trino.filesystem.TrinoFileSystemFactory;
+import io.trino.filesystem.local.LocalInputFile;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.SourcePage;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.security.ConnectorIdentity;
 import io.trino.spi.type.Type;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,31 +43,83 @@ class TestHiddenColumnsPageSource
     private static final LakepruneColumnHandle TS = LakepruneColumnHandle.regular("ts", TIMESTAMP_TZ_MICROS);
     private static final LakepruneColumnHandle NAME = LakepruneColumnHandle.regular("name", VARCHAR);
     private static final LakepruneColumnHandle REGION = LakepruneColumnHandle.regular("region", VARCHAR);
+    private static final List<LakepruneColumnHandle> COLUMNS = List.of(
+            NAME,
+            LakepruneColumnHandle.virtual("hour_of_day", BIGINT, "hour(ts)", Optional.of(TS)),
+            LakepruneColumnHandle.virtual("minute", VARCHAR, "date_format(ts, '%Y-%m-%d %H:%i')", Optional.of(TS)),
+            LakepruneColumnHandle.virtual("lower_name", VARCHAR, "lower(name)", Optional.of(NAME)),
+            LakepruneColumnHandle.virtual("tail", VARCHAR, "substring(name, 2, 5)", Optional.of(NAME)),
+            LakepruneColumnHandle.virtual("name_length", BIGINT, "length(name)", Optional.of(NAME)),
+            // over a partition column: one value for the whole split
+            LakepruneColumnHandle.virtual("lower_region", VARCHAR, "lower(region)", Optional.of(REGION)));
 
     @Test
     void testHiddenColumnsAreComputedFromTheirSourceColumns(@TempDir Path directory)
             throws IOException
     {
         Path table = directory.resolve("t");
+        Path file = copyTestFile(table);
+        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider(new DataFiles(_ -> {
+            throw new AssertionError("local files are read directly");
+        }));
+        assertExpectedRows(readRows(provider, table.toString(), file.toString(), Files.size(file)));
+    }
+
+    @Test
+    void testObjectStoreFilesAreReadThroughTheFileSystemFactory(@TempDir Path directory)
+            throws IOException
+    {
+        // a file system that serves s3://bucket/<key> from <directory>/<key>, recording each file opened
+        Path file = copyTestFile(directory.resolve("wh/t"));
+        List<Location> opened = new ArrayList<>();
+        TrinoFileSystem fileSystem = (TrinoFileSystem) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {TrinoFileSystem.class}, (_, method, arguments) -> {
+            if (!method.getName().equals("newInputFile") || arguments.length != 1) {
+                throw new UnsupportedOperationException(method.getName());
+            }
+            Location location = (Location) arguments[0];
+            opened.add(location);
+            return new LocalInputFile(location, directory.resolve(location.path()));
+        });
+        List<ConnectorIdentity> identities = new ArrayList<>();
+        TrinoFileSystemFactory factory = identity -> {
+            identities.add(identity);
+            return fileSystem;
+        };
+        ConnectorSession session = (ConnectorSession) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {ConnectorSession.class}, (_, method, _) -> {
+            if (!method.getName().equals("getIdentity")) {
+                throw new UnsupportedOperationException(method.getName());
+            }
+            return ConnectorIdentity.ofUser("alice");
+        });
+        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider(new DataFiles(factory));
+        assertExpectedRows(readRows(provider, session, "s3://bucket/wh/t", "s3://bucket/wh/t/region=x/hidden-columns.parquet", Files.size(file)));
+        assertThat(opened).containsExactly(Location.of("s3://bucket/wh/t/region=x/hidden-columns.parquet"));
+        assertThat(identities).extracting(ConnectorIdentity::getUser).containsExactly("alice");
+    }
+
+    private Path copyTestFile(Path table)
+            throws IOException
+    {
         Files.createDirectories(table.resolve("region=x"));
         Path file = table.resolve("region=x/hidden-columns.parquet");
         try (InputStream data = getClass().getResourceAsStream("hidden-columns.parquet")) {
             Files.copy(data, file);
         }
-        List<LakepruneColumnHandle> columns = List.of(
-                NAME,
-                LakepruneColumnHandle.virtual("hour_of_day", BIGINT, "hour(ts)", Optional.of(TS)),
-                LakepruneColumnHandle.virtual("minute", VARCHAR, "date_format(ts, '%Y-%m-%d %H:%i')", Optional.of(TS)),
-                LakepruneColumnHandle.virtual("lower_name", VARCHAR, "lower(name)", Optional.of(NAME)),
-                LakepruneColumnHandle.virtual("tail", VARCHAR, "substring(name, 2, 5)", Optional.of(NAME)),
-                LakepruneColumnHandle.virtual("name_length", BIGINT, "length(name)", Optional.of(NAME)),
-                // over a partition column: one value for the whole split
-                LakepruneColumnHandle.virtual("lower_region", VARCHAR, "lower(region)", Optional.of(REGION)));
-        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table.toString(), TupleDomain.all());
-        LakepruneSplit split = new LakepruneSplit(file.toString(), 0, Files.size(file), 4, List.of(new LakepruneSplit.PartitionKey("region", Optional.of("ÀB"))));
+        return file;
+    }
+
+    private static List<List<Object>> readRows(LakeprunePageSourceProvider provider, String table, String file, long size)
+    {
+        return readRows(provider, null, table, file, size);
+    }
+
+    private static List<List<Object>> readRows(LakeprunePageSourceProvider provider, ConnectorSession session, String table, String file, long size)
+    {
+        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, TupleDomain.all());
+        LakepruneSplit split = new LakepruneSplit(file, 0, size, 4, List.of(new LakepruneSplit.PartitionKey("region", Optional.of("ÀB"))));
 
         List<List<Object>> rows = new ArrayList<>();
-        try (ConnectorPageSource source = new LakeprunePageSourceProvider().createPageSource(null, null, split, handle, List.copyOf(columns), DynamicFilter.EMPTY)) {
+        try (ConnectorPageSource source = provider.createPageSource(null, session, split, handle, List.copyOf(COLUMNS), DynamicFilter.EMPTY)) {
             while (!source.isFinished()) {
                 SourcePage page = source.getNextSourcePage();
                 if (page == null) {
@@ -67,8 +127,8 @@ class TestHiddenColumnsPageSource
                 }
                 for (int position = 0; position < page.getPositionCount(); position++) {
                     List<Object> row = new ArrayList<>();
-                    for (int channel = 0; channel < columns.size(); channel++) {
-                        Type type = columns.get(channel).type();
+                    for (int channel = 0; channel < COLUMNS.size(); channel++) {
+                        Type type = COLUMNS.get(channel).type();
                         Block block = page.getBlock(channel);
                         row.add(block.isNull(position) ? null : readNativeValue(type, block, position));
                     }
@@ -76,6 +136,14 @@ class TestHiddenColumnsPageSource
                 }
             }
         }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return rows;
+    }
+
+    private static void assertExpectedRows(List<List<Object>> rows)
+    {
         String newer = new String(Character.toChars(0x16EB2));
         String newerLower = new String(Character.toChars(0x16ECD));
         assertThat(rows).containsExactly(

@@ -210,8 +210,11 @@ class TestSidecarPlanning
     void testPageSourceRefusesASplitOutsideTheTableRoot()
     {
         LakepruneTableHandle handle = (LakepruneTableHandle) metadata().getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
-        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider();
-        for (String path : List.of("/wh/other/a.parquet", "/wh/trips-2/a.parquet", "/etc/passwd", "/wh/trips/../other/a.parquet", "file:///wh/other/a.parquet")) {
+        // local files never reach the file system factory (object stores only)
+        LakeprunePageSourceProvider provider = new LakeprunePageSourceProvider(new DataFiles(identity -> {
+            throw new AssertionError("no file system for local files");
+        }));
+        for (String path : List.of("/wh/other/a.parquet", "/wh/trips-2/a.parquet", "/etc/passwd", "/wh/trips/../other/a.parquet", "file:///wh/other/a.parquet", "s3://wh/trips/a.parquet")) {
             LakepruneSplit split = new LakepruneSplit(path, 0, 10, 1, List.of());
             // refused even when the dynamic filter would skip the split unread
             assertThatThrownBy(() -> provider.createPageSource(null, null, split, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY))
