@@ -9,6 +9,8 @@ when nothing runs there, like the engines' own launcher."""
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +23,12 @@ from pruner.engines.cache import CacheLayout
 from pruner.engines.config import DEFAULT_HEAP_MB
 from pruner.engines.errors import InvalidEngineConfigError
 from pruner.engines.fetch import fetch_engine
-from pruner.engines.native_catalog import DEFAULT_GRPC, NativeCatalog, native_catalog_file
+from pruner.engines.native_catalog import (
+    DEFAULT_GRPC,
+    NativeCatalog,
+    native_catalog_file,
+    s3_access_from_environment,
+)
 from pruner.engines.runtime import ensure_java_runtime
 from pruner.engines.spec import PRESTO, TRINO, EngineSpec
 
@@ -131,9 +138,11 @@ def native_catalog(
     request_timeout: str = "30s",
     max_attempts: int = 3,
     dynamic_filtering_wait_timeout: str = "1s",
+    environ: Mapping[str, str] | None = None,
 ) -> NativeCatalog | None:
-    """The native catalog the --grpc options describe (None without --grpc); options that only
-    make sense with --grpc are refused without it."""
+    """The native catalog the --grpc options describe (None without --grpc), reading tables on S3
+    as the AWS SDKs' variables in `environ` (default: this process's) say; options that only make
+    sense with --grpc are refused without it."""
     if grpc is None:
         if token_file is not None or tls or trust_certificate is not None:
             raise InvalidEngineConfigError(
@@ -150,6 +159,7 @@ def native_catalog(
         tls=tls,
         trust_certificate=trust_certificate,
         dynamic_filtering_wait_timeout=dynamic_filtering_wait_timeout,
+        s3=s3_access_from_environment(os.environ if environ is None else environ),
     )
 
 

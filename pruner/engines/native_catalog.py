@@ -1,16 +1,18 @@
 """The native connector's catalog (`connector.name=lakeprune`, Trino only), as data: Trino plans with
 the sidecar over gRPC (metadata, statistics, pruned splits, dynamic filters) and reads the Parquet
 files itself. `NativeCatalog` holds what a caller chooses (the sidecars' gRPC addresses, timeouts,
-retries, the bearer token and TLS); `native_catalog_properties` turns it into every property with
-the comment that explains it, rendered into the committed template
-(`connector-config/trino/catalog/lakeprune.properties`, checked equal by a test) and into each
-launched instance's `etc/catalog/lakeprune.properties`. The property names are the Java
-connector's (`connector/trino/`); a value is checked here so that a typo fails before Trino
-starts."""
+retries, the bearer token and TLS, and `S3Access`: how Trino's native S3 file system reads tables
+on S3, taken from the AWS SDKs' variables by `s3_access_from_environment`);
+`native_catalog_properties` turns it into every property with the comment that explains it,
+rendered into the committed template (`connector-config/trino/catalog/lakeprune.properties`,
+checked equal by a test) and into each launched instance's `etc/catalog/lakeprune.properties`. The
+property names are the Java connector's (`connector/trino/`); a value is checked here so that a
+typo fails before Trino starts."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +31,18 @@ NATIVE_CONNECTOR_NAME = "lakeprune"
 ADDRESSES_PROPERTY = "lakeprune.sidecar.addresses"
 TOKEN_PROPERTY = "lakeprune.sidecar.token"
 _DURATION_RE = re.compile(r"\d+(\.\d+)?(ns|us|ms|s|m|h|d)")  # airlift Duration, matched whole
+DEFAULT_S3_REGION = "us-east-1"  # the AWS SDKs' and pyarrow's region when none is set
+# Trino's substitution of an environment variable of its own process: the secret stays out of files
+ACCESS_KEY_REFERENCE = "${ENV:AWS_ACCESS_KEY_ID}"
+SECRET_KEY_REFERENCE = "${ENV:AWS_SECRET_ACCESS_KEY}"
+S3_VARIABLES = (  # any of them set: the catalog reads tables on S3
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+)
 
 
 def check_duration(name: str, value: str) -> str:
@@ -36,6 +50,67 @@ def check_duration(name: str, value: str) -> str:
     if not _DURATION_RE.fullmatch(value):
         raise InvalidEngineConfigError(f"{name} must be a duration such as 500ms, 30s or 1m, got {value!r}")
     return value
+
+
+def _one_line(name: str, value: str) -> str:
+    if not value.strip() or any(c in value for c in "\r\n"):
+        raise InvalidEngineConfigError(f"the S3 {name} is empty or spans lines")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class S3Access:
+    """How the native connector reads tables on S3: Trino's native S3 file system
+    (`fs.native-s3.enabled`), its endpoint (None: AWS's own), region, path-style access (default:
+    on exactly when there is a custom endpoint) and credentials (None: the AWS SDK's default chain
+    in the Trino process). Credentials are written into the catalog as given: the launcher gives
+    `${ENV:...}` references, never the secret itself."""
+
+    endpoint: str | None = None
+    region: str = DEFAULT_S3_REGION
+    path_style_access: bool | None = None
+    access_key: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.endpoint is not None:
+            endpoint = _one_line("endpoint", self.endpoint)
+            if not re.fullmatch(r"https?://[^\s/]+/?", endpoint):
+                raise InvalidEngineConfigError(
+                    f"the S3 endpoint must be http(s)://HOST[:PORT], got {endpoint!r}"
+                )
+            object.__setattr__(self, "endpoint", endpoint.rstrip("/"))
+        object.__setattr__(self, "region", _one_line("region", self.region))
+        if self.path_style_access is None:
+            object.__setattr__(self, "path_style_access", self.endpoint is not None)
+        if (self.access_key is None) != (self.secret_key is None):
+            raise InvalidEngineConfigError("give both the S3 access key and the secret key, or neither")
+        if self.access_key is not None and self.secret_key is not None:
+            object.__setattr__(self, "access_key", _one_line("access key", self.access_key))
+            object.__setattr__(self, "secret_key", _one_line("secret key", self.secret_key))
+
+
+def s3_access_from_environment(environ: Mapping[str, str]) -> S3Access | None:
+    """S3 access from the AWS SDKs' standard variables, None when none of them is set (local tables
+    only). The endpoint is `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`; the region `AWS_REGION`,
+    else `AWS_DEFAULT_REGION`, else us-east-1. With both `AWS_ACCESS_KEY_ID` and
+    `AWS_SECRET_ACCESS_KEY` set (and no `AWS_SESSION_TOKEN`, which Trino's S3 properties cannot
+    carry), the catalog names them as `${ENV:...}` references that Trino resolves in its own
+    environment; otherwise it names no credentials and the AWS SDK's default chain applies."""
+    values = {name: environ[name].strip() for name in S3_VARIABLES if environ.get(name, "").strip()}
+    if not values:
+        return None
+    keys = (
+        "AWS_ACCESS_KEY_ID" in values
+        and "AWS_SECRET_ACCESS_KEY" in values
+        and not environ.get("AWS_SESSION_TOKEN", "").strip()
+    )
+    return S3Access(
+        endpoint=values.get("AWS_ENDPOINT_URL_S3", values.get("AWS_ENDPOINT_URL")),
+        region=values.get("AWS_REGION", values.get("AWS_DEFAULT_REGION", DEFAULT_S3_REGION)),
+        access_key=ACCESS_KEY_REFERENCE if keys else None,
+        secret_key=SECRET_KEY_REFERENCE if keys else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -49,6 +124,7 @@ class NativeCatalog:
     tls: bool = False
     trust_certificate: Path | None = None  # PEM; implies TLS
     dynamic_filtering_wait_timeout: str = "1s"
+    s3: S3Access | None = None  # None: local tables only
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "addresses", ",".join(parse_sidecar_addresses(self.addresses, DEFAULT_GRPC)))
@@ -66,6 +142,10 @@ class NativeCatalog:
 def native_catalog_properties(catalog: NativeCatalog) -> tuple[CatalogProperty, ...]:
     """Every property of the native catalog, in file order (optional ones commented out when unset)."""
     certificate = catalog.trust_certificate
+    return (*_sidecar_properties(catalog, certificate), *_s3_properties(catalog.s3))
+
+
+def _sidecar_properties(catalog: NativeCatalog, certificate: Path | None) -> tuple[CatalogProperty, ...]:
     return (
         CatalogProperty(
             "connector.name",
@@ -113,6 +193,51 @@ def native_catalog_properties(catalog: NativeCatalog) -> tuple[CatalogProperty, 
             catalog.dynamic_filtering_wait_timeout,
             "How long split listing waits for a join's dynamic filter before pruning without it; "
             "with it, the sidecar prunes the probe table by the build side's keys.",
+        ),
+    )
+
+
+def _s3_properties(s3: S3Access | None) -> tuple[CatalogProperty, ...]:
+    """Trino's native S3 file system; commented-out examples when the catalog has no S3 access."""
+    example = s3 is None
+    shown = s3 or S3Access(endpoint="http://127.0.0.1:8333")
+    keys = shown.access_key is not None or example
+    return (
+        CatalogProperty(
+            "fs.native-s3.enabled",
+            "true",
+            "Tables on S3 (s3:// warehouses): Trino's native S3 file system reads their files. The "
+            "launcher sets this and the s3.* properties below from the AWS SDKs' variables "
+            "(AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION or AWS_DEFAULT_REGION, "
+            "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) when they are set; local tables need none.",
+            enabled=not example,
+        ),
+        CatalogProperty(
+            "s3.endpoint",
+            shown.endpoint or "http://127.0.0.1:8333",
+            "A custom S3 endpoint (MinIO, SeaweedFS, ...); unset: AWS's own.",
+            enabled=not example and shown.endpoint is not None,
+        ),
+        CatalogProperty("s3.region", shown.region, "The S3 region.", enabled=not example),
+        CatalogProperty(
+            "s3.path-style-access",
+            "true" if shown.path_style_access else "false",
+            "Bucket in the URL's path rather than its host name: on with a custom endpoint.",
+            enabled=not example,
+        ),
+        CatalogProperty(
+            "s3.aws-access-key",
+            shown.access_key or ACCESS_KEY_REFERENCE,
+            "S3 credentials. ${ENV:NAME} is the Trino process's environment variable NAME, so the "
+            "secret is in no file; unset: the AWS SDK's default credentials (environment, profile, "
+            "instance role).",
+            enabled=not example and keys,
+        ),
+        CatalogProperty(
+            "s3.aws-secret-key",
+            shown.secret_key or SECRET_KEY_REFERENCE,
+            "The S3 secret key, named the same way (Trino redacts it in its log).",
+            enabled=not example and keys,
         ),
     )
 

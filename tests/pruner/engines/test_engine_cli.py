@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pruner.cli import engine_cmds
 from pruner.engines.cache import CACHE_ENV
-from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.native_catalog import S3_VARIABLES, NativeCatalog
 from pruner.engines.process import EngineInstance
 from pruner.engines.spec import TRINO
 
@@ -26,7 +26,28 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.fixture(autouse=True)
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    for name in (*S3_VARIABLES, "AWS_SESSION_TOKEN"):  # the committed catalogs: a user without S3
+        monkeypatch.delenv(name, raising=False)
     return tmp_path / "cache"
+
+
+def test_native_catalog_reads_s3_settings_from_the_aws_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:8333")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    result = runner.invoke(app, ["trino", "catalog", "--grpc", "127.0.0.1:7777"])
+    assert result.exit_code == 0, result.output
+    assert "\nfs.native-s3.enabled=true\n" in result.stdout
+    assert "\ns3.endpoint=http://127.0.0.1:8333\n" in result.stdout
+    assert "\ns3.region=eu-west-1\n" in result.stdout
+    assert "\ns3.path-style-access=true\n" in result.stdout
+    assert "\ns3.aws-secret-key=${ENV:AWS_SECRET_ACCESS_KEY}\n" in result.stdout
+    assert secret not in result.output and "AKIDEXAMPLE" not in result.output
+    # the Thrift catalog has no S3 settings: the sidecar reads the files
+    thrift = runner.invoke(app, ["trino", "catalog"])
+    assert "s3." not in thrift.stdout
 
 
 def test_catalog_prints_the_committed_files() -> None:

@@ -1,5 +1,6 @@
 """The native connector's catalog: the exact property names the Java connector defines, defaults,
-optional token and TLS, checks of addresses and durations, and the committed template."""
+optional token and TLS, S3 access from the AWS SDKs' variables, checks of addresses and durations,
+and the committed template."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pruner.engines.errors import InvalidEngineConfigError
 from pruner.engines.native_catalog import (
     DEFAULT_GRPC,
     NativeCatalog,
+    S3Access,
     grpc_of,
     native_catalog_file,
     native_catalog_properties,
+    s3_access_from_environment,
 )
 from pruner.engines.spec import TRINO
 
@@ -97,3 +100,100 @@ def test_every_property_is_explained_and_lines_fit() -> None:
 def test_grpc_of_reads_only_native_catalogs() -> None:
     assert grpc_of(native_catalog_file(TRINO, NativeCatalog("x:1,y:2"))) == "x:1,y:2"
     assert grpc_of("connector.name=trino_thrift\nlakeprune.sidecar.addresses=x:1\n") is None
+
+
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+S3_KEYS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": SECRET}
+
+
+def test_no_aws_variables_no_s3_properties() -> None:
+    assert s3_access_from_environment({}) is None
+    assert (
+        s3_access_from_environment({"AWS_REGION": " ", "AWS_CA_BUNDLE": "/etc/ca.pem", "HOME": "/root"})
+        is None
+    )
+    values = parse_properties(native_catalog_file(TRINO, NativeCatalog("a:1", s3=None)))
+    assert not any(key.startswith(("fs.", "s3.")) for key in values)  # only commented-out examples
+
+
+def test_s3_from_a_custom_endpoint_with_keys() -> None:
+    environ = {"AWS_ENDPOINT_URL": "http://127.0.0.1:8333/", **S3_KEYS}
+    s3 = s3_access_from_environment(environ)
+    assert s3 == S3Access(
+        endpoint="http://127.0.0.1:8333",
+        region="us-east-1",
+        path_style_access=True,
+        access_key="${ENV:AWS_ACCESS_KEY_ID}",
+        secret_key="${ENV:AWS_SECRET_ACCESS_KEY}",
+    )
+    text = native_catalog_file(TRINO, NativeCatalog("a:1", s3=s3))
+    values = parse_properties(text)
+    assert {key: value for key, value in values.items() if key.startswith(("fs.", "s3."))} == {
+        "fs.native-s3.enabled": "true",
+        "s3.endpoint": "http://127.0.0.1:8333",
+        "s3.region": "us-east-1",
+        "s3.path-style-access": "true",
+        "s3.aws-access-key": "${ENV:AWS_ACCESS_KEY_ID}",
+        "s3.aws-secret-key": "${ENV:AWS_SECRET_ACCESS_KEY}",
+    }
+    # neither key is in the file: Trino reads them from its own environment
+    assert SECRET not in text
+    assert "AKIDEXAMPLE" not in text
+
+
+def test_s3_variable_precedence_and_aws_defaults() -> None:
+    s3 = s3_access_from_environment(
+        {
+            "AWS_ENDPOINT_URL": "http://general:1",
+            "AWS_ENDPOINT_URL_S3": "https://s3-only:2",
+            "AWS_DEFAULT_REGION": "eu-west-1",
+            "AWS_REGION": "eu-central-1",
+        }
+    )
+    assert s3 is not None
+    assert (s3.endpoint, s3.region, s3.path_style_access) == ("https://s3-only:2", "eu-central-1", True)
+    assert s3.access_key is None and s3.secret_key is None  # the AWS SDK's default chain
+
+    aws = s3_access_from_environment({"AWS_DEFAULT_REGION": "eu-west-1", **S3_KEYS})
+    assert aws is not None
+    assert (aws.endpoint, aws.region, aws.path_style_access) == (None, "eu-west-1", False)
+    values = parse_properties(native_catalog_file(TRINO, NativeCatalog("a:1", s3=aws)))
+    assert "s3.endpoint" not in values
+    assert values["s3.path-style-access"] == "false"
+    assert values["s3.aws-secret-key"] == "${ENV:AWS_SECRET_ACCESS_KEY}"
+
+
+def test_temporary_or_partial_credentials_are_left_to_the_sdk() -> None:
+    # Trino's S3 properties have no session token: the SDK's chain reads all three itself
+    with_token = s3_access_from_environment({**S3_KEYS, "AWS_SESSION_TOKEN": "token"})
+    only_id = s3_access_from_environment({"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"})
+    for s3 in (with_token, only_id):
+        assert s3 is not None
+        assert s3.access_key is None and s3.secret_key is None
+        values = parse_properties(native_catalog_file(TRINO, NativeCatalog("a:1", s3=s3)))
+        assert values["fs.native-s3.enabled"] == "true"
+        assert "s3.aws-access-key" not in values and "s3.aws-secret-key" not in values
+
+
+def test_explicit_s3_credentials_stay_out_of_repr() -> None:
+    s3 = S3Access(endpoint="http://minio:9000", access_key="AKIDEXAMPLE", secret_key=SECRET)
+    catalog = NativeCatalog("a:1", s3=s3)
+    assert SECRET not in repr(catalog) and "AKIDEXAMPLE" not in repr(catalog)
+    assert parse_properties(native_catalog_file(TRINO, catalog))["s3.aws-secret-key"] == SECRET
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"endpoint": "127.0.0.1:8333"}, "endpoint must be http\\(s\\)://HOST\\[:PORT\\]"),
+        ({"endpoint": "http://host:1/path"}, "endpoint must be"),
+        ({"region": "a\nb"}, "region is empty or spans lines"),
+        ({"access_key": "AKIDEXAMPLE"}, "both the S3 access key and the secret key"),
+        ({"access_key": "AKIDEXAMPLE", "secret_key": "a\nb"}, "secret key is empty or spans lines"),
+    ],
+)
+def test_bad_s3_values_fail_in_one_line(arguments: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidEngineConfigError, match=message) as caught:
+        S3Access(**arguments)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value)
+    assert SECRET not in str(caught.value)
