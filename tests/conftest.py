@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.support_s3 import SeaweedS3
+from tests.support_s3 import SeaweedS3, point_environment_at
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult
@@ -53,10 +53,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
 def s3_root(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
     """A new, empty `s3://` prefix on the session's server, with the AWS SDKs' variables pointing
     every client (and every process started from here) at that server."""
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in s3_server.aws_environment().items():
-        monkeypatch.setenv(name, value)
+    point_environment_at(s3_server, monkeypatch)
     bucket = s3_server.new_bucket("lakeprune-tests")
     return f"s3://{bucket}/{uuid.uuid4().hex}"
 

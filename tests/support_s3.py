@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.fs as pafs
+import pytest
 
 REGION = "us-east-1"
+# AWS variables that would point a client elsewhere than `aws_environment` does: removed in tests.
+_OTHER_AWS_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE")
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 3.0
 # Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
@@ -185,3 +188,12 @@ class SeaweedS3:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def point_environment_at(server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set the AWS SDKs' variables so that every client (and every process started from here) uses
+    `server`, removing those that would point elsewhere; `monkeypatch` restores them."""
+    for name in _OTHER_AWS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in server.aws_environment().items():
+        monkeypatch.setenv(name, value)

@@ -26,17 +26,15 @@ from typing import Any
 import numpy
 import pytest
 
-from pruner.engines.errors import PluginNotFoundError
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
-from pruner.engines.plugin import CHECKOUT, locate_plugin
-from pruner.engines.spec import TRINO
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from pruner.table.describe import history, index_summaries
 from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA, free_port
 from tests.e2e.engines import Engine, local_engine
-from tests.e2e.queries import QUERIES, Query, counter, normalized
+from tests.e2e.native import check_query, native_plugin, pruned
+from tests.e2e.queries import QUERIES, Query, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
 from tests.support_events import DAYS
 
@@ -46,16 +44,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.engine]
 DOOMED_CATALOG = "lakeprune_doomed"
 DOOMED_TIMEOUT_S = 5
 DOOMED_ATTEMPTS = 2
-
-
-def native_plugin() -> Path:
-    """The plugin, built if this checkout has the connector's sources; skip if it has none."""
-    try:
-        return locate_plugin(TRINO)
-    except PluginNotFoundError as exc:
-        if (CHECKOUT / "connector" / TRINO.kind / "build.sh").is_file():
-            raise  # the sources are here: a plugin that does not build is a failure
-        pytest.skip(str(exc))
 
 
 @dataclass(frozen=True)
@@ -110,11 +98,6 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
         sidecar.stop(2)
 
 
-def pruned(sidecar: Sidecar) -> dict[str, float]:
-    """The sidecar's gRPC prune counters: files considered and files kept."""
-    return {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
-
-
 def reference(warehouse: Path, sql: str) -> list[list[Any]]:
     return [list(row) for row in duckdb_connection(warehouse).execute(sql).fetchall()]
 
@@ -132,16 +115,7 @@ def test_both_catalogs_list_the_warehouse(native: Native) -> None:
 def test_query_matches_duckdb_exactly(native: Native, query: Query) -> None:
     """The corpus through the native catalog: DuckDB's answer, decimals exact; selective queries
     and joins on the record key prune (joins through the dynamic filter)."""
-    want = duckdb_connection(native.warehouse).execute(query.for_duckdb()).fetchall()
-    before = pruned(native.sidecar)
-    got = native.engine.query(query.for_engine())
-    after = pruned(native.sidecar)
-    assert normalized(got, exact_decimals=True) == normalized(want, exact_decimals=True), query.name
-    if query.selective or (query.index_join and "ON t.trip_id" in query.engine_sql):
-        files = len(LakeTable.open(str(native.warehouse / "trips")).snapshot().files())
-        considered, kept = after["in"] - before["in"], after["out"] - before["out"]
-        assert considered == files, f"{query.name}: the sidecar considered {considered} of {files} files"
-        assert 0 < kept <= files / 4, f"{query.name}: the sidecar kept {kept} of {files} files"
+    check_query(native.engine, native.sidecar, native.warehouse, query)
 
 
 def test_decimal_sums_are_exact_through_the_native_catalog(native: Native) -> None:
