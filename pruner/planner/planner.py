@@ -107,4 +107,5 @@ class Planner:
             0,
             f.size,
             f.rows,
+            f.size,
         )

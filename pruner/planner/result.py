@@ -19,6 +19,7 @@ class Split:
     start: int
     length: int
     row_count: int
+    file_size: int  # bytes of the whole data file (the split may cover part of it)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -29,6 +30,7 @@ class Split:
             "start": self.start,
             "length": self.length,
             "row_count": self.row_count,
+            "file_size": self.file_size,
         }
 
 

@@ -338,6 +338,7 @@ def encode_split(split: Split) -> spb.Split:
         start=split.start,
         length=split.length,
         row_count=split.row_count,
+        file_size=split.file_size,
     )
 
 
@@ -352,6 +353,7 @@ def decode_split(message: spb.Split) -> Split:
         start=message.start,
         length=message.length,
         row_count=message.row_count,
+        file_size=message.file_size,
     )
 
 

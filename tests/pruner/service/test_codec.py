@@ -216,7 +216,9 @@ def test_schemas_splits_and_explain_round_trip() -> None:
     for text in ("decimal(38,0)", "decimal(1,1)", "timestamp"):
         column_type = parse_type(text)
         assert codec.decode_column_type(codec.encode_column_type(column_type)) == column_type
-    split = Split("s3://b/t/region=eu/f.parquet", "region=eu", {"region": "eu", "day": None}, "g1", 0, 123, 7)
+    split = Split(
+        "s3://b/t/region=eu/f.parquet", "region=eu", {"region": "eu", "day": None}, "g1", 0, 123, 7, 123
+    )
     assert codec.decode_split(codec.encode_split(split)) == split
     step = ExplainStep("bloom_filters", "bloom_filters", ("token",), 10, 2, 1.25, None, "OSError: x")
     assert codec.decode_explain(codec.encode_explain(step)) == step

@@ -71,7 +71,7 @@ def test_only_whole_paths_and_the_longest_root_first() -> None:
 
 
 def test_explain_is_redacted_and_splits_are_not() -> None:
-    split = Split("/srv/lake/t/f.parquet", "", {}, "g", 0, 10, 5)
+    split = Split("/srv/lake/t/f.parquet", "", {}, "g", 0, 10, 5, 10)
     result = PruneResult(
         snapshot="20260101000000000",
         predicate="id = 1",

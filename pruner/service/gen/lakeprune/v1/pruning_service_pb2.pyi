@@ -173,7 +173,7 @@ class PartitionValue(_message.Message):
     def __init__(self, column: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class Split(_message.Message):
-    __slots__ = ("path", "partition", "partition_values", "file_group", "start", "length", "row_count")
+    __slots__ = ("path", "partition", "partition_values", "file_group", "start", "length", "row_count", "file_size")
     PATH_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     PARTITION_VALUES_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +181,7 @@ class Split(_message.Message):
     START_FIELD_NUMBER: _ClassVar[int]
     LENGTH_FIELD_NUMBER: _ClassVar[int]
     ROW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
     path: str
     partition: str
     partition_values: _containers.RepeatedCompositeFieldContainer[PartitionValue]
@@ -188,7 +189,8 @@ class Split(_message.Message):
     start: int
     length: int
     row_count: int
-    def __init__(self, path: _Optional[str] = ..., partition: _Optional[str] = ..., partition_values: _Optional[_Iterable[_Union[PartitionValue, _Mapping]]] = ..., file_group: _Optional[str] = ..., start: _Optional[int] = ..., length: _Optional[int] = ..., row_count: _Optional[int] = ...) -> None: ...
+    file_size: int
+    def __init__(self, path: _Optional[str] = ..., partition: _Optional[str] = ..., partition_values: _Optional[_Iterable[_Union[PartitionValue, _Mapping]]] = ..., file_group: _Optional[str] = ..., start: _Optional[int] = ..., length: _Optional[int] = ..., row_count: _Optional[int] = ..., file_size: _Optional[int] = ...) -> None: ...
 
 class ExplainStep(_message.Message):
     __slots__ = ("step", "index", "columns", "files_in", "files_out", "millis", "skipped", "fallback")

@@ -3,6 +3,7 @@ package io.lakeprune.trino;
 import com.google.common.collect.ImmutableList;
 import com.google.inject.Inject;
 import io.trino.filesystem.Location;
+import io.trino.filesystem.TrinoFileSystem;
 import io.trino.filesystem.TrinoFileSystemFactory;
 import io.trino.filesystem.TrinoInputFile;
 import io.trino.filesystem.local.LocalInputFile;
@@ -14,6 +15,7 @@ import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -49,14 +51,16 @@ final class DataFiles
         this.fileSystemFactory = requireNonNull(fileSystemFactory, "fileSystemFactory is null");
     }
 
-    TrinoInputFile open(ConnectorSession session, String path, String tableLocation)
+    /** The file, opened with its size when known (an object store is then not asked for it). */
+    TrinoInputFile open(ConnectorSession session, String path, String tableLocation, OptionalLong fileSize)
     {
         return switch (fileUnder(path, tableLocation)) {
             case LocalFile(Path file) -> new LocalInputFile(Location.of("file://" + file), file);
             case ObjectStoreFile file -> {
                 Location location = Location.of(file.uri());
                 try {
-                    yield fileSystemFactory.create(session).newInputFile(location);
+                    TrinoFileSystem fileSystem = fileSystemFactory.create(session);
+                    yield fileSize.isPresent() ? fileSystem.newInputFile(location, fileSize.getAsLong()) : fileSystem.newInputFile(location);
                 }
                 catch (IllegalArgumentException e) {
                     // Trino's SwitchingFileSystemFactory when no file system is enabled for the scheme

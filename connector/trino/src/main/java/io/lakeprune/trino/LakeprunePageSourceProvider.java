@@ -93,7 +93,7 @@ public class LakeprunePageSourceProvider
             }
         }
         // refused before anything else: a split outside the table's root is never served
-        TrinoInputFile file = dataFiles.open(session, split.path(), table.location());
+        TrinoInputFile file = dataFiles.open(session, split.path(), table.location(), split.fileSize());
         TupleDomain<LakepruneColumnHandle> predicate = table.constraint()
                 .intersect(dynamicFilter.getCurrentPredicate().transformKeys(LakepruneColumnHandle.class::cast));
         if (predicate.isNone()) {

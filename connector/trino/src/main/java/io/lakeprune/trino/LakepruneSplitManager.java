@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 import static com.google.common.collect.ImmutableList.toImmutableList;
@@ -102,7 +103,9 @@ public class LakepruneSplitManager
         for (PartitionValue value : split.getPartitionValuesList()) {
             keys.add(new LakepruneSplit.PartitionKey(value.getColumn(), value.hasValue() ? Optional.of(value.getValue()) : Optional.empty()));
         }
-        return new LakepruneSplit(split.getPath(), split.getStart(), split.getLength(), split.getRowCount(), keys.build());
+        // a sidecar before file_size sends 0: the size is then asked of storage
+        OptionalLong fileSize = split.getFileSize() > 0 ? OptionalLong.of(split.getFileSize()) : OptionalLong.empty();
+        return new LakepruneSplit(split.getPath(), split.getStart(), split.getLength(), split.getRowCount(), fileSize, keys.build());
     }
 
     private class PruneSplitSource

@@ -22,6 +22,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -59,7 +60,7 @@ class TestLakepruneFileSystem
                     .buildOrThrow());
             DataFiles dataFiles = injector.getInstance(DataFiles.class);
 
-            TrinoInputFile file = dataFiles.open(session(), "s3://bucket/wh/t/p=1/a.parquet", "s3://bucket/wh/t");
+            TrinoInputFile file = dataFiles.open(session(), "s3://bucket/wh/t/p=1/a.parquet", "s3://bucket/wh/t", OptionalLong.empty());
             assertThat(file.location()).isEqualTo(Location.of("s3://bucket/wh/t/p=1/a.parquet"));
             assertThat(file.exists()).isFalse(); // the server's 404
             // path-style (the bucket in the path), signed with the catalog's key for its region
@@ -69,9 +70,14 @@ class TestLakepruneFileSystem
                     .contains("/us-east-1/s3/aws4_request")
                     .doesNotContain("lakeprune-secret-key"));
 
+            // with the size from the split, opening and sizing the file asks the store nothing
+            TrinoInputFile sized = dataFiles.open(session(), "s3://bucket/wh/t/p=1/b.parquet", "s3://bucket/wh/t", OptionalLong.of(1234));
+            assertThat(sized.length()).isEqualTo(1234);
+            assertThat(requests).hasSize(1);
+
             // local files still open directly, with the same checks
-            assertThat(dataFiles.open(null, "/wh/t/a.parquet", "/wh/t")).isInstanceOf(LocalInputFile.class);
-            assertThatThrownBy(() -> dataFiles.open(session(), "s3://other/wh/t/a.parquet", "s3://bucket/wh/t"))
+            assertThat(dataFiles.open(null, "/wh/t/a.parquet", "/wh/t", OptionalLong.empty())).isInstanceOf(LocalInputFile.class);
+            assertThatThrownBy(() -> dataFiles.open(session(), "s3://other/wh/t/a.parquet", "s3://bucket/wh/t", OptionalLong.empty()))
                     .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()));
             assertThat(requests).hasSize(1);
         }
@@ -89,10 +95,10 @@ class TestLakepruneFileSystem
         Injector injector = injector(Map.of());
         try {
             DataFiles dataFiles = injector.getInstance(DataFiles.class);
-            TrinoInputFile local = dataFiles.open(null, "file:///wh/t/a%20b.parquet", "/wh/t");
+            TrinoInputFile local = dataFiles.open(null, "file:///wh/t/a%20b.parquet", "/wh/t", OptionalLong.empty());
             assertThat(local).isInstanceOf(LocalInputFile.class);
             assertThat(local.location()).isEqualTo(Location.of("file:///wh/t/a b.parquet"));
-            assertThatThrownBy(() -> dataFiles.open(session(), "s3://bucket/wh/t/a.parquet", "s3://bucket/wh/t"))
+            assertThatThrownBy(() -> dataFiles.open(session(), "s3://bucket/wh/t/a.parquet", "s3://bucket/wh/t", OptionalLong.empty()))
                     .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_CANNOT_READ_FILE.toErrorCode()))
                     .hasMessageContaining("s3://bucket/wh/t/a.parquet")
                     .hasMessageContaining("fs.native-s3.enabled=true");

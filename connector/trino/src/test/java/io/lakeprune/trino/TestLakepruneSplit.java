@@ -4,6 +4,7 @@ import io.trino.spi.SplitWeight;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,6 +23,6 @@ class TestLakepruneSplit
 
     private static LakepruneSplit split(long length)
     {
-        return new LakepruneSplit("/wh/t/a.parquet", 0, length, 1, List.of());
+        return new LakepruneSplit("/wh/t/a.parquet", 0, length, 1, OptionalLong.empty(), List.of());
     }
 }

@@ -45,6 +45,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -112,7 +113,7 @@ class TestSidecarPlanning
             {
                 pruneRequests.add(request);
                 responseObserver.onNext(PruneResponse.newBuilder()
-                        .addSplits(Split.newBuilder().setPath("/wh/trips/city=sf/a.parquet").setStart(0).setLength(100).setRowCount(10)
+                        .addSplits(Split.newBuilder().setPath("/wh/trips/city=sf/a.parquet").setStart(0).setLength(100).setRowCount(10).setFileSize(100)
                                 .addPartitionValues(PartitionValue.newBuilder().setColumn("city").setValue("sf")))
                         .build());
                 responseObserver.onNext(PruneResponse.newBuilder()
@@ -187,8 +188,9 @@ class TestSidecarPlanning
 
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
         assertThat(splitManager.prune(filtered, filtered.constraint())).containsExactly(
-                new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, List.of(new LakepruneSplit.PartitionKey("city", Optional.of("sf")))),
-                new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, List.of(new LakepruneSplit.PartitionKey("city", Optional.empty()))));
+                // the file's size when the sidecar sends it; none from a sidecar before file_size
+                new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, OptionalLong.of(100), List.of(new LakepruneSplit.PartitionKey("city", Optional.of("sf")))),
+                new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, OptionalLong.empty(), List.of(new LakepruneSplit.PartitionKey("city", Optional.empty()))));
         PruneRequest request = pruneRequests.getLast();
         assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
@@ -215,14 +217,14 @@ class TestSidecarPlanning
             throw new AssertionError("no file system for local files");
         }));
         for (String path : List.of("/wh/other/a.parquet", "/wh/trips-2/a.parquet", "/etc/passwd", "/wh/trips/../other/a.parquet", "file:///wh/other/a.parquet", "s3://wh/trips/a.parquet")) {
-            LakepruneSplit split = new LakepruneSplit(path, 0, 10, 1, List.of());
+            LakepruneSplit split = new LakepruneSplit(path, 0, 10, 1, OptionalLong.empty(), List.of());
             // refused even when the dynamic filter would skip the split unread
             assertThatThrownBy(() -> provider.createPageSource(null, null, split, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY))
                     .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LakepruneErrorCode.LAKEPRUNE_INVALID_SPLIT.toErrorCode()))
                     .hasMessageContaining(path);
         }
         // a split under the root is served (here: skipped unread, as its predicate is none)
-        LakepruneSplit inside = new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 10, 1, List.of());
+        LakepruneSplit inside = new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 10, 1, OptionalLong.empty(), List.of());
         assertThat(provider.createPageSource(null, null, inside, handle.withConstraint(TupleDomain.none()), List.of(), DynamicFilter.EMPTY)).isInstanceOf(LakeprunePageSource.Empty.class);
     }
 
