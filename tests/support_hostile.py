@@ -35,6 +35,7 @@ MIN_CALLS = 5
 ATTACK_SECONDS = 0.5
 STALL_FACTOR = 20.0
 STALL_FLOOR = 0.25
+ATTEMPTS = 2
 # What an error message may be at most: the bound, the "…(N chars)" marker, a prefix of the
 # wire layer ("GetSplits failed: ").
 ECHO_LIMIT = MESSAGE_CHARS + 64
@@ -96,24 +97,42 @@ class Attacker:
         times that (or `LATENCY_FLOOR` seconds if more), and no single call may stall
         (`STALL_FACTOR` times, or `STALL_FLOOR` seconds if more): one call can wait for the GIL
         or for a busy machine longer than 3 x a few milliseconds without the server being at
-        fault."""
+        fault. A measurement that breaks a bound is repeated, up to `ATTEMPTS` in all: a shared
+        host's noise (another job's burst, a collector pause) does not recur on cue, a server
+        starved by the attack is slow every time."""
+        rounds: list[T] = []
+        verdicts: list[str] = []
+        while len(verdicts) < ATTEMPTS:
+            verdict = self._measure(normal, attack, args, rounds)
+            if verdict is None:
+                return rounds
+            verdicts.append(verdict)
+        pytest.fail("; then ".join(verdicts))
+
+    def _measure(
+        self,
+        normal: Callable[[], object],
+        attack: Callable[..., T],
+        args: tuple[object, ...],
+        rounds: list[T],
+    ) -> str | None:
+        """One measurement of `served_throughout`: the attack's rounds are added to `rounds`;
+        the bound the normal calls broke, or None."""
         normal()  # warm: connections, caches
         baseline = statistics.median(timed(normal) for _ in range(BASELINE_SAMPLES))
         future = self._pool.submit(_rounds, attack, args)
         latencies: list[float] = []
         while not future.done() or len(latencies) < MIN_CALLS:
             latencies.append(timed(normal))
-        rounds = future.result()
+        rounds.extend(future.result())
         shown = f"{len(latencies)} calls under attack, median of {baseline * 1000:.1f} ms before"
         typical = statistics.median(latencies)
-        assert typical <= max(LATENCY_FACTOR * baseline, LATENCY_FLOOR), (
-            f"median {typical * 1000:.1f} ms: {shown}"
-        )
+        if typical > max(LATENCY_FACTOR * baseline, LATENCY_FLOOR):
+            return f"median {typical * 1000:.1f} ms: {shown}"
         slowest = max(latencies)
-        assert slowest <= max(STALL_FACTOR * baseline, STALL_FLOOR), (
-            f"one took {slowest * 1000:.1f} ms: {shown}"
-        )
-        return rounds
+        if slowest > max(STALL_FACTOR * baseline, STALL_FLOOR):
+            return f"one took {slowest * 1000:.1f} ms: {shown}"
+        return None
 
 
 def _load(module: str) -> None:
