@@ -1,7 +1,9 @@
 """The SparkSession lakeprune jobs run in. Inside `spark-submit` (or a notebook with a session
 already active) the existing session is used unchanged apart from the settings lakeprune needs;
 otherwise an embedded `local[*]` session is created. Settings: UTC session time zone (timestamps
-are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter.
+are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter,
+and the object store settings of `builder.object_stores` (the S3A jars on an embedded session's
+class path; the AWS variables mapped onto S3A and the Python tasks at every call).
 An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
 the job's exception, JVM stack trace included, so the log would only print it a second time (and
 bury a one-line CLI error about a corrupt input file under a screen of Java)."""
@@ -13,6 +15,8 @@ import sys
 
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
+
+from builder.object_stores import apply_object_store_settings, s3a_classpath
 
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
@@ -35,6 +39,10 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             builder = builder.config("spark.sql.shuffle.partitions", "8")
             memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
             builder = builder.config("spark.driver.memory", memory)
+            classpath = s3a_classpath()
+            if classpath is not None:
+                builder = builder.config("spark.driver.extraClassPath", classpath)
+                builder = builder.config("spark.executor.extraClassPath", classpath)
             if master.startswith("local"):  # embedded: listen on loopback only
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
                 builder = builder.config("spark.driver.host", "127.0.0.1")
@@ -45,6 +53,7 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             _silence_task_failure_logs(active)
     for key, value in REQUIRED_CONF.items():
         active.conf.set(key, value)
+    apply_object_store_settings(active)
     return active
 
 

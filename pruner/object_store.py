@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import obstore
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
     from obstore.store import S3Config  # a TypedDict of the stubs only
 
 _SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
-# What the client is configured from: a change of any of them makes a new client.
-_SETTINGS = (
+# The AWS SDKs' standard variables every lakeprune S3 client is configured from (a change of any of
+# them makes a new conditional-PUT client).
+AWS_VARIABLES = (
     "AWS_ENDPOINT_URL_S3",
     "AWS_ENDPOINT_URL",
     "AWS_REGION",
@@ -31,14 +33,19 @@ _SETTINGS = (
 )
 
 
-def s3_endpoint() -> str | None:
+def s3_endpoint(environ: Mapping[str, str] = os.environ) -> str | None:
     """The custom S3 endpoint the AWS SDKs would use, if one is set."""
-    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+    return environ.get("AWS_ENDPOINT_URL_S3") or environ.get("AWS_ENDPOINT_URL") or None
+
+
+def s3_region(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The region the AWS SDKs would use, if one is set."""
+    return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or None
 
 
 def _store(bucket: str, region: str) -> S3Store:
     """A client for the bucket; kept while the settings stay the same (making one takes ~15 ms)."""
-    return _cached_store(bucket, region, tuple(os.environ.get(name) for name in _SETTINGS))
+    return _cached_store(bucket, region, tuple(os.environ.get(name) for name in AWS_VARIABLES))
 
 
 @functools.lru_cache(maxsize=16)
@@ -48,7 +55,7 @@ def _cached_store(bucket: str, region: str, settings: tuple[str | None, ...]) ->
     endpoint = s3_endpoint()
     if endpoint is not None:
         config["endpoint"] = endpoint
-    if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")) and region:
+    if s3_region() is None and region:
         config["region"] = region
     allow_http = endpoint is not None and endpoint.lower().startswith("http://")
     return S3Store(bucket, config=config, client_options={"allow_http": allow_http})

@@ -25,6 +25,7 @@ from pruner.engines.catalog import (
 )
 from pruner.engines.errors import InvalidEngineConfigError
 from pruner.engines.spec import EngineSpec
+from pruner.object_store import AWS_VARIABLES, s3_endpoint, s3_region
 
 DEFAULT_GRPC = "127.0.0.1:7777"  # the sidecar's gRPC port
 NATIVE_CONNECTOR_NAME = "lakeprune"
@@ -35,14 +36,8 @@ DEFAULT_S3_REGION = "us-east-1"  # the AWS SDKs' and pyarrow's region when none 
 # Trino's substitution of an environment variable of its own process: the secret stays out of files
 ACCESS_KEY_REFERENCE = "${ENV:AWS_ACCESS_KEY_ID}"
 SECRET_KEY_REFERENCE = "${ENV:AWS_SECRET_ACCESS_KEY}"
-S3_VARIABLES = (  # any of them set: the catalog reads tables on S3
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ENDPOINT_URL",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-)
+# Any of them set: the catalog reads tables on S3 (a session token alone says nothing of where).
+S3_VARIABLES = tuple(name for name in AWS_VARIABLES if name != "AWS_SESSION_TOKEN")
 
 
 def check_duration(name: str, value: str) -> str:
@@ -106,8 +101,8 @@ def s3_access_from_environment(environ: Mapping[str, str]) -> S3Access | None:
         and not environ.get("AWS_SESSION_TOKEN", "").strip()
     )
     return S3Access(
-        endpoint=values.get("AWS_ENDPOINT_URL_S3", values.get("AWS_ENDPOINT_URL")),
-        region=values.get("AWS_REGION", values.get("AWS_DEFAULT_REGION", DEFAULT_S3_REGION)),
+        endpoint=s3_endpoint(values),
+        region=s3_region(values) or DEFAULT_S3_REGION,
         access_key=ACCESS_KEY_REFERENCE if keys else None,
         secret_key=SECRET_KEY_REFERENCE if keys else None,
     )

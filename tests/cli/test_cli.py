@@ -11,8 +11,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
+from builder.api import LakepruneTable
 from builder.lock import table_lock
 from pruner.cli.main import app
 from pruner.storage import Storage
@@ -121,22 +123,30 @@ def test_create_show_and_user_errors(tmp_path: Path) -> None:
         assert output.strip().startswith("error:") and "Traceback" not in output
 
 
-@pytest.mark.usefixtures("spark")
-def test_write_read_time_travel_compact_clean_by_warehouse(tmp_path: Path) -> None:
-    warehouse = str(tmp_path / "wh")
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_write_read_time_travel_compact_clean_by_warehouse(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, spark: SparkSession
+) -> None:
+    """The whole write/read cycle on a local disk and on S3; on S3, Spark also reads an `--input`
+    from the bucket and the table itself (`LakepruneTable.read()`), both through S3A."""
+    warehouse = str(tmp_path / "wh") if backend == "local" else request.getfixturevalue("s3_root")
     create_trips(warehouse, "--ordering-field", "ts")
     first = json.loads(
         write_trips(warehouse, write_input(tmp_path / "a.parquet", range(10)), "insert", "--json")
     )
     assert first["inserted"] == 10
     write_trips(warehouse, write_input(tmp_path / "b.parquet", range(5, 15), version=1), "upsert")
-    pq.write_table(pa.table({"id": pa.array([0, 1], pa.int64())}), tmp_path / "del.parquet")
-    write_trips(warehouse, tmp_path / "del.parquet", "delete")
+    deletes = pa.table({"id": pa.array([0, 1], pa.int64())})
+    delete_input = f"{warehouse}/inputs/del.parquet" if backend == "s3" else str(tmp_path / "del.parquet")
+    pq.write_table(deletes, delete_input)
+    lakeprune("write", "trips", "-w", warehouse, "--input", delete_input, "--mode", "delete")
 
     out = tmp_path / "out.csv"
     lakeprune("table", "read", "trips", "-w", warehouse, "--out", str(out))
     ids = sorted(pacsv.read_csv(out).column("id").to_pylist())
     assert ids == list(range(2, 15))
+    through_spark = LakepruneTable.in_warehouse(warehouse, "trips", spark).read()
+    assert sorted(row.id for row in through_spark.select("id").collect()) == ids
     old = tmp_path / "old.parquet"
     lakeprune("table", "read", "trips", "-w", warehouse, "--snapshot", first["instant"], "--out", str(old))
     assert sorted(pq.read_table(old).column("id").to_pylist()) == list(range(10))

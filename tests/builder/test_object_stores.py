@@ -1,0 +1,78 @@
+"""builder.object_stores: the AWS variables mapped onto S3A settings and the Python tasks'
+environment of a live session, following the variables as they change; the jars' coordinates
+match the Hadoop that pyspark ships."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyspark
+from pyspark.sql import SparkSession
+
+from builder.object_stores import (
+    S3A_ARTIFACTS,
+    S3A_FILE_SYSTEM,
+    apply_object_store_settings,
+    s3a_settings,
+)
+from pruner.object_store import AWS_VARIABLES
+
+ENVIRONMENT = {
+    "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+    "AWS_REGION": "eu-west-3",
+    "AWS_ACCESS_KEY_ID": "key-id",
+    "AWS_SECRET_ACCESS_KEY": "secret",
+}
+
+
+def test_a_custom_endpoint_is_addressed_path_style_with_the_given_keys() -> None:
+    assert s3a_settings(ENVIRONMENT) == {
+        "fs.s3.impl": S3A_FILE_SYSTEM,
+        "fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.endpoint.region": "eu-west-3",
+        "fs.s3a.access.key": "key-id",
+        "fs.s3a.secret.key": "secret",
+    }
+
+
+def test_the_s3_specific_endpoint_and_the_default_region_are_honoured() -> None:
+    settings = s3a_settings(
+        {"AWS_ENDPOINT_URL_S3": "http://s3:1", "AWS_ENDPOINT_URL": "http://x:2", "AWS_DEFAULT_REGION": "r"}
+    )
+    assert settings["fs.s3a.endpoint"] == "http://s3:1" and settings["fs.s3a.endpoint.region"] == "r"
+
+
+def test_a_session_token_selects_temporary_credentials_and_half_a_key_pair_none() -> None:
+    with_token = s3a_settings({**ENVIRONMENT, "AWS_SESSION_TOKEN": "token"})
+    assert with_token["fs.s3a.session.token"] == "token"
+    assert with_token["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
+    assert s3a_settings({"AWS_ACCESS_KEY_ID": "key-id"}) == {"fs.s3.impl": S3A_FILE_SYSTEM}
+
+
+def test_a_live_session_follows_the_variables(spark: SparkSession) -> None:
+    context = spark.sparkContext
+    hadoop = context._jsc.hadoopConfiguration()
+    try:
+        apply_object_store_settings(spark, ENVIRONMENT)
+        assert hadoop.get("fs.s3a.endpoint") == "http://127.0.0.1:9000"
+        assert hadoop.get("fs.s3a.secret.key") == "secret"
+        assert {name: context.environment.get(name) for name in ENVIRONMENT} == ENVIRONMENT
+        apply_object_store_settings(spark, {"AWS_REGION": "us-east-2"})
+        assert hadoop.get("fs.s3a.endpoint") is None and hadoop.get("fs.s3a.secret.key") is None
+        assert hadoop.get("fs.s3a.endpoint.region") == "us-east-2"
+        assert [name for name in AWS_VARIABLES if name in context.environment] == ["AWS_REGION"]
+    finally:
+        apply_object_store_settings(spark)
+
+
+def test_the_session_has_the_jars_of_pysparks_hadoop(spark: SparkSession) -> None:
+    jars = Path(pyspark.__file__).parent / "jars"
+    (client,) = jars.glob("hadoop-client-api-*.jar")
+    assert S3A_ARTIFACTS[0].artifact == "hadoop-aws"
+    assert client.name == f"hadoop-client-api-{S3A_ARTIFACTS[0].version}.jar"
+    classpath = spark.sparkContext.getConf().get("spark.driver.extraClassPath") or ""
+    assert all(f"{a.artifact}-{a.version}.jar" in classpath for a in S3A_ARTIFACTS)
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    assert jvm.java.lang.Class.forName(S3A_FILE_SYSTEM).getName() == S3A_FILE_SYSTEM
