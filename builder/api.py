@@ -23,7 +23,7 @@ from builder import cleaner, compaction
 from builder.create import SchemaLike, create_table
 from builder.index_build import StatementResult, build_index, execute
 from builder.partitioning import PartitioningChange, alter_partitioning
-from builder.session import spark_session
+from builder.session import job_session, spark_session
 from builder.write.writer import WriteMode, WriteResult, write
 from pruner.planner.prune import Predicate, prune
 from pruner.planner.result import PruneResult
@@ -96,9 +96,10 @@ class LakepruneTable:
         snap = self.snapshot(snapshot)
         schema = snap.table.config.schema.to_spark_ddl()
         paths = [snap.table.storage.full_uri(f.path) for f in snap.files()]
+        spark = job_session(self.spark)
         if not paths:
-            return self.spark.createDataFrame([], schema)
-        return self.spark.read.schema(schema).parquet(*paths)
+            return spark.createDataFrame([], schema)
+        return spark.read.schema(schema).parquet(*paths)
 
     def to_arrow(
         self, snapshot: str | None = None, columns: list[str] | None = None, limit: int | None = None

@@ -203,9 +203,9 @@ def _compute_rows(
     spec = table.spec(definition)
     if not files:
         return {}
-    from builder.session import spark_session
+    from builder.session import job_session
 
-    session = spark or spark_session()
+    session = job_session(spark)
     log.info("building index %s over %d file(s)", definition.name, len(files))
     listing = session.createDataFrame(
         [(f.partition, f.file_name, f.path) for f in files], "partition string, file_name string, path string"

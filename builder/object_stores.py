@@ -7,9 +7,10 @@ variables of the process that runs the job, as every other lakeprune component d
 `AWS_REGION` or `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
 `AWS_SESSION_TOKEN`. They are mapped onto `fs.s3a.*` keys of the session's Hadoop configuration
 (which Spark ships to its executors with each job) and copied into the environment of the Python
-tasks (`SparkContext.environment`, shipped with each task), at every `spark_session()` call: a job
-sees the variables as they are when it starts, on a cluster as on `local[*]`. An `fs.s3a.*` key
-the user set in the Spark configuration (`spark.hadoop.fs.s3a.*`) is left as the user set it.
+tasks (`SparkContext.environment`, shipped with each task) whenever a job starts
+(`builder.session.job_session`): a job sees the variables as they are when it starts, on a
+cluster as on `local[*]`. An `fs.s3a.*` key the user set in the Spark configuration
+(`spark.hadoop.fs.s3a.*`) is left as the user set it.
 `s3://` paths are served by S3A too (`fs.s3.impl`), as on EMR. The S3A jars (`hadoop-aws` of
 Spark's Hadoop version and the AWS SDK bundle it was built with, ~690 MB) come from Maven Central
 into the launcher's cache once and go on the classpath of embedded sessions; a session made

@@ -3,7 +3,8 @@ already active) the existing session is used unchanged apart from the settings l
 otherwise an embedded `local[*]` session is created. Settings: UTC session time zone (timestamps
 are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter,
 and the object store settings of `builder.object_stores` (the S3A jars on an embedded session's
-class path; the AWS variables mapped onto S3A and the Python tasks at every call).
+class path; the AWS variables mapped onto S3A and the Python tasks whenever a job starts:
+`job_session`).
 An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
 the job's exception, JVM stack trace included, so the log would only print it a second time (and
 bury a one-line CLI error about a corrupt input file under a screen of Java)."""
@@ -51,10 +52,18 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
         active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", "ERROR"))
         if (active.sparkContext.master or "").startswith("local"):
             _silence_task_failure_logs(active)
+    return job_session(active)
+
+
+def job_session(spark: SparkSession | None = None) -> SparkSession:
+    """The session a job runs in (`spark`, else `spark_session()`'s), with lakeprune's settings
+    applied again: the AWS variables may have changed since the session was made or last used."""
+    if spark is None:
+        return spark_session()
     for key, value in REQUIRED_CONF.items():
-        active.conf.set(key, value)
-    apply_object_store_settings(active)
-    return active
+        spark.conf.set(key, value)
+    apply_object_store_settings(spark)
+    return spark
 
 
 # The loggers that print a failed task's exception ("Exception in task ...") and the job abort.

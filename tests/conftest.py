@@ -50,11 +50,18 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
 
 
 @pytest.fixture
-def s3_root(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
+def s3_environment(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> SeaweedS3:
+    """The AWS SDKs' variables pointing every client (and every process started from here) at the
+    session's S3 server, for the test."""
+    point_environment_at(s3_server, monkeypatch)
+    return s3_server
+
+
+@pytest.fixture
+def s3_root(s3_environment: SeaweedS3) -> str:
     """A new, empty `s3://` prefix on the session's server, with the AWS SDKs' variables pointing
     every client (and every process started from here) at that server."""
-    point_environment_at(s3_server, monkeypatch)
-    bucket = s3_server.new_bucket("lakeprune-tests")
+    bucket = s3_environment.new_bucket("lakeprune-tests")
     return f"s3://{bucket}/{uuid.uuid4().hex}"
 
 

@@ -33,6 +33,7 @@ from builder.compaction import compact_locked
 from builder.indexing import index_changes
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
+from builder.session import job_session
 from builder.write import tasks
 from builder.write.plan import InsertBin, plan_insert_bins
 from builder.write.tasks import (
@@ -111,6 +112,7 @@ def write(
     their partition before being cut into files, so that files cover narrow ranges of the sort
     values and min / max indexes skip them. Rows inside a file stay in key order."""
     mode = WriteMode(mode)
+    spark = job_session(spark)
     table = LakeTable.open(location)
     sort_columns = sort_expressions(table.config.schema, sort_by)
     with table_lock(table.storage, f"write ({mode})"):

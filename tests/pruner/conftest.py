@@ -13,12 +13,11 @@ from pyspark.sql import SparkSession
 from builder import LakepruneTable
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
+from tests.support_s3 import SeaweedS3, point_environment_at
 
 
-@pytest.fixture(scope="session")
-def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The table's location; its parent directory holds nothing else (a warehouse root)."""
-    location = str(tmp_path_factory.mktemp("planner") / "events")
+def build_indexed_table(spark: SparkSession, location: str) -> str:
+    """Create and fill the indexed table at `location` (a path or an `s3://` URI)."""
     table = LakepruneTable.create(
         location,
         SCHEMA,
@@ -39,6 +38,22 @@ def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture(scope="session")
+def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The table's location; its parent directory holds nothing else (a warehouse root)."""
+    return build_indexed_table(spark, str(tmp_path_factory.mktemp("planner") / "events"))
+
+
+@pytest.fixture(scope="session")
+def indexed_s3_table(spark: SparkSession, s3_server: SeaweedS3) -> tuple[str, Oracle]:
+    """The same table written by lakeprune into a bucket of the session's S3 server, and its
+    oracle (read from the bucket). Tests that use it need the `s3_environment` fixture too."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        point_environment_at(s3_server, monkeypatch)
+        location = build_indexed_table(spark, f"s3://{s3_server.new_bucket('lakeprune-planner')}/events")
+        return location, Oracle(LakeTable.open(location).snapshot())
+
+
+@pytest.fixture(scope="session")
 def lake(indexed_table: str) -> str:
     """The warehouse root holding the shared indexed table (read only)."""
     return str(Path(indexed_table).parent)
@@ -55,3 +70,14 @@ def table_copy(indexed_table: str, tmp_path: Path) -> str:
 @pytest.fixture(scope="session")
 def oracle(indexed_table: str) -> Oracle:
     return Oracle(LakeTable.open(indexed_table).snapshot())
+
+
+def indexed_table_on(backend: str, request: pytest.FixtureRequest) -> tuple[str, Oracle]:
+    """The indexed table and its oracle on a local disk (`local`) or on S3 (`s3`, with the AWS
+    variables pointing at the session's server for the rest of the test), for tests parametrized
+    by backend."""
+    if backend == "s3":
+        request.getfixturevalue("s3_environment")
+        location, oracle = request.getfixturevalue("indexed_s3_table")
+        return location, oracle
+    return request.getfixturevalue("indexed_table"), request.getfixturevalue("oracle")

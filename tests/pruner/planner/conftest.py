@@ -61,7 +61,7 @@ class Oracle:
     def __init__(self, snapshot: Snapshot) -> None:
         storage = snapshot.table.storage
         self.rows = {
-            storage.full_uri(f.path): pq.read_table(storage.path(f.path)).to_pylist()
+            storage.full_uri(f.path): pq.read_table(storage.path(f.path), filesystem=storage.fs).to_pylist()
             for f in snapshot.files()
         }
 
@@ -83,7 +83,7 @@ class FunctionalOracle(Oracle):
         virtual = virtual_columns(table.config.schema, table.definitions)
         self.rows = {}
         for f in snapshot.files():
-            data = pq.read_table(table.storage.path(f.path))
+            data = pq.read_table(table.storage.path(f.path), filesystem=table.storage.fs)
             for v in virtual:
                 data = data.append_column(v.name, v.function.arrow(data.column(v.function.column)))
             self.rows[table.storage.full_uri(f.path)] = data.to_pylist()

@@ -16,6 +16,7 @@ from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import is_nan
 from pruner.table.table import LakeTable
+from tests.pruner.conftest import indexed_table_on
 from tests.pruner.planner.conftest import COLUMNS, Oracle
 
 EXTRA: dict[str, list[Any]] = {
@@ -67,10 +68,20 @@ def _check(location: str, oracle: Oracle, predicate: TupleDomain) -> None:
     assert not missing, f"pruned {len(missing)} file(s) holding matches for {predicate}"
 
 
+@pytest.mark.spark  # the tables are written with Spark (requested by name, not as a parameter)
 @pytest.mark.parametrize(
-    "examples", [pytest.param(150, id="ci"), pytest.param(3000, id="large", marks=pytest.mark.slow)]
+    ("backend", "examples"),
+    [
+        pytest.param("local", 150, id="ci"),
+        pytest.param("local", 3000, id="large", marks=pytest.mark.slow),
+        pytest.param("s3", 40, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
+    ],
 )
-def test_no_matching_file_is_ever_pruned(indexed_table: str, oracle: Oracle, examples: int) -> None:
+def test_no_matching_file_is_ever_pruned(request: pytest.FixtureRequest, backend: str, examples: int) -> None:
+    _holds_for_random_predicates(*indexed_table_on(backend, request), examples)
+
+
+def _holds_for_random_predicates(location: str, oracle: Oracle, examples: int) -> None:
     pools = {c: _pool(oracle, c) for c in COLUMNS}
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
@@ -78,6 +89,6 @@ def test_no_matching_file_is_ever_pruned(indexed_table: str, oracle: Oracle, exa
     def check(data: st.DataObject) -> None:
         columns = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True))
         predicate = TupleDomain.with_domains({c: data.draw(domains(pools[c])) for c in columns})
-        _check(indexed_table, oracle, predicate)
+        _check(location, oracle, predicate)
 
     check()

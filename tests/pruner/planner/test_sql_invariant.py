@@ -18,6 +18,7 @@ from pruner.planner.prune import prune
 from pruner.predicate.sql import translate
 from pruner.predicate.values import is_nan
 from pruner.table.table import LakeTable
+from tests.pruner.conftest import indexed_table_on
 from tests.pruner.planner.conftest import COLUMNS, Oracle
 from tests.pruner.predicate.sql_oracle import evaluate
 
@@ -68,13 +69,23 @@ def predicates(draw: st.DrawFn, pools: dict[str, list[Any]], depth: int = 2) -> 
     return f"({draw(predicates(pools, depth - 1))}) {shape} ({draw(predicates(pools, depth - 1))})"
 
 
+@pytest.mark.spark  # the tables are written with Spark (requested by name, not as a parameter)
 @pytest.mark.parametrize(
-    "examples", [pytest.param(120, id="ci"), pytest.param(1000, id="large", marks=pytest.mark.slow)]
+    ("backend", "examples"),
+    [
+        pytest.param("local", 120, id="ci"),
+        pytest.param("local", 1000, id="large", marks=pytest.mark.slow),
+        pytest.param("s3", 40, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
+    ],
 )
 def test_no_file_matching_a_sql_predicate_is_pruned(
-    indexed_table: str, oracle: Oracle, examples: int
+    request: pytest.FixtureRequest, backend: str, examples: int
 ) -> None:
-    table = LakeTable.open(indexed_table)
+    _holds_for_random_sql(*indexed_table_on(backend, request), examples)
+
+
+def _holds_for_random_sql(location: str, oracle: Oracle, examples: int) -> None:
+    table = LakeTable.open(location)
     schema = table.config.schema
     types = {c.name: str(c.type) for c in schema.columns}
     pools = {
