@@ -70,7 +70,9 @@ def assert_record_index_consistent(location: str) -> None:
     snapshot = LakeTable.open(location).snapshot()
     expected: dict[str, tuple[str, str]] = {}
     for f in snapshot.files():
-        ids = pq.read_table(snapshot.table.storage.path(f.path), columns=["id"]).column("id").to_pylist()
+        storage = snapshot.table.storage
+        data = pq.read_table(storage.path(f.path), columns=["id"], filesystem=storage.fs)
+        ids = data.column("id").to_pylist()
         assert len(ids) == f.rows, f"files index row count is wrong for {f.path}"
         for key in ids:
             expected[str(key)] = (f.partition, f.file_group)
