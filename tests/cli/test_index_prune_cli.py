@@ -1,4 +1,5 @@
-"""`lakeprune sql`, `lakeprune index build` and `lakeprune prune` through the CLI."""
+"""`lakeprune sql`, `lakeprune index build` and `lakeprune prune` through the CLI, on a local disk
+and on S3."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from pruner.storage import Storage
 from tests.cli.test_cli import create_trips, write_input, write_trips
 from tests.cli.test_cli import lakeprune as run
 
 
 @pytest.mark.usefixtures("spark")
-def test_indexes_and_prune_from_the_command_line(tmp_path: Path) -> None:
-    warehouse = str(tmp_path / "wh")
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_indexes_and_prune_from_the_command_line(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    warehouse = str(tmp_path / "wh") if backend == "local" else request.getfixturevalue("s3_root")
     create_trips(
         warehouse,
         "--property",
@@ -40,7 +45,9 @@ def test_indexes_and_prune_from_the_command_line(tmp_path: Path) -> None:
     )
     assert pruned["files_selected"] < pruned["files_total"]
     assert {"snapshot", "files_total", "files_selected", "splits", "explain"} <= set(pruned)
-    assert all(Path(s["path"]).is_file() for s in pruned["splits"])
+    table = Storage.from_uri(f"{warehouse}/trips")
+    assert all(s["path"].startswith(f"{table.uri}/") for s in pruned["splits"])
+    assert all(table.exists(s["path"].removeprefix(f"{table.uri}/")) for s in pruned["splits"])
     assert [s["step"] for s in pruned["explain"]] == [
         "partition_values",
         "partition_stats",
