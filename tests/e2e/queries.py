@@ -28,8 +28,8 @@ class Query:
     selective: bool = False  # the pruned file count must be far below the table's
     index_join: bool = False
 
-    def for_engine(self) -> str:
-        return self.engine_sql.format(t=f"lakeprune.{SCHEMA_NAME}.")
+    def for_engine(self, catalog: str = "lakeprune") -> str:
+        return self.engine_sql.format(t=f"{catalog}.{SCHEMA_NAME}.")
 
     def for_duckdb(self) -> str:
         return (self.duckdb_sql or self.engine_sql).format(t="")
@@ -127,10 +127,14 @@ def served(sidecar: Sidecar) -> dict[str, float]:
     }
 
 
-def check_query(engine: Engine, sidecar: Sidecar, warehouse: Path, query: Query) -> None:
+def check_query(
+    engine: Engine, sidecar: Sidecar, warehouse: Path, query: Query, catalog: str = "lakeprune"
+) -> None:
+    """`query` through the Thrift catalog `catalog` answers as DuckDB does over `warehouse` (the
+    files the sidecar serves, or a local copy of them); selective ones are pruned by the sidecar."""
     reference = duckdb_connection(warehouse).execute(query.for_duckdb()).fetchall()
     before = served(sidecar)
-    rows = engine.query(query.for_engine())
+    rows = engine.query(query.for_engine(catalog))
     after = served(sidecar)
     assert normalized(rows) == normalized(reference), query.name
     delta = {k: after[k] - before[k] for k in after}

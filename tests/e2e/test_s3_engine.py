@@ -1,12 +1,14 @@
-"""Trino 476 with the native catalog over a warehouse on S3 (issue 16: "the Trino e2e corpus passes
-over an S3 warehouse"). The session's e2e warehouse, built locally with Spark (which cannot write
-`s3a://` yet), is copied whole — data files and each table's `.lakeprune/` — into a bucket of the
-session's SeaweedFS server; one in-process sidecar serves that `s3://` copy, and one Trino started
-by the launcher reads the split paths the sidecar plans (`s3://...`) through its native S3 file
-system, both configured by nothing but the AWS SDKs' variables. Every query of the e2e corpus
-answers exactly as DuckDB does over the local original (the same bytes), the selective ones pruned
-by the sidecar; the fixture's secret key is in no file under Trino's data directory (its catalog
-names `${ENV:AWS_SECRET_ACCESS_KEY}`, its logs) and in no record the sidecar logs."""
+"""Trino 476 with the native and the Thrift catalog over a warehouse on S3 (issue 16: "the Trino
+e2e corpus passes over an S3 warehouse"). The session's e2e warehouse is copied whole — data files
+and each table's `.lakeprune/` — into a bucket of the session's SeaweedFS server, so that DuckDB's
+reference reads the same bytes locally; one in-process sidecar serves that `s3://` copy over gRPC
+and Thrift, and one Trino started by the launcher reads the split paths the sidecar plans
+(`s3://...`) through its native S3 file system (native catalog) or asks the sidecar for the rows
+(Thrift catalog, `lakeprune_thrift`), all configured by nothing but the AWS SDKs' variables. Every
+query of the e2e corpus answers as DuckDB does over the local original (exactly, decimals
+included, through the native catalog), the selective ones pruned by the sidecar; the fixture's
+secret key is in no file under Trino's data directory (its catalog names
+`${ENV:AWS_SECRET_ACCESS_KEY}`, its logs) and in no record the sidecar logs."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from pruner.table.table import LakeTable
 from tests.e2e.engines import Engine, local_engine
 from tests.e2e.native import check_query, native_plugin
 from tests.e2e.queries import QUERIES, Query
+from tests.e2e.queries import check_query as check_thrift_query
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES
 from tests.support_s3 import SeaweedS3, point_environment_at
 
@@ -85,7 +88,7 @@ def on_s3(
         with pytest.MonkeyPatch.context() as environment:
             point_environment_at(s3_server, environment)  # the sidecar's and Trino's, restored after
             config = ServeConfig(
-                {SCHEMA_NAME: location}, host="127.0.0.1", grpc_port=0, thrift_port=None, metrics_port=None
+                {SCHEMA_NAME: location}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
             )
             sidecar = Sidecar(config).start()
             try:
@@ -93,7 +96,8 @@ def on_s3(
                 grpc = NativeCatalog(
                     f"127.0.0.1:{sidecar.grpc_port}", s3=s3_access_from_environment(os.environ)
                 )
-                with local_engine("trino", None, grpc=grpc, plugin=plugin, data_dir=trino_dir) as engine:
+                thrift = f"127.0.0.1:{sidecar.thrift_port}"
+                with local_engine("trino", thrift, grpc=grpc, plugin=plugin, data_dir=trino_dir) as engine:
                     yield OnS3(engine, sidecar, local, location, trino_dir, s3_server.secret_key, logged)
             finally:
                 sidecar.stop(2)
@@ -114,6 +118,12 @@ def test_query_matches_duckdb_exactly(on_s3: OnS3, query: Query) -> None:
     """The whole corpus, read from S3: DuckDB's answer over the local files, decimals exact;
     selective queries and joins on the record key prune."""
     check_query(on_s3.engine, on_s3.sidecar, on_s3.local, query)
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
+def test_query_through_the_thrift_catalog_matches_duckdb(on_s3: OnS3, query: Query) -> None:
+    """The corpus through the Thrift catalog: the sidecar reads the rows from S3 itself."""
+    check_thrift_query(on_s3.engine, on_s3.sidecar, on_s3.local, query, catalog="lakeprune_thrift")
 
 
 def test_no_secret_in_trino_files_or_the_sidecar_log(on_s3: OnS3) -> None:
