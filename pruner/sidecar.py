@@ -10,6 +10,7 @@ then closes everything; `wait()` blocks until then."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -71,6 +72,7 @@ class Sidecar:
 
     def start(self) -> Sidecar:
         """Bind and start every configured endpoint; on any failure nothing is left running."""
+        self._apply_s3_settings()
         try:
             if self.config.grpc_port is not None:
                 self.grpc_port = self._start_grpc(self.config.grpc_port)
@@ -92,6 +94,17 @@ class Sidecar:
             ",".join(self.catalog.schemas()),
         )
         return self
+
+    def _apply_s3_settings(self) -> None:
+        """The config's `s3:` settings over the AWS variables of this process, before any table
+        is opened (every S3 client reads the variables when it is made)."""
+        for name, value in self.config.s3.environment().items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if described := self.config.s3.describe():
+            log.info("S3 settings from the config: %s", described)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         return self.ready.wait(timeout)

@@ -1,6 +1,7 @@
 """The sidecar's configuration: which schema names map to which warehouse roots, where the gRPC,
 Thrift and metrics endpoints listen, which Thrift addresses are advertised as split hosts, the index
-cache size, request limits and the security settings. It is read from a YAML file (`lakeprune serve
+cache size, request limits, the security settings and S3 settings that override the AWS SDKs'
+variables for this sidecar. It is read from a YAML file (`lakeprune serve
 --config FILE`, example in `connector-config/sidecar.yaml`) or built from command-line options, and
 validated once at start: every mistake is reported as one `ConfigError` line naming the key, never
 as a traceback and never discovered later at the first request."""
@@ -104,6 +105,51 @@ class Security:
 
 
 @dataclass(frozen=True)
+class S3Settings:
+    """S3 settings of the config file's `s3:` section; each one given overrides its AWS SDK
+    variable for the sidecar's process (`environment`), so every S3 client in it (pyarrow's, the
+    conditional-PUT one) uses it. None: the variable, as set or unset, stays."""
+
+    endpoint: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.endpoint is not None and not re.fullmatch(r"https?://[^\s/]+/?", self.endpoint):
+            raise ConfigError(f"s3.endpoint must be http(s)://HOST[:PORT], got {self.endpoint!r}")
+        if self.region is not None and not re.fullmatch(r"[a-z0-9-]+", self.region):
+            raise ConfigError(f"s3.region must be a region name such as us-east-1, got {self.region!r}")
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            raise ConfigError("s3.access_key_id and s3.secret_access_key go together: give both or neither")
+
+    def environment(self) -> dict[str, str | None]:
+        """The AWS variables these settings set (a value) or clear (None, for a variable that
+        would otherwise take precedence over a setting given here)."""
+        variables: dict[str, str | None] = {}
+        if self.endpoint is not None:
+            variables |= {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ENDPOINT_URL_S3": None}
+        if self.region is not None:
+            variables["AWS_REGION"] = self.region
+        if self.access_key_id is not None and self.secret_access_key is not None:
+            variables |= {
+                "AWS_ACCESS_KEY_ID": self.access_key_id,
+                "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+                "AWS_SESSION_TOKEN": None,
+            }
+        return variables
+
+    def describe(self) -> str:
+        """What is overridden, for the log (never the secret)."""
+        given = [
+            f"endpoint={self.endpoint}" if self.endpoint else "",
+            f"region={self.region}" if self.region else "",
+            "credentials=config" if self.access_key_id else "",
+        ]
+        return " ".join(g for g in given if g)
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     warehouses: Mapping[str, str]
     host: str = DEFAULT_HOST
@@ -114,6 +160,7 @@ class ServeConfig:
     cache_bytes: int = 512 * 1024**2
     limits: Limits = field(default_factory=Limits)
     security: Security = field(default_factory=Security)
+    s3: S3Settings = field(default_factory=S3Settings)
 
     def __post_init__(self) -> None:
         if not self.warehouses:
@@ -169,6 +216,7 @@ class ServeConfig:
         cache = _Reader(reader.mapping("cache"), "cache.")
         limits = _Reader(reader.mapping("limits"), "limits.")
         security = _Reader(reader.mapping("security"), "security.")
+        s3 = _Reader(reader.mapping("s3"), "s3.")
         reader.reject_unknown()
 
         def local(value: str | None) -> str | None:
@@ -210,8 +258,14 @@ class ServeConfig:
                 tls_key_file=local(security.text("tls_key_file")),
                 **_split_key(security, local),
             ),
+            s3=S3Settings(
+                endpoint=s3.text("endpoint"),
+                region=s3.text("region"),
+                access_key_id=s3.text("access_key_id"),
+                secret_access_key=_secret(s3, "secret_access_key", local),
+            ),
         )
-        for reader_ in (listen, cache, limits, security):
+        for reader_ in (listen, cache, limits, security, s3):
             reader_.reject_unknown()
         return built
 
@@ -291,16 +345,17 @@ def _text(value: object, key: str) -> str:
 def _secret(reader: _Reader, key: str, local: Any) -> str | None:
     """A secret given inline (`token`) or in a file (`token_file`), never both."""
     inline, path = reader.text(key), local(reader.text(f"{key}_file"))
+    name = reader.prefix + key
     if inline is not None and path is not None:
-        raise ConfigError(f"security.{key} and security.{key}_file are mutually exclusive")
+        raise ConfigError(f"{name} and {name}_file are mutually exclusive")
     if path is None:
         return inline
     try:
         secret = Path(path).read_text(encoding="utf-8").strip()
     except OSError as exc:
-        raise ConfigError(f"cannot read security.{key}_file {path}: {exc.strerror or exc}") from exc
+        raise ConfigError(f"cannot read {name}_file {path}: {exc.strerror or exc}") from exc
     if not secret:
-        raise ConfigError(f"security.{key}_file {path} is empty")
+        raise ConfigError(f"{name}_file {path} is empty")
     return secret
 
 

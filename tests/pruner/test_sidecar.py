@@ -22,10 +22,12 @@ from pruner.planner.planner import Planner
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import Catalog
-from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.config import ConfigError, S3Settings, ServeConfig
 from pruner.serving.metrics import Metrics
 from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE, address, make_config
+from tests.support_hostile import server_log
+from tests.support_s3 import SeaweedS3
 
 
 def health_of(sidecar: Sidecar, service: str = "") -> int:
@@ -135,3 +137,28 @@ def test_stop_lets_calls_in_flight_finish(
     with PruningClient(address(sidecar), timeout=3) as client, pytest.raises(ServiceError) as raised:
         client.list_tables()
     assert raised.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_the_config_s3_section_overrides_the_aws_variables(
+    s3_root: str, s3_environment: SeaweedS3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the AWS variables pointing at a closed port with a wrong key pair, a sidecar whose
+    config names the S3 server and its keys serves the S3 warehouse; the secret is not logged."""
+    create_table(f"{s3_root}/events", "id bigint", record_key="id")
+    server = s3_environment
+    for name, value in {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_ACCESS_KEY_ID": "wrong",
+        "AWS_SECRET_ACCESS_KEY": "wrong",
+    }.items():
+        monkeypatch.setenv(name, value)  # restored after the test, whatever the sidecar sets
+    s3 = S3Settings(
+        endpoint=server.endpoint, access_key_id=server.access_key, secret_access_key=server.secret_key
+    )
+    config = ServeConfig({"lake": s3_root}, grpc_port=0, thrift_port=None, metrics_port=None, s3=s3)
+    with server_log() as log, Sidecar(config) as sidecar:
+        assert sidecar.wait_ready(30), "the sidecar did not list the S3 warehouse"
+        with PruningClient(address(sidecar)) as client:
+            assert [t.table for t in client.list_tables("lake")] == ["events"]
+    assert f"S3 settings from the config: endpoint={server.endpoint} credentials=config" in log.getvalue()
+    assert server.secret_key not in log.getvalue()

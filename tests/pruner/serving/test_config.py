@@ -4,6 +4,7 @@ options, and one `ConfigError` naming the key for every kind of mistake."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pruner.serving.config import (
     DEFAULT_GRPC_PORT,
     ConfigError,
     Limits,
+    S3Settings,
     Security,
     ServeConfig,
     parse_size,
@@ -38,7 +40,7 @@ def test_the_example_loads_with_its_defaults() -> None:
 
 def test_the_example_mentions_every_key_and_its_commented_keys_work(tmp_path: Path) -> None:
     text = EXAMPLE.read_text()
-    fields = [f.name for cls in (ServeConfig, Limits, Security) for f in dataclasses.fields(cls)]
+    fields = [f.name for cls in (ServeConfig, Limits, Security, S3Settings) for f in dataclasses.fields(cls)]
     keys = {"cache_bytes": "max_bytes"}  # the one key spelt differently in the file
     for name in fields:
         assert f"{keys.get(name, name)}:" in text, f"{name} is not in the example"
@@ -55,6 +57,47 @@ def test_the_example_mentions_every_key_and_its_commented_keys_work(tmp_path: Pa
     assert loaded.security.token == "secret-token-0123456789"
     assert loaded.security.tls and loaded.security.tls_key_file == str(tmp_path / "tls.key")
     assert loaded.security.split_key == b"secret-split.key-0123456789"
+
+
+def test_the_s3_section_overrides_the_aws_variables(tmp_path: Path) -> None:
+    (tmp_path / "s3.secret").write_text("the-secret\n")
+    loaded = config(
+        s3={
+            "endpoint": "http://127.0.0.1:8333",
+            "region": "eu-west-3",
+            "access_key_id": "lakeprune",
+            "secret_access_key_file": str(tmp_path / "s3.secret"),
+        }
+    ).s3
+    assert loaded.environment() == {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:8333",
+        "AWS_ENDPOINT_URL_S3": None,  # would win over AWS_ENDPOINT_URL
+        "AWS_REGION": "eu-west-3",
+        "AWS_ACCESS_KEY_ID": "lakeprune",
+        "AWS_SECRET_ACCESS_KEY": "the-secret",
+        "AWS_SESSION_TOKEN": None,  # belongs to other keys
+    }
+    assert "the-secret" not in repr(loaded) + loaded.describe()
+    assert loaded.describe() == "endpoint=http://127.0.0.1:8333 region=eu-west-3 credentials=config"
+    assert config().s3.environment() == {} and config(s3=None).s3 == S3Settings()
+
+
+@pytest.mark.parametrize(
+    ("s3", "message"),
+    [
+        ({"endpoint": "127.0.0.1:8333"}, "s3.endpoint must be http(s)://HOST[:PORT]"),
+        ({"endpoint": "http://h/path"}, "s3.endpoint must be http(s)://HOST[:PORT]"),
+        ({"region": "EU West"}, "s3.region must be a region name"),
+        ({"access_key_id": "k"}, "give both or neither"),
+        ({"secret_access_key": "s"}, "give both or neither"),
+        ({"secret_access_key": "s", "secret_access_key_file": "f"}, "are mutually exclusive"),
+        ({"bucket": "b"}, "unknown config key s3.bucket"),
+        ({"secret_access_key_file": "/nonexistent/s3.secret"}, "cannot read s3.secret_access_key_file"),
+    ],
+)
+def test_s3_mistakes_name_the_key(s3: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config(s3=s3)
 
 
 def test_defaults() -> None:
