@@ -1,9 +1,10 @@
 """Running an action as an instant: requested -> inflight (listing the data and index partitions it
 will write into) -> completed, and rolling back an instant that did not complete by deleting every
-file named with it in those partitions. The next writer rolls back what a crashed one left; an
-action that fails with an exception rolls itself back at once, except when it lost its instant to
-another writer (a `ConflictError` from the timeline): the instant's files are then that writer's,
-and are left alone."""
+file named with it in those partitions. The next writer rolls back what a crashed one left, and
+deletes the temporary files of timeline states it died publishing (local disks); an action that
+fails with an exception rolls itself back at once, except when it lost its instant to another
+writer (a `ConflictError` from the timeline): the instant's files are then that writer's, and are
+left alone."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from typing import Any
 
 from pruner.errors import ConflictError, TableCorruptError
 from pruner.format import timeline as tl
-from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName
+from pruner.format.layout import METADATA_DIR, TIMELINE_DIR, DataFileName, IndexFileName
 from pruner.format.timeline import Action, Instant, State, Timeline
-from pruner.storage import Storage
+from pruner.storage import Storage, is_hidden_temp
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +122,22 @@ def _delete_written_by(storage: Storage, directory: str, timestamp: str, recursi
 
 
 def rollback_pending(storage: Storage) -> list[str]:
-    """Roll back every instant that is not completed (call with the table lock held)."""
+    """Roll back every instant that is not completed, and delete the temporary files of timeline
+    states that a writer killed while publishing them left (call with the table lock held)."""
+    _delete_unfinished_publishes(storage)
     timeline = Timeline.load(storage)
     done = []
     for instant in timeline.pending():
         rollback(storage, timeline, instant)
         done.append(instant.timestamp)
     return done
+
+
+def _delete_unfinished_publishes(storage: Storage) -> None:
+    """On a local disk a timeline state is created as a temporary file hard-linked to its name,
+    then unlinked: a writer killed in between leaves the temporary file, which no reader looks at
+    and `clean` (deleting data and index files only) would keep forever. Every timeline state is
+    written under the table lock, so while the caller holds it, any such file is a dead writer's."""
+    doomed = [e.rel for e in storage.list_files(TIMELINE_DIR) if is_hidden_temp(e.rel.rpartition("/")[2])]
+    if doomed:
+        log.info("deleting %d temporary timeline file(s) a killed writer left", storage.delete_many(doomed))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,12 +33,22 @@ _ATOMIC_RENAME = ("local", "hdfs")
 # How storage layers without an errno say that a path is impossible (not merely absent): S3's error
 # code for a key over 1,024 bytes, HDFS's exception for a component over its name limit.
 _IMPOSSIBLE_PATH_MARKERS = ("KeyTooLongError", "PathComponentTooLongException")
+# The name of a temporary file of `publish` / `put_if_absent` (`Storage._write_hidden_temp`).
+_HIDDEN_TEMP_RE = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
 def cannot_exist(exc: OSError) -> bool:
     """Whether a storage error says the path itself can never exist (too long for the file system
     or the object store), as opposed to failing to reach or read something that may exist."""
     return exc.errno == errno.ENAMETOOLONG or any(m in str(exc) for m in _IMPOSSIBLE_PATH_MARKERS)
+
+
+def is_hidden_temp(name: str) -> bool:
+    """Whether a file name is that of a temporary file `publish` or `put_if_absent` writes beside
+    its target on local disks and HDFS. Both remove it before they return, but a process killed in
+    between leaves it behind: the target complete or not there, and the temporary file an orphan
+    that only whoever may write that directory can tell from one being written."""
+    return _HIDDEN_TEMP_RE.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

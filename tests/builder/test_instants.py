@@ -16,7 +16,7 @@ import pytest
 from builder.instants import rollback, rollback_pending, run_instant
 from pruner.errors import ConflictError
 from pruner.format import timeline as tl
-from pruner.format.layout import METADATA_DIR, DataFileName, IndexFileName, data_file_path
+from pruner.format.layout import METADATA_DIR, TIMELINE_DIR, DataFileName, IndexFileName, data_file_path
 from pruner.format.timeline import Action, Instant, Timeline
 from pruner.storage import Storage
 
@@ -115,3 +115,23 @@ def test_a_failed_instant_is_rolled_back(tmp_path: Path) -> None:
         raise RuntimeError("boom")
     assert Timeline.load(storage).instants == ()
     assert storage.list_files("city=ams") == []
+
+
+def test_rollback_pending_deletes_temporary_timeline_files_of_a_killed_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = Storage.from_uri(str(tmp_path))
+    with monkeypatch.context() as killed:  # each state linked, its temporary file never unlinked
+        killed.setattr(Storage, "delete", lambda self, rel: None)
+        instant = tl.request(storage, Action.COMMIT, {"operation": "upsert"})
+        instant = tl.mark_inflight(storage, instant, {"data_partitions": [], "index_partitions": []})
+        instant = tl.complete(storage, instant, {"operation": "upsert"})
+    states = [f"{TIMELINE_DIR}/{instant.file_name(state)}" for state in tl.State]
+    storage.write_bytes(f"{TIMELINE_DIR}/.keep", b"not a temporary file of lakeprune's")
+    assert len(storage.list_files(TIMELINE_DIR)) == len(states) * 2 + 1
+
+    assert rollback_pending(storage) == []
+    assert sorted(e.rel for e in storage.list_files(TIMELINE_DIR)) == sorted(
+        [f"{TIMELINE_DIR}/.keep", *states]
+    )
+    assert Timeline.load(storage).instants == (instant,)
