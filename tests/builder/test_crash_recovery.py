@@ -1,99 +1,288 @@
-"""A writer killed between inflight and completed: the table still reads as the previous snapshot,
-the next writer rolls the instant back (its files deleted), and after `clean` no orphan remains."""
+"""A writer killed (SIGKILL: no cleanup, no exception handler, no lock release) at each step of a
+commit that is a separate point on storage, on a local disk and on S3 (the session's SeaweedFS
+server). The writer is a child process with one function of the commit protocol patched to kill it
+when called; it runs an upsert through `LakepruneTable`:
+
+- `locked`: the lock is taken and the input planned, nothing is on the timeline yet;
+- `requested`: the requested state is published, the inflight state (what it will write) not yet;
+- `data_written`: the inflight state and the data files are written, the index logs not yet;
+- `indexes_written`: the record-index and `files` logs are written too, the completed state not yet;
+- `completed`: the completed state is published (one object: a put-if-absent), the lock is not
+  released yet (the commit's follow-up compaction has not started);
+
+or, without Spark, an index compaction (`compact_linked`, local disks only: there creating a file
+if absent is two steps, a hidden temporary file hard-linked to the final name and then removed, and
+the compaction dies between them for its completed state).
+
+Until the completed state exists the table reads exactly as before the write (same snapshot, same
+files, same rows); from then on it reads as the committed action. Either way the dead writer's lock
+is taken over by the next writer (its holder is a dead process of this host; a lock of another host,
+whose holder cannot be checked, is refused with the hand-removal message and nothing is written),
+which rolls the dead instant back (every file named with it deleted, on S3 too) and commits; after
+`clean` every file under the table is one that a retained snapshot, the timeline or a lock takeover
+needs. Local disks are tested at the historical point (`indexes_written`) and `compact_linked`, S3
+at every writer point: each writer child starts a Spark of its own (local[1]). The table before the
+kill is written once, locally, and copied for each case."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import json
+import os
+import signal
 import subprocess
 import sys
-import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
+import pytest
 from pyspark.sql import SparkSession
 
+from builder import LakepruneTable
 from builder.cleaner import clean
-from pruner.format.layout import META_DIR
-from pruner.format.timeline import State
+from builder.compaction import compact
+from builder.instants import written_by
+from builder.session import spark_session
+from pruner.errors import TableLockedError
+from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, META_DIR, TABLE_JSON, TIMELINE_DIR
+from pruner.format.timeline import Action, State
+from pruner.storage import Storage
 from pruner.table.table import LakeTable
 from tests.support import CITIES, Row, contents, create, make_row, to_df
 
-# Runs in a child process: patches the commit protocol so the process dies (no cleanup, no
-# exception handlers) right after the data and index files are written.
-CHILD = textwrap.dedent(
-    """
-    import os, sys
-    from builder import instants
-    from builder.session import spark_session
-    from builder import LakepruneTable
-    from tests.support import make_row, to_df
-
-    def die(self, content):
-        os._exit(137)
-
-    instants.PendingInstant.complete = die
-    spark = spark_session(master="local[1]")
-    table = LakepruneTable(sys.argv[1], spark)
-    table.upsert(to_df(spark, [make_row(k, "ams", version=5) for k in range(0, 30, 3)]
-                               + [make_row(500, "zrh")]))
-    """
-)
+# What the killed writer upserts: ten keys moved to (or kept in) "ams" and one new key.
+CHILD_ROWS = [make_row(k, "ams", version=5) for k in range(0, 30, 3)] + [make_row(500, "zrh")]
+BASE_ROWS = [make_row(k, CITIES[k % 3]) for k in range(30)]
+CHILD_TIMEOUT_S = 300
 
 
-def _files_on_disk(location: Path) -> set[str]:
-    return {str(p.relative_to(location)) for p in location.rglob("*.parquet")}
+def _die(*_: object, **__: object) -> NoReturn:
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("SIGKILL did not kill the writer")
 
 
-def test_killed_commit_is_invisible_then_rolled_back_and_cleaned(spark: SparkSession, tmp_path: Path) -> None:
-    location = tmp_path / "t"
-    table = create(str(location), spark)
-    rows = [make_row(k, CITIES[k % 3]) for k in range(30)]
-    table.insert(to_df(spark, rows))
-    reference: dict[int, Row] = {r["id"]: r for r in rows}
-    before = LakeTable.open(str(location))
+def _die_when_called(target: str) -> Callable[[], None]:
+    """A patch: calling `module:attribute.path` kills the process (before it does anything)."""
 
-    child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(location)],
-        check=False,
+    def patch() -> None:
+        module_name, _, path = target.partition(":")
+        owner: object = importlib.import_module(module_name)
+        *parents, name = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        setattr(owner, name, _die)
+
+    return patch
+
+
+def _die_after_linking_completed() -> None:
+    """A patch: the process dies right after hard-linking a completed state into the timeline,
+    before it removes the temporary file it linked."""
+    link = os.link
+
+    def link_then_die(src: str, dst: str) -> None:
+        link(src, dst)
+        if dst.endswith(f".{State.COMPLETED}"):
+            _die()
+
+    os.link = link_then_die  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    """Where a writer dies, and what it got to do before."""
+
+    patch: Callable[[], None]
+    action: Action = Action.COMMIT  # COMMIT: the upsert of CHILD_ROWS; COMPACTION: `compact`
+    requested: bool = True  # the instant is on the timeline
+    state: State = State.INFLIGHT  # ... in this state
+    data: bool = False  # files of the instant: data files
+    index: bool = False  # ... index files
+
+
+KILL_POINTS = {
+    "locked": KillPoint(_die_when_called("pruner.format.timeline:request"), requested=False),
+    "requested": KillPoint(_die_when_called("pruner.format.timeline:mark_inflight"), state=State.REQUESTED),
+    "data_written": KillPoint(_die_when_called("builder.write.tasks:write_index_logs"), data=True),
+    "indexes_written": KillPoint(
+        _die_when_called("builder.instants:PendingInstant.complete"), data=True, index=True
+    ),
+    "completed": KillPoint(
+        _die_when_called("builder.write.writer:compact_locked"), state=State.COMPLETED, data=True, index=True
+    ),
+    "compact_linked": KillPoint(
+        _die_after_linking_completed, action=Action.COMPACTION, state=State.COMPLETED, index=True
+    ),
+}
+CASES = [
+    ("local", "indexes_written"),
+    ("local", "compact_linked"),
+    *(("s3", point) for point, kill in KILL_POINTS.items() if kill.action == Action.COMMIT),
+]
+
+
+def run_killed_writer() -> None:
+    """The child: `python -c ... <table uri> <kill point>`; dies at the point (or exits 0)."""
+    uri, point = sys.argv[1:]
+    kill = KILL_POINTS[point]
+    kill.patch()
+    if kill.action == Action.COMPACTION:
+        compact(uri, force=True)
+    else:
+        spark = spark_session(master="local[1]")
+        LakepruneTable(uri, spark).upsert(to_df(spark, CHILD_ROWS))
+
+
+@pytest.fixture(scope="module")
+def base_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Storage:
+    """The table before the kill, written once: BASE_ROWS inserted."""
+    location = str(tmp_path_factory.mktemp("crash_base") / "t")
+    create(location, spark).insert(to_df(spark, BASE_ROWS))
+    return Storage.from_uri(location)
+
+
+@pytest.fixture
+def case(request: pytest.FixtureRequest, tmp_path: Path, base_table: Storage) -> tuple[Storage, str]:
+    """A copy of the base table where the case says, and the kill point."""
+    where, point = request.param
+    uri = str(tmp_path / "t") if where == "local" else request.getfixturevalue("s3_root") + "/t"
+    storage = Storage.from_uri(uri)
+    for entry in base_table.list_files("", recursive=True):
+        storage.write_bytes(entry.rel, base_table.read_bytes(entry.rel))
+    return storage, point
+
+
+def _files(storage: Storage) -> set[str]:
+    return {e.rel for e in storage.list_files("", recursive=True)}
+
+
+def _of_instant(storage: Storage, timestamp: str) -> set[str]:
+    """Data and index files named with the instant, and its timeline files."""
+    return {
+        rel
+        for rel in _files(storage)
+        if written_by(rel.rpartition("/")[2]) == timestamp or rel.startswith(f"{TIMELINE_DIR}/{timestamp}.")
+    }
+
+
+def _kill_writer(uri: str, point: str) -> int:
+    """Run the writer that dies at `point`; its process id."""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from tests.builder.test_crash_recovery import run_killed_writer; run_killed_writer()",
+            uri,
+            point,
+        ],
         cwd=Path(__file__).parents[2],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
     )
-    assert child.returncode == 137, child.stderr[-3000:]
+    try:
+        _, stderr = child.communicate(timeout=CHILD_TIMEOUT_S)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL, stderr[-3000:]
+    return child.pid
 
-    crashed = LakeTable.open(str(location))
-    (pending,) = crashed.timeline.pending()
-    assert pending.state == State.INFLIGHT
-    leftovers = {f for f in _files_on_disk(location) if pending.timestamp in f}
-    assert any(not f.startswith(META_DIR) for f in leftovers), (
-        "the crash happened after data files were written"
-    )
-    assert any(f.startswith(META_DIR) for f in leftovers), "... and after index files were written"
-    assert crashed.snapshot().instant == before.snapshot().instant
-    assert contents(str(location)) == reference
 
-    # The next writer rolls the crashed instant back before writing.
-    update = [make_row(7, "ber", version=9)]
-    table.upsert(to_df(spark, update))
-    reference.update({r["id"]: r for r in update})
-    after = LakeTable.open(str(location))
-    assert not after.timeline.pending()
-    assert pending.timestamp not in {i.timestamp for i in after.timeline.instants}
-    assert not {f for f in _files_on_disk(location) if pending.timestamp in f}
-    assert contents(str(location)) == reference
+def _check_left(storage: Storage, kill: KillPoint, dead_instant: str | None) -> None:
+    """What the killed writer left on storage is what its kill point says it got to."""
+    timeline = LakeTable.open(storage.uri).timeline
+    if not kill.requested:
+        assert dead_instant is None
+        assert timeline.pending() == []
+        return
+    assert dead_instant is not None
+    instant = timeline.get(dead_instant)
+    assert (instant.action, instant.state) == (kill.action, kill.state)
+    written = {rel for rel in _of_instant(storage, dead_instant) if not rel.startswith(f"{TIMELINE_DIR}/")}
+    data = {rel for rel in written if not rel.startswith(f"{META_DIR}/")}
+    assert (bool(data), bool(written - data)) == (kill.data, kill.index), written
 
-    # After clean, every Parquet file on disk is needed by a retained snapshot.
-    clean(str(location))
-    table_now = LakeTable.open(str(location))
+
+def _check_foreign_lock_refused(storage: Storage, spark: SparkSession, dead_lock: bytes) -> None:
+    """A lock whose holder is on another host cannot be checked for liveness: the writer refuses
+    it, saying how to remove it, and writes nothing. The dead local lock is then put back."""
+    foreign = json.dumps({**json.loads(dead_lock), "host": "elsewhere.invalid"}).encode()
+    storage.delete(LOCK_FILE)
+    assert storage.put_if_absent(LOCK_FILE, foreign)
+    before = _files(storage)
+    with pytest.raises(TableLockedError, match=r"on host elsewhere\.invalid .*if no writer is running there"):
+        LakepruneTable(storage.uri, spark).upsert(to_df(spark, [make_row(1, "ber", version=8)]))
+    assert _files(storage) == before
+    storage.delete(LOCK_FILE)
+    assert storage.put_if_absent(LOCK_FILE, dead_lock)
+
+
+def _needed_after_clean(storage: Storage) -> set[str]:
+    """The data and index files of the retained snapshots, and the timeline's files."""
+    table = LakeTable.open(storage.uri)
     retained = [
-        i.timestamp
-        for i in table_now.timeline.completed()
-        if i.timestamp >= (table_now.earliest_retained() or "")
+        i.timestamp for i in table.timeline.completed() if i.timestamp >= (table.earliest_retained() or "")
     ]
-    needed_data = {f.path for t in retained for f in table_now.snapshot(t).files()}
-    needed_index = {
+    data = {f.path for t in retained for f in table.snapshot(t).files()}
+    index = {
         p
         for t in retained
-        for spec in table_now.index_partition_specs()
-        for p in table_now.snapshot(t).index_partition(spec).file_paths()
+        for spec in table.index_partition_specs()
+        for p in table.snapshot(t).index_partition(spec).file_paths()
     }
-    assert _files_on_disk(location) == needed_data | needed_index
+    timeline = {f"{TIMELINE_DIR}/{i.file_name(state)}" for i in table.timeline.completed() for state in State}
+    return data | index | timeline
+
+
+@pytest.mark.parametrize("case", CASES, indirect=True, ids=[f"{where}-{point}" for where, point in CASES])
+def test_writer_killed_mid_commit(spark: SparkSession, case: tuple[Storage, str]) -> None:
+    storage, point = case
+    kill = KILL_POINTS[point]
+    uri = storage.uri
+    reference: dict[int, Row] = {r["id"]: r for r in BASE_ROWS}
+    before = LakeTable.open(uri)
+
+    pid = _kill_writer(uri, point)
+
+    crashed = LakeTable.open(uri)
+    new = {i.timestamp for i in crashed.timeline.instants} - {i.timestamp for i in before.timeline.instants}
+    assert len(new) == kill.requested, new
+    dead_instant = new.pop() if new else None
+    _check_left(storage, kill, dead_instant)
+    if kill.state == State.COMPLETED:  # committed: the new snapshot, whole
+        assert crashed.snapshot().instant == dead_instant
+        if kill.action == Action.COMMIT:
+            reference.update({r["id"]: r for r in CHILD_ROWS})
+    else:  # not committed: exactly as before
+        assert crashed.snapshot().instant == before.snapshot().instant
+        assert crashed.snapshot().files() == before.snapshot().files()
+    assert contents(uri) == reference
+    dead_lock = storage.read_bytes(LOCK_FILE)
+    assert json.loads(dead_lock)["pid"] == pid
+
+    _check_foreign_lock_refused(storage, spark, dead_lock)
+
+    # The next writer takes the dead lock over, rolls the dead instant back, and commits.
+    update = [make_row(7, "ber", version=9), make_row(501, "cdg")]
+    LakepruneTable(uri, spark).upsert(to_df(spark, update))
+    reference.update({r["id"]: r for r in update})
+    assert not storage.exists(LOCK_FILE)
+    marker = f"{LOCK_TAKEOVER_DIR}/{hashlib.sha256(dead_lock).hexdigest()}"
+    assert storage.exists(marker)
+    after = LakeTable.open(uri)
+    assert after.timeline.pending() == []
+    if kill.state == State.COMPLETED:
+        assert dead_instant in after.timeline.completed_timestamps()
+    elif dead_instant is not None:
+        assert _of_instant(storage, dead_instant) == set()
+    assert contents(uri) == reference
+
+    # After clean every file is needed: by a retained snapshot, the timeline, or a takeover marker.
+    clean(uri)
+    assert _files(storage) == _needed_after_clean(storage) | {TABLE_JSON, marker}
+    assert contents(uri) == reference
