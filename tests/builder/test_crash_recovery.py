@@ -22,10 +22,12 @@ which rolls the dead instant back (every file named with it deleted, on S3 too) 
 `clean` every file under the table is one that a retained snapshot, the timeline or a lock takeover
 needs. Local disks are tested at the historical point (`indexes_written`) and `compact_linked`, S3
 at every writer point: each writer child starts a Spark of its own (local[1]). The table before the
-kill is written once, locally, and copied for each case."""
+kill is written once, locally, and copied for each selected case; the writers of all cases are
+started at once in the background, `PARALLEL_WRITERS` at a time, and each test checks its own."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
@@ -33,8 +35,11 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -49,14 +54,17 @@ from builder.session import spark_session
 from pruner.errors import TableLockedError
 from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, META_DIR, TABLE_JSON, TIMELINE_DIR
 from pruner.format.timeline import Action, State
+from pruner.metadata.files_index import DataFile
 from pruner.storage import Storage
 from pruner.table.table import LakeTable
 from tests.support import CITIES, Row, contents, create, make_row, to_df
+from tests.support_s3 import SeaweedS3, point_environment_at
 
 # What the killed writer upserts: ten keys moved to (or kept in) "ams" and one new key.
 CHILD_ROWS = [make_row(k, "ams", version=5) for k in range(0, 30, 3)] + [make_row(500, "zrh")]
 BASE_ROWS = [make_row(k, CITIES[k % 3]) for k in range(30)]
 CHILD_TIMEOUT_S = 300
+PARALLEL_WRITERS = 2  # killed writers running at a time: each is a Spark of its own
 
 
 def _die(*_: object, **__: object) -> NoReturn:
@@ -144,17 +152,6 @@ def base_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) ->
     return Storage.from_uri(location)
 
 
-@pytest.fixture
-def case(request: pytest.FixtureRequest, tmp_path: Path, base_table: Storage) -> tuple[Storage, str]:
-    """A copy of the base table where the case says, and the kill point."""
-    where, point = request.param
-    uri = str(tmp_path / "t") if where == "local" else request.getfixturevalue("s3_root") + "/t"
-    storage = Storage.from_uri(uri)
-    for entry in base_table.list_files("", recursive=True):
-        storage.write_bytes(entry.rel, base_table.read_bytes(entry.rel))
-    return storage, point
-
-
 def _files(storage: Storage) -> set[str]:
     return {e.rel for e in storage.list_files("", recursive=True)}
 
@@ -168,29 +165,103 @@ def _of_instant(storage: Storage, timestamp: str) -> set[str]:
     }
 
 
-def _kill_writer(uri: str, point: str) -> int:
-    """Run the writer that dies at `point`; its process id."""
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from tests.builder.test_crash_recovery import run_killed_writer; run_killed_writer()",
-            uri,
-            point,
-        ],
-        cwd=Path(__file__).parents[2],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@dataclass(frozen=True)
+class Crash:
+    """A case's table, what it was before the kill, and the killed writer's process id (once dead)."""
+
+    storage: Storage
+    instants_before: frozenset[str]
+    snapshot_before: str | None
+    files_before: list[DataFile]
+    pid: Future[int]
+
+
+@dataclass
+class _Writers:
+    """The killed writers' processes, so that they can be stopped should the tests end first."""
+
+    env: dict[str, str]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    running: list[subprocess.Popen[str]] = field(default_factory=list)
+    stopping: bool = False
+
+    def kill(self, uri: str, point: str) -> int:
+        """Run the writer that dies at `point`; its process id."""
+        with self.lock:
+            if self.stopping:
+                raise RuntimeError("the tests ended first")
+            child = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "from tests.builder.test_crash_recovery import run_killed_writer; run_killed_writer()",
+                    uri,
+                    point,
+                ],
+                cwd=Path(__file__).parents[2],
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            self.running.append(child)
+        try:
+            _, stderr = child.communicate(timeout=CHILD_TIMEOUT_S)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        assert child.returncode == -signal.SIGKILL, stderr[-3000:]
+        return child.pid
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopping = True
+            for child in self.running:
+                if child.poll() is None:
+                    child.kill()
+
+
+def _selected_cases(request: pytest.FixtureRequest) -> list[tuple[str, str]]:
+    """The cases of this module that the session runs, in order."""
+    return [
+        item.callspec.params["case"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.module is request.module and hasattr(item, "callspec")
+    ]
+
+
+@pytest.fixture(scope="module")
+def crashes(
+    request: pytest.FixtureRequest, base_table: Storage, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[tuple[str, str], Crash]]:
+    """Each selected case's copy of the base table, with its writer being killed in the background."""
+    selected = _selected_cases(request)
+    local_root = tmp_path_factory.mktemp("crashes")
+    before: dict[tuple[str, str], tuple[Storage, frozenset[str], str | None, list[DataFile]]] = {}
+    with contextlib.ExitStack() as s3_environment:
+        if any(where == "s3" for where, _ in selected):
+            server: SeaweedS3 = request.getfixturevalue("s3_server")
+            point_environment_at(server, s3_environment.enter_context(pytest.MonkeyPatch.context()))
+            s3_root = f"s3://{server.new_bucket('lakeprune-tests')}/{uuid.uuid4().hex}"
+        for where, point in selected:
+            uri = str(local_root / point) if where == "local" else f"{s3_root}/{point}"
+            storage = Storage.from_uri(uri)
+            for entry in base_table.list_files("", recursive=True):
+                storage.write_bytes(entry.rel, base_table.read_bytes(entry.rel))
+            table = LakeTable.open(uri)
+            instants = frozenset(i.timestamp for i in table.timeline.instants)
+            before[(where, point)] = storage, instants, table.snapshot().instant, table.snapshot().files()
+        writers = _Writers(dict(os.environ))  # the children reach S3 as this process does now
+    pool = ThreadPoolExecutor(PARALLEL_WRITERS)
     try:
-        _, stderr = child.communicate(timeout=CHILD_TIMEOUT_S)
+        yield {
+            case: Crash(*state, pool.submit(writers.kill, state[0].uri, case[1]))
+            for case, state in before.items()
+        }
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode == -signal.SIGKILL, stderr[-3000:]
-    return child.pid
+        writers.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _check_left(storage: Storage, kill: KillPoint, dead_instant: str | None) -> None:
@@ -239,18 +310,23 @@ def _needed_after_clean(storage: Storage) -> set[str]:
     return data | index | timeline
 
 
-@pytest.mark.parametrize("case", CASES, indirect=True, ids=[f"{where}-{point}" for where, point in CASES])
-def test_writer_killed_mid_commit(spark: SparkSession, case: tuple[Storage, str]) -> None:
-    storage, point = case
-    kill = KILL_POINTS[point]
-    uri = storage.uri
+@pytest.mark.parametrize("case", CASES, ids=[f"{where}-{point}" for where, point in CASES])
+def test_writer_killed_mid_commit(
+    request: pytest.FixtureRequest,
+    spark: SparkSession,
+    crashes: dict[tuple[str, str], Crash],
+    case: tuple[str, str],
+) -> None:
+    if case[0] == "s3":
+        request.getfixturevalue("s3_environment")  # this process's clients (Spark too) reach S3
+    crash = crashes[case]
+    storage, kill, uri = crash.storage, KILL_POINTS[case[1]], crash.storage.uri
     reference: dict[int, Row] = {r["id"]: r for r in BASE_ROWS}
-    before = LakeTable.open(uri)
 
-    pid = _kill_writer(uri, point)
+    pid = crash.pid.result()
 
     crashed = LakeTable.open(uri)
-    new = {i.timestamp for i in crashed.timeline.instants} - {i.timestamp for i in before.timeline.instants}
+    new = {i.timestamp for i in crashed.timeline.instants} - crash.instants_before
     assert len(new) == kill.requested, new
     dead_instant = new.pop() if new else None
     _check_left(storage, kill, dead_instant)
@@ -259,8 +335,8 @@ def test_writer_killed_mid_commit(spark: SparkSession, case: tuple[Storage, str]
         if kill.action == Action.COMMIT:
             reference.update({r["id"]: r for r in CHILD_ROWS})
     else:  # not committed: exactly as before
-        assert crashed.snapshot().instant == before.snapshot().instant
-        assert crashed.snapshot().files() == before.snapshot().files()
+        assert crashed.snapshot().instant == crash.snapshot_before
+        assert crashed.snapshot().files() == crash.files_before
     assert contents(uri) == reference
     dead_lock = storage.read_bytes(LOCK_FILE)
     assert json.loads(dead_lock)["pid"] == pid
