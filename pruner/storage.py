@@ -8,7 +8,11 @@ a hard link of a hidden temp file on local disks, a conditional PUT (`pruner.obj
 S3, and a `PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that
 cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over
 the object store's) does not exist and, as a directory, lists nothing; a listing that raced with
-another writer's mkdir is made again; every other storage error propagates."""
+another writer's mkdir is made again; every other storage error propagates.
+
+Every read made through a `Storage` (listings, file infos, opens, byte ranges read) is counted in
+`pruner.storage_requests`, here and nowhere else: readers go through these methods (an opened file
+counts its own reads), never through `fs` directly."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import pyarrow.fs as pafs
 
 from pruner.errors import PutIfAbsentUnsupportedError
 from pruner.object_store import s3_put_if_absent
+from pruner.storage_requests import RequestKind, counted, record
 
 # How often a listing that raced with another writer's mkdir / rmdir is made before giving up.
 _LIST_ATTEMPTS = 3
@@ -98,7 +103,14 @@ class Storage:
     def is_dir(self, rel: str) -> bool:
         return bool(self._info(rel) == pafs.FileType.Directory)
 
+    def file_types(self, rels: list[str]) -> list[pafs.FileType]:
+        """The type of each path in `rels` (NotFound for one that does not exist)."""
+        for _ in rels:
+            record(RequestKind.HEAD)
+        return [info.type for info in self.fs.get_file_info([self.path(rel) for rel in rels])]
+
     def _info(self, rel: str) -> pafs.FileType:
+        record(RequestKind.HEAD)
         try:
             return self.fs.get_file_info(self.path(rel)).type
         except OSError as exc:
@@ -107,8 +119,9 @@ class Storage:
             raise
 
     def read_bytes(self, rel: str) -> bytes:
-        with self.fs.open_input_stream(self.path(rel)) as stream:
-            return bytes(stream.read())
+        """The whole file: one open (its size) and one read."""
+        with self.open_input_file(rel) as source:
+            return bytes(source.read())
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Write a file, creating parent directories. Not atomic: use `publish` for that."""
@@ -170,7 +183,10 @@ class Storage:
         return tmp
 
     def open_input_file(self, rel: str) -> pa.NativeFile:
-        return self.fs.open_input_file(self.path(rel))
+        """A random-access file: opening it asks for its size (a HEAD on object stores), each read
+        is one request (a ranged GET); both are counted."""
+        record(RequestKind.HEAD)
+        return counted(self.fs.open_input_file(self.path(rel)))
 
     def open_output_stream(self, rel: str) -> pa.NativeFile:
         self._ensure_parent(rel)
@@ -198,6 +214,7 @@ class Storage:
         selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
         attempt = 1
         while True:
+            record(RequestKind.LIST)
             try:
                 return list(self.fs.get_file_info(selector))
             except FileNotFoundError:

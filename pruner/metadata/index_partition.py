@@ -42,6 +42,12 @@ _VERIFIED = ds.ParquetFileFormat(
     default_fragment_scan_options=ds.ParquetFragmentScanOptions(page_checksum_verification=True)
 )
 
+# How much of an index file's tail a keyed read takes first: its footer (each row group's min / max)
+# is a few KiB, so one ranged read usually has all of it. A footer ends in its length and the magic.
+_TAIL_BYTES = 16 * 1024
+_MAGIC = b"PAR1"
+_TRAILER = 4 + len(_MAGIC)
+
 # The sidecar's cache: merged buckets with their lookup index, keyed by their files' names.
 BucketCache = IndexCache[IndexedRows]
 
@@ -166,9 +172,8 @@ class IndexPartitionView:
         for bucket in sorted(self.buckets):
             layers = []
             for name in self.buckets[bucket].names:
-                with self.reading(name) as path:
-                    dataset = ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED)
-                    layers.append(dataset.to_table(filter=expression))
+                with self.reading(name) as rel, self.storage.open_input_file(rel) as source:
+                    layers.append(_VERIFIED.make_fragment(source).to_table(filter=expression))
             tables.append(merge(self.spec, layers))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
@@ -179,10 +184,8 @@ class IndexPartitionView:
         total = kept = 0
         for bucket in self.buckets.values():
             for name in bucket.names:
-                with self.reading(name) as path:
-                    fragment = next(
-                        iter(ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED).get_fragments())
-                    )
+                with self.reading(name) as rel, self.storage.open_input_file(rel) as source:
+                    fragment = _VERIFIED.make_fragment(source)
                     total += fragment.metadata.num_row_groups
                     kept += len(fragment.split_by_row_group(filter=expression))
         return kept / total if total else 0.0
@@ -194,18 +197,18 @@ class IndexPartitionView:
         """The table-relative paths of the view's files that storage does not hold (one metadata
         request for all of them)."""
         rels = self.file_paths()
-        infos = self.storage.fs.get_file_info([self.storage.path(rel) for rel in rels])
-        return [rel for rel, info in zip(rels, infos, strict=True) if info.type == pafs.FileType.NotFound]
+        types = self.storage.file_types(rels)
+        return [rel for rel, kind in zip(rels, types, strict=True) if kind == pafs.FileType.NotFound]
 
     def _read_merged(self, files: BucketFiles, keys: pa.Array | None) -> pa.Table:
         return merge(self.spec, [self._read_file(name, keys) for name in files.names])
 
     @contextmanager
     def reading(self, name: IndexFileName) -> Iterator[str]:
-        """The storage path of index file `name`; failing to read it inside the block raises
-        `TableCorruptError` naming the file."""
+        """The table-relative path of index file `name`; failing to read it inside the block
+        raises `TableCorruptError` naming the file."""
         try:
-            yield self.storage.path(self.rel(name))
+            yield self.rel(name)
         except FileNotFoundError as exc:
             raise IndexFileMissingError(
                 f"index file {self.storage.full_uri(self.rel(name))} is missing "
@@ -217,11 +220,20 @@ class IndexPartitionView:
             ) from exc
 
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
-        with self.reading(name) as path:
-            if keys is None:
-                return ds.dataset(path, filesystem=self.storage.fs, format=_VERIFIED).to_table()
-            with self.storage.fs.open_input_file(path) as source:
-                parquet = pq.ParquetFile(source, page_checksum_verification=True)
+        with self.reading(name) as rel:
+            if keys is None:  # every row group: the whole file in one read
+                data = pa.BufferReader(self.storage.read_bytes(rel))
+                return pq.ParquetFile(data, page_checksum_verification=True).read()
+            with self.storage.open_input_file(rel) as source:
+                # The footer first (one ranged read of the file's tail), then only the row groups
+                # whose min / max admit a key (from the tail already read, if it is the whole file).
+                metadata, tail = _footer(source)
+                whole = tail if len(tail) == source.size() else None
+                parquet = pq.ParquetFile(
+                    source if whole is None else pa.BufferReader(whole),
+                    metadata=metadata,
+                    page_checksum_verification=True,
+                )
                 groups = _row_groups_with_keys(parquet, self.spec.hash_field, keys)
                 rows = parquet.read_row_groups(groups) if groups else parquet.schema_arrow.empty_table()
             return rows.filter(
@@ -229,6 +241,26 @@ class IndexPartitionView:
                     rows.column(self.spec.hash_field), keys.cast(rows.schema.field(self.spec.hash_field).type)
                 )
             )
+
+
+def _footer(source: pa.NativeFile) -> tuple[pq.FileMetaData, bytes]:
+    """A Parquet file's footer and the tail of the file read for it: one read of the last
+    `_TAIL_BYTES` (a second read fetches the rest of a larger footer). Arrow's own footer read
+    takes the last 64 KiB, which for most index files is the whole file, read again with the row
+    groups."""
+    size = source.size()
+    tail_size = min(size, _TAIL_BYTES)
+    source.seek(size - tail_size)
+    tail = source.read(tail_size)
+    if size < _TRAILER + len(_MAGIC) or tail[-len(_MAGIC) :] != _MAGIC:
+        raise pa.ArrowInvalid("not a Parquet file (no footer)")
+    footer = int.from_bytes(tail[-_TRAILER : -len(_MAGIC)], "little") + _TRAILER
+    if footer > size - len(_MAGIC):
+        raise pa.ArrowInvalid(f"Parquet footer of {footer} bytes does not fit in a file of {size}")
+    if footer > tail_size:
+        source.seek(size - footer)
+        tail = source.read(footer - tail_size) + tail
+    return pq.read_metadata(pa.BufferReader(tail[-footer:])), tail
 
 
 def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Array) -> list[int]:
@@ -327,7 +359,7 @@ def compact_bucket(view: IndexPartitionView, bucket: int, instant: str) -> str:
 
 def _file_chunks(view: IndexPartitionView, name: IndexFileName) -> Iterator[pa.Table]:
     """One index file, a row group's worth of rows at a time."""
-    with view.reading(name) as path, view.storage.fs.open_input_file(path) as source:
+    with view.reading(name) as rel, view.storage.open_input_file(rel) as source:
         for batch in pq.ParquetFile(source, page_checksum_verification=True).iter_batches(
             batch_size=ROW_GROUP_ROWS
         ):

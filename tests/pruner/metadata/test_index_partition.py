@@ -3,6 +3,7 @@ bucket-limited lookups and compaction."""
 
 from __future__ import annotations
 
+import secrets
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ from pruner.errors import TableCorruptError
 from pruner.format.keys import bucket_of
 from pruner.format.layout import IndexFileName
 from pruner.index import secondary
-from pruner.metadata import files_index, record_index
+from pruner.metadata import files_index, index_partition, record_index
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import (
@@ -32,6 +33,7 @@ from pruner.metadata.index_partition import (
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
+from pruner.storage_requests import StorageRequests, counting
 from pruner.types import parse_type
 
 SPEC = record_index.spec(4)
@@ -244,6 +246,37 @@ def test_compaction_of_a_large_bucket_streams_full_row_groups(tmp_path: Path) ->
     sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
     assert sum(sizes) == before.read_all().num_rows and len(sizes) > 1
     assert all(size == ROW_GROUP_ROWS for size in sizes[:-1])
+
+
+@pytest.mark.parametrize("tail", [16 * 1024, 64], ids=["footer in one read", "footer in two reads"])
+def test_a_cold_keyed_lookup_reads_the_footer_then_one_row_group(
+    tmp_path: Path, tail: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Footer first, in one ranged read of the file's tail (two when the footer is larger than that
+    read), then only the row group whose min / max admit the key: a small share of the file."""
+    monkeypatch.setattr(index_partition, "_TAIL_BYTES", tail)
+    storage = Storage.from_uri(str(tmp_path))
+    spec = record_index.spec(1)
+    names = [f"k{i:06d}{secrets.token_hex(16)}" for i in range(10 * ROW_GROUP_ROWS)]  # incompressible
+    write_logs(storage, spec, I1, _rows(dict.fromkeys(names, ("p=a", "g1")), OP_UPSERT))
+    (entry,) = storage.list_files(spec.directory)
+    view = IndexPartitionView.load(storage, spec, visible=frozenset({I1}), as_of=I1)
+    with counting() as requests:
+        found = view.lookup(pa.array([names[len(names) // 2]]))
+    assert found.column("key").to_pylist() == [names[len(names) // 2]]
+    assert requests.value().gets == (1 if tail > 1024 else 2) + 1
+    assert requests.value().bytes_read < entry.size / 5
+
+
+def test_a_cold_keyed_lookup_of_a_small_file_reads_it_once(history: Storage) -> None:
+    """A file no larger than the footer's read is read once, footer and row groups together."""
+    view = _view(history, I1)
+    with counting() as requests:
+        found = view.lookup(pa.array(["k07"]))
+    assert _as_dict(found) == {"k07": ("p=a", "g1")}
+    (name,) = view.buckets[bucket_of("k07", SPEC.num_buckets)].names
+    sizes = {entry.rel: entry.size for entry in history.list_files(SPEC.directory)}
+    assert requests.value() == StorageRequests(heads=1, gets=1, bytes_read=sizes[view.rel(name)])
 
 
 def test_compaction_of_a_file_out_of_key_order_merges_in_memory(
