@@ -262,5 +262,6 @@ def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...
         splits=splits,
         explain=[codec.decode_explain(s) for s in header.explain],
         widened=widened,
+        storage=codec.decode_storage_requests(header.storage),
         fallback_count=header.fallbacks,
     )

@@ -99,6 +99,7 @@ def _show(result: PruneResult, explain: bool, as_json: bool) -> None:
                 f"[red]fallback: {step.fallback}[/]" if step.fallback else (step.skipped or ""),
             )
         console.print(grid)
+        console.print(f"storage requests: {result.storage}")
 
 
 def register(root: typer.Typer) -> None:

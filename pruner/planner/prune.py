@@ -12,7 +12,7 @@ travel in the result's `widened`, beside the planner's explain record."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pruner.errors import InvalidInputError
@@ -21,6 +21,7 @@ from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import translate
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.storage_requests import counting
 from pruner.table.table import LakeTable
 from pruner.types import TableSchema
 
@@ -45,9 +46,12 @@ def prune(
 ) -> PruneResult:
     """The splits of `table` as of `snapshot` (default: the latest) that may hold rows matching
     `predicate` (SQL text or a TupleDomain). `widened`: notes on widenings the caller already made
-    (they are reported with the result's own)."""
+    (they are reported with the result's own). The result counts the storage requests the prune
+    made (in this thread only: prunes running concurrently count their own)."""
     bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
-    return Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
+    with counting() as requests:
+        result = Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
+    return replace(result, storage=requests.value())
 
 
 def bind_predicate(

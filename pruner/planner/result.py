@@ -1,11 +1,14 @@
 """What a prune returns: the splits (one per kept data file, with its byte range, partition values
 and row count), the explain record of every planner step (files in and out, time, why a step was
-skipped or fell back), and the notes on where the predicate was widened before planning. Values
-only; the same objects travel through the CLI, the Python API, gRPC and Thrift."""
+skipped or fell back), the notes on where the predicate was widened before planning, and the
+requests the prune made to storage (listings, metadata requests, ranged reads and bytes read).
+Values only; the same objects travel through the CLI, the Python API, gRPC and Thrift."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from pruner.storage_requests import StorageRequests
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ class PruneResult:
     # Where the predicate was widened before planning (SQL translation, the Thrift constraint's
     # dropped domains, an IN list over the discrete-values limit): the result is still a superset.
     widened: tuple[str, ...] = ()
+    # What the prune asked of storage (loading the snapshot and reading index files); all zero
+    # GETs when every index bucket it needed was cached. Not part of the answer: results with the
+    # same splits compare equal however they were read.
+    storage: StorageRequests = field(default_factory=StorageRequests, compare=False)
 
     @property
     def files_selected(self) -> int:
@@ -87,4 +94,5 @@ class PruneResult:
             "splits": [s.to_json() for s in self.splits],
             "explain": [s.to_json() for s in self.explain],
             "widened": list(self.widened),
+            "storage_requests": self.storage.to_json(),
         }

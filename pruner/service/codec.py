@@ -28,6 +28,7 @@ from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value, format_value, normalize
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.storage_requests import StorageRequests
 from pruner.types import Column, ColumnType, TableSchema, TypeKind
 
 _UNSCALED = re.compile(r"[+-]?[0-9]{1,80}")
@@ -396,7 +397,18 @@ def encode_prune_header(result: PruneResult, explain: bool) -> spb.PruneResponse
         files_selected=result.files_selected,
         fallbacks=result.fallbacks,
         explain=[encode_explain(s) for s in result.explain] if explain else [],
+        storage=encode_storage_requests(result.storage),
     )
+
+
+def encode_storage_requests(requests: StorageRequests) -> spb.StorageRequests:
+    return spb.StorageRequests(
+        lists=requests.lists, heads=requests.heads, gets=requests.gets, bytes_read=requests.bytes_read
+    )
+
+
+def decode_storage_requests(message: spb.StorageRequests) -> StorageRequests:
+    return StorageRequests(message.lists, message.heads, message.gets, message.bytes_read)
 
 
 def encode_prune_result(result: PruneResult, explain: bool) -> spb.PruneResponse:

@@ -29,6 +29,7 @@ from pruner.serving.config import Limits
 from pruner.serving.errors import Failure, ResultTooLargeError, Status, classify
 from pruner.serving.metrics import Metrics, RequestRecord
 from pruner.serving.workers import Workers
+from pruner.storage_requests import counting
 from pruner.table.describe import history
 from pruner.table.statistics import table_statistics
 from pruner.table.table import Snapshot
@@ -152,17 +153,22 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
 
     def _prune(self, request: spb.PruneRequest, record: RequestRecord, timeout: float) -> PruneResult:
+        """The prune; its log line counts the storage requests of the whole request (the catalog's
+        check that the table is unchanged, then the prune), the response those of the prune."""
         name = _resolve(request)
-        table = self.catalog.table(name)
-        predicate = (
-            codec.decode_tuple_domain(request.predicate, table.query_schema, self.limits.max_discrete_values)
-            if request.HasField("predicate")
-            else TupleDomain.all()
-        )
-        codec.check_columns(table.query_schema, request.columns)
-        snapshot = codec.check_snapshot(request.snapshot)
-        result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
-        record.prune(result)
+        with counting() as requests:
+            table = self.catalog.table(name)
+            predicate = (
+                codec.decode_tuple_domain(
+                    request.predicate, table.query_schema, self.limits.max_discrete_values
+                )
+                if request.HasField("predicate")
+                else TupleDomain.all()
+            )
+            codec.check_columns(table.query_schema, request.columns)
+            snapshot = codec.check_snapshot(request.snapshot)
+            result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
+        record.prune(result, requests.value())
         self.metrics.prune_result(API, result)
         return self.catalog.redact.prune_result(result)
 

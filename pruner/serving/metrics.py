@@ -1,10 +1,12 @@
 """The sidecar's metrics and request log. Every endpoint (gRPC, Thrift) wraps each request in
 `Metrics.request(api, method)`: it times the request, counts it by api, method and status, and
-writes one log line of `key=value` pairs (api, method, table, files in / out, ms, status) to the
+writes one log line of `key=value` pairs (api, method, table, files in / out, the storage requests
+a prune made by kind and the bytes it read, ms, status) to the
 `pruner.service.requests` logger, each value shortened (`bounded.shorten`) since names come from
 callers. Endpoints label only the methods they serve (`OTHER` for any other name), so callers
 cannot grow the label set. Prunes add their file counts and fallbacks (`prune_result`), row readers
-what they served (`rows_served`); the index cache's counters and an endpoint's connection counts
+what they served (`rows_served`); the index cache's counters, the process's storage requests by
+kind and bytes read (`pruner.storage_requests.TOTALS`) and an endpoint's connection counts
 (`watch_connections`) are read at scrape time.
 
 Metrics live on a `CollectorRegistry` of their own, not prometheus_client's global one, so several
@@ -29,6 +31,7 @@ from pruner.metadata.index_partition import BucketCache
 from pruner.planner.result import PruneResult
 from pruner.serving.bounded import shorten
 from pruner.serving.errors import Status, classify
+from pruner.storage_requests import TOTALS, RequestCounter, RequestKind, StorageRequests
 
 request_log = logging.getLogger("pruner.service.requests")
 
@@ -61,17 +64,24 @@ class RequestRecord:
     status: Status | None = None  # None: decided at the end (OK, or from the exception)
     fields: dict[str, object] = field(default_factory=dict)
 
-    def prune(self, result: PruneResult) -> None:
+    def prune(self, result: PruneResult, requests: StorageRequests | None = None) -> None:
+        """The prune's counts; `requests`: what the whole request asked of storage (default: the
+        prune's own, `result.storage`)."""
+        requests = result.storage if requests is None else requests
         self.fields.update(
             snapshot=result.snapshot,
             files_in=result.files_total,
             files_out=result.files_selected,
             fallbacks=result.fallbacks,
+            lists=requests.lists,
+            heads=requests.heads,
+            gets=requests.gets,
+            bytes_read=requests.bytes_read,
         )
 
 
 class Metrics:
-    def __init__(self, cache: BucketCache | None = None) -> None:
+    def __init__(self, cache: BucketCache | None = None, storage_totals: RequestCounter = TOTALS) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         labels = ("api", "method", "status")
         self.requests = Counter(
@@ -107,6 +117,7 @@ class Metrics:
         )
         if cache is not None:
             self.registry.register(_CacheCollector(cache))
+        self.registry.register(_StorageCollector(storage_totals))
         self._http: WSGIServer | None = None
         self._http_thread: threading.Thread | None = None
 
@@ -199,6 +210,29 @@ class _CacheCollector(Collector):
             "lakeprune_index_cache_too_large",
             "Index buckets larger than the whole cache (their lookups read from storage)",
             stats.too_large,
+        )
+
+
+class _StorageCollector(Collector):
+    """The requests made to storage (by kind) and the bytes read, read from the process's
+    `pruner.storage_requests` totals at scrape time."""
+
+    def __init__(self, totals: RequestCounter) -> None:
+        self.totals = totals
+
+    def collect(self) -> Iterator[Metric]:
+        value = self.totals.value()
+        requests = CounterMetricFamily(
+            "lakeprune_storage_requests",
+            "Requests made to storage, by kind: list (directory listings), head (metadata requests, "
+            "incl. the size lookup on opening a file), get (reads of a byte range: ranged GETs)",
+            labels=["kind"],
+        )
+        for kind in RequestKind:
+            requests.add_metric([kind.value], value.count(kind))
+        yield requests
+        yield CounterMetricFamily(
+            "lakeprune_storage_read_bytes", "Bytes read from storage by GETs", value.bytes_read
         )
 
 

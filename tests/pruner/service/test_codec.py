@@ -20,6 +20,7 @@ from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.storage_requests import StorageRequests
 from pruner.types import Column, TableSchema, parse_type
 
 SCHEMA = TableSchema.parse(
@@ -222,9 +223,11 @@ def test_schemas_splits_and_explain_round_trip() -> None:
     assert codec.decode_split(codec.encode_split(split)) == split
     step = ExplainStep("bloom_filters", "bloom_filters", ("token",), 10, 2, 1.25, None, "OSError: x")
     assert codec.decode_explain(codec.encode_explain(step)) == step
-    result = PruneResult("20260101000000000", "token = 'a'", 10, [split], [step])
+    requests = StorageRequests(lists=1, heads=2, gets=3, bytes_read=4096)
+    result = PruneResult("20260101000000000", "token = 'a'", 10, [split], [step], storage=requests)
     response = codec.encode_prune_result(result, explain=False)
     assert (response.files_selected, response.fallbacks, len(response.explain)) == (1, 1, 0)
+    assert codec.decode_storage_requests(response.storage) == requests  # sent without explain too
 
 
 def test_snapshots_and_projected_columns() -> None:

@@ -213,7 +213,7 @@ class ExplainStep(_message.Message):
     def __init__(self, step: _Optional[str] = ..., index: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., files_in: _Optional[int] = ..., files_out: _Optional[int] = ..., millis: _Optional[float] = ..., skipped: _Optional[str] = ..., fallback: _Optional[str] = ...) -> None: ...
 
 class PruneResponse(_message.Message):
-    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain")
+    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -221,6 +221,7 @@ class PruneResponse(_message.Message):
     FALLBACKS_FIELD_NUMBER: _ClassVar[int]
     SPLITS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_FIELD_NUMBER: _ClassVar[int]
     snapshot: str
     predicate: str
     files_total: int
@@ -228,7 +229,20 @@ class PruneResponse(_message.Message):
     fallbacks: int
     splits: _containers.RepeatedCompositeFieldContainer[Split]
     explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
-    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ...) -> None: ...
+    storage: StorageRequests
+    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ...) -> None: ...
+
+class StorageRequests(_message.Message):
+    __slots__ = ("lists", "heads", "gets", "bytes_read")
+    LISTS_FIELD_NUMBER: _ClassVar[int]
+    HEADS_FIELD_NUMBER: _ClassVar[int]
+    GETS_FIELD_NUMBER: _ClassVar[int]
+    BYTES_READ_FIELD_NUMBER: _ClassVar[int]
+    lists: int
+    heads: int
+    gets: int
+    bytes_read: int
+    def __init__(self, lists: _Optional[int] = ..., heads: _Optional[int] = ..., gets: _Optional[int] = ..., bytes_read: _Optional[int] = ...) -> None: ...
 
 class GetTableStatisticsRequest(_message.Message):
     __slots__ = ("table", "snapshot", "predicate")
