@@ -22,7 +22,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -58,10 +58,12 @@ def is_hidden_temp(name: str) -> bool:
 
 @dataclass(frozen=True)
 class FileEntry:
-    """A file under the root: its relative path and size in bytes."""
+    """A file under the root: its relative path, size in bytes and, when the listing said, its
+    modification time (nanoseconds since the epoch; object stores keep it to the second)."""
 
     rel: str
     size: int
+    modified_ns: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,7 @@ class Storage:
         entries = []
         for info in self._list(rel_dir, recursive):
             if info.type == pafs.FileType.File:
-                entries.append(FileEntry(rel=info.path[len(prefix) :], size=int(info.size)))
+                entries.append(FileEntry(info.path[len(prefix) :], int(info.size), info.mtime_ns))
         return sorted(entries, key=lambda e: e.rel)
 
     def list_dirs(self, rel_dir: str) -> list[str]:

@@ -268,6 +268,21 @@ def test_a_cold_keyed_lookup_reads_the_footer_then_one_row_group(
     assert requests.value().bytes_read < entry.size / 5
 
 
+def test_a_cold_keyed_lookup_on_s3_is_a_head_and_two_ranged_gets(s3_root: str) -> None:
+    """On a real S3 server: the size (HEAD), the footer (a GET of the tail), one row group (a GET)."""
+    storage = Storage.from_uri(s3_root)
+    spec = record_index.spec(1)
+    names = [f"k{i:06d}{secrets.token_hex(16)}" for i in range(10 * ROW_GROUP_ROWS)]
+    write_logs(storage, spec, I1, _rows(dict.fromkeys(names, ("p=a", "g1")), OP_UPSERT))
+    (entry,) = storage.list_files(spec.directory)
+    view = IndexPartitionView.load(storage, spec, visible=frozenset({I1}), as_of=I1)
+    with counting() as requests:
+        found = view.lookup(pa.array([names[7]]))
+    assert found.column("key").to_pylist() == [names[7]]
+    assert (requests.value().heads, requests.value().gets) == (1, 2)
+    assert requests.value().bytes_read < entry.size / 5
+
+
 def test_a_cold_keyed_lookup_of_a_small_file_reads_it_once(history: Storage) -> None:
     """A file no larger than the footer's read is read once, footer and row groups together."""
     view = _view(history, I1)

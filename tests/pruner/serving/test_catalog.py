@@ -4,6 +4,7 @@ definitions or their partitioning change; index data is read through the shared 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -12,11 +13,14 @@ import pytest
 from builder import LakepruneTable
 from builder.create import create_table
 from pruner.errors import SnapshotNotFoundError, TableNotFoundError
+from pruner.index.definitions import INDEX_DEFS
 from pruner.metadata.cache import IndexCache
 from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.serving import catalog as catalog_module
 from pruner.serving.catalog import Catalog, TableName
+from pruner.storage_requests import StorageRequests, counting
 
 
 @pytest.fixture
@@ -96,6 +100,40 @@ def test_index_definitions_changed_without_an_instant_are_seen(warehouses: dict[
     assert [d.name for d in catalog.table(name).definitions] == ["stats"]
     LakepruneTable(location).sql("DROP INDEX stats ON events")
     assert catalog.table(name).definitions == ()
+
+
+def test_an_unchanged_table_is_checked_with_two_listings_once_its_files_settled(
+    warehouses: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Settled definition files are not read again: only the timeline and `.lakeprune/` are
+    listed. Files modified within the margin are read again at every call."""
+    catalog = Catalog(warehouses, IndexCache(10**6))
+    name = TableName("a", "events")
+    first = catalog.table(name)
+    with counting() as recent:
+        assert catalog.table(name) is first
+    assert recent.value().gets > 0  # table.json, written just now, is read again
+    monkeypatch.setattr(catalog_module, "SETTLED_SECONDS", 0.0)
+    catalog.table(name)  # remembers the listing, now settled
+    with counting() as settled:
+        assert catalog.table(name) is first
+    assert settled.value() == StorageRequests(lists=2)
+
+
+def test_a_rewrite_of_one_size_and_time_within_the_margin_is_seen(warehouses: dict[str, str]) -> None:
+    """Object stores keep modification times to the second: a definition file rewritten at the same
+    size within that second lists exactly as before, and must still be read again."""
+    catalog = Catalog(warehouses, IndexCache(10**6))
+    name = TableName("a", "events")
+    location = Path(warehouses["a"]) / "events"
+    LakepruneTable(str(location)).sql("CREATE INDEX stats ON events USING column_stats")
+    assert [d.name for d in catalog.table(name).definitions] == ["stats"]
+    defs = location / INDEX_DEFS
+    listed = defs.stat()
+    defs.write_bytes(defs.read_bytes().replace(b'"stats"', b'"stat2"'))
+    os.utime(defs, ns=(listed.st_atime_ns, listed.st_mtime_ns))
+    assert defs.stat().st_size == listed.st_size
+    assert [d.name for d in catalog.table(name).definitions] == ["stat2"]
 
 
 def test_a_partitioning_change_without_an_instant_is_seen(warehouses: dict[str, str]) -> None:
