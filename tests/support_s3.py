@@ -3,8 +3,10 @@ loopback with its data in a temporary directory and one identity whose signed re
 `SeaweedS3.start` waits until S3 answers; `stop` sends SIGTERM, waits a bounded time, then SIGKILL,
 by process id, and the server is killed by the kernel should the test process die without
 stopping it, so nothing is left running. `aws_environment` is what a client needs (the AWS SDKs'
-standard variables); `new_bucket` creates a bucket through pyarrow. One server serves a whole test
-session (the `s3_server` fixture in `tests/conftest.py`)."""
+standard variables); `new_bucket` creates a bucket through pyarrow; `request_counts` is the
+server's own count of the S3 requests it answered (its Prometheus metrics), against which tests
+check what lakeprune counts. One server serves a whole test session (the `s3_server` fixture in
+`tests/conftest.py`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -20,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +39,8 @@ STOP_TIMEOUT_S = 3.0
 _GRPC_OFFSET = 10_000
 _PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_REQUEST_TOTAL = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.MULTILINE)
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
 def weed_binary() -> str:
@@ -84,6 +90,7 @@ class SeaweedS3:
     access_key: str
     secret_key: str
     log_path: Path
+    metrics_port: int
 
     @classmethod
     def start(cls, workdir: Path) -> SeaweedS3:
@@ -98,8 +105,8 @@ class SeaweedS3:
             "actions": ["Admin", "Read", "Write", "List", "Tagging"],
         }
         config.write_text(json.dumps({"identities": [identity]}))
-        base = free_port_block(4)
-        s3_port, master_port, volume_port, filer_port = base, base + 1, base + 2, base + 3
+        base = free_port_block(5)
+        s3_port, master_port, volume_port, filer_port, metrics_port = range(base, base + 5)
         args = [
             weed_binary(),
             "server",
@@ -116,6 +123,7 @@ class SeaweedS3:
             "-s3.port.iceberg=0",
             "-s3.port.lance=0",
             f"-s3.config={config}",
+            f"-metricsPort={metrics_port}",
         ]
         log_path = workdir / "weed.log"
         with open(log_path, "wb") as log:
@@ -126,7 +134,7 @@ class SeaweedS3:
                 stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
             )
-        server = cls(process, f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_path)
+        server = cls(process, f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_path, metrics_port)
         try:
             server._wait_ready()
         except BaseException:
@@ -171,6 +179,19 @@ class SeaweedS3:
             connect_timeout=2,
             request_timeout=10,
         )
+
+    def request_counts(self, bucket: str) -> dict[tuple[str, str], int]:
+        """How many S3 requests on `bucket` the server answered, by (type, HTTP status), from its
+        metrics: SeaweedFS counts a HEAD as type GET (answered 200), a ranged read as a GET answered
+        206, and a listing as type LIST."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        counts: dict[tuple[str, str], int] = {}
+        for match in _REQUEST_TOTAL.finditer(text):
+            labels = dict(_LABEL.findall(match.group("labels")))
+            if labels.get("bucket") == bucket:
+                counts[(labels["type"], labels["code"])] = int(float(match.group("value")))
+        return counts
 
     def new_bucket(self, name: str) -> str:
         """Create the bucket (no error if it exists); return its name."""

@@ -4,6 +4,7 @@ bucket-limited lookups and compaction."""
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -35,6 +36,7 @@ from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
 from pruner.storage_requests import StorageRequests, counting
 from pruner.types import parse_type
+from tests.support_s3 import SeaweedS3
 
 SPEC = record_index.spec(4)
 I1, I2, I3, I4, I5, I6 = (f"2024010100000000{i}" for i in range(1, 7))
@@ -268,18 +270,24 @@ def test_a_cold_keyed_lookup_reads_the_footer_then_one_row_group(
     assert requests.value().bytes_read < entry.size / 5
 
 
-def test_a_cold_keyed_lookup_on_s3_is_a_head_and_two_ranged_gets(s3_root: str) -> None:
-    """On a real S3 server: the size (HEAD), the footer (a GET of the tail), one row group (a GET)."""
+def test_a_cold_keyed_lookup_on_s3_is_a_head_and_two_ranged_gets(s3_server: SeaweedS3, s3_root: str) -> None:
+    """On a real S3 server: the size (HEAD), the footer (a GET of the tail), one row group (a GET),
+    as the server counted them too (it counts a HEAD as a GET, and answers ranged GETs 206)."""
     storage = Storage.from_uri(s3_root)
+    bucket = s3_root.removeprefix("s3://").partition("/")[0]
     spec = record_index.spec(1)
     names = [f"k{i:06d}{secrets.token_hex(16)}" for i in range(10 * ROW_GROUP_ROWS)]
     write_logs(storage, spec, I1, _rows(dict.fromkeys(names, ("p=a", "g1")), OP_UPSERT))
     (entry,) = storage.list_files(spec.directory)
     view = IndexPartitionView.load(storage, spec, visible=frozenset({I1}), as_of=I1)
+    before = s3_server.request_counts(bucket)
     with counting() as requests:
         found = view.lookup(pa.array([names[7]]))
+    served = Counter(s3_server.request_counts(bucket))
+    served.subtract(before)
     assert found.column("key").to_pylist() == [names[7]]
     assert (requests.value().heads, requests.value().gets) == (1, 2)
+    assert +served == {("GET", "200"): 1, ("GET", "206"): 2}
     assert requests.value().bytes_read < entry.size / 5
 
 

@@ -1,7 +1,7 @@
 """The sidecar over a table on a real S3 server (SeaweedFS): a cold keyed prune reads index files
 with ranged GETs, footers first, a small share of their bytes; the same prune warm makes no request
 but the listings of the timeline and the definition files — counted by the prune's result, the
-request log line and `/metrics`, and cross-checked against the server's own request counters — and
+request log line and `/metrics`, and cross-checked against the server's own request counts — and
 a commit published on S3 between two prunes is seen by the next one."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from pruner.storage_requests import StorageRequests
 from pruner.table.table import LakeTable
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
 from tests.pruner.service.test_caching import scrape
+from tests.support_s3 import SeaweedS3
 
 # Short, so that the definition files copied to S3 settle within the test; the listing's times are
 # whole seconds, hence the sleep of a second more.
@@ -66,6 +68,7 @@ def storage_metrics(port: int | None) -> dict[str, float]:
 def test_cold_prunes_read_ranges_warm_prunes_only_list_and_commits_are_seen(
     table_copy: str,
     spark: SparkSession,
+    s3_server: SeaweedS3,
     s3_root: str,
     start_sidecar: StartSidecar,
     caplog: pytest.LogCaptureFixture,
@@ -73,6 +76,7 @@ def test_cold_prunes_read_ranges_warm_prunes_only_list_and_commits_are_seen(
 ) -> None:
     monkeypatch.setattr(catalog, "SETTLED_SECONDS", SETTLED)
     remote = f"{s3_root}/{TABLE}"
+    bucket = s3_root.removeprefix("s3://").partition("/")[0]
     sync(table_copy, remote)
     index_bytes = sum(e.size for e in Storage.from_uri(remote).list_files(METADATA_DIR, recursive=True))
     keys = LakeTable.open(table_copy).snapshot().read(columns=["id"]).column("id").to_pylist()[:2]
@@ -84,9 +88,12 @@ def test_cold_prunes_read_ranges_warm_prunes_only_list_and_commits_are_seen(
         cold = client.prune(SCHEMA, TABLE, predicate, explain=True)
         cold_request = request_counts(caplog.records)
         before = storage_metrics(sidecar.metrics_port)
+        served_before = s3_server.request_counts(bucket)
         warm = [client.prune(SCHEMA, TABLE, predicate, explain=True) for _ in range(3)]
         warm_request = request_counts(caplog.records)
         after = storage_metrics(sidecar.metrics_port)
+        served = Counter(s3_server.request_counts(bucket))
+        served.subtract(served_before)
 
         assert 0 < cold.files_selected < cold.files_total
         assert cold.storage.gets > 0 and cold_request.gets >= cold.storage.gets
@@ -98,6 +105,9 @@ def test_cold_prunes_read_ranges_warm_prunes_only_list_and_commits_are_seen(
         assert warm_request == StorageRequests(lists=2)
         # Each client prune is a GetTable (the client binds the predicate to the schema) and a Prune.
         assert after == {"list": before["list"] + 3 * 2 * 2, "head": before["head"], "get": before["get"]}
+        # The server saw the same: listings only, no HEAD or read of an object (SeaweedFS counts a
+        # HEAD as a GET answered 200, a ranged read as one answered 206).
+        assert +served == {("LIST", "200"): 3 * 2 * 2}
 
         # A commit lands on S3 between two prunes: the next prune plans on it.
         LakepruneTable(table_copy, spark).delete(spark.createDataFrame([(k,) for k in keys], "id bigint"))
