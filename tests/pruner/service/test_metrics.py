@@ -19,6 +19,7 @@ from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.serving.errors import Status
 from pruner.serving.metrics import Metrics
 from pruner.sidecar import Sidecar
+from pruner.storage_requests import RequestCounter, RequestKind, StorageRequests
 from tests.pruner.service.conftest import SCHEMA, TABLE
 
 RESULT = PruneResult(
@@ -27,11 +28,24 @@ RESULT = PruneResult(
     files_total=40,
     splits=[Split("/t/f.parquet", "", {}, "g", 0, 10, 5, 10)] * 3,
     explain=[ExplainStep("column_stats", "column_stats", ("id",), 40, 3, 1.0, fallback="OSError: gone")],
+    storage=StorageRequests(lists=1, heads=2, gets=3, bytes_read=4096),
 )
 
 
 def sample(metrics: Metrics, name: str, **labels: str) -> float | None:
     return metrics.registry.get_sample_value(name, labels)
+
+
+def test_storage_requests_are_exposed_by_kind_with_the_bytes_read() -> None:
+    totals = RequestCounter()
+    metrics = Metrics(storage_totals=totals)
+    for kind, nbytes in [(RequestKind.LIST, 0), (RequestKind.GET, 100), (RequestKind.GET, 28)]:
+        totals.add(kind, nbytes)
+    by_kind = {
+        k: sample(metrics, "lakeprune_storage_requests_total", kind=k) for k in ("list", "head", "get")
+    }
+    assert by_kind == {"list": 1, "head": 0, "get": 2}
+    assert sample(metrics, "lakeprune_storage_read_bytes_total") == 128
 
 
 def test_requests_are_counted_timed_and_logged(caplog: pytest.LogCaptureFixture) -> None:
@@ -58,7 +72,7 @@ def test_requests_are_counted_timed_and_logged(caplog: pytest.LogCaptureFixture)
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0].startswith(
         "api=thrift method=getSplits table=lake.t snapshot=20260101000000000 "
-        "files_in=40 files_out=3 fallbacks=1 ms="
+        "files_in=40 files_out=3 fallbacks=1 lists=1 heads=2 gets=3 bytes_read=4096 ms="
     )
     assert lines[0].endswith(" status=ok")
     assert lines[1].startswith("api=grpc method=Prune table=lake.x ms=") and lines[1].endswith(
