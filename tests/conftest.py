@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.support_s3 import SeaweedS3, point_environment_at
+from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult
@@ -61,7 +61,7 @@ def s3_environment(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> Sea
 def s3_root(s3_environment: SeaweedS3) -> str:
     """A new, empty `s3://` prefix on the session's server, with the AWS SDKs' variables pointing
     every client (and every process started from here) at that server."""
-    bucket = s3_environment.new_bucket("lakeprune-tests")
+    bucket = s3_environment.new_bucket(TEST_BUCKET)
     return f"s3://{bucket}/{uuid.uuid4().hex}"
 
 

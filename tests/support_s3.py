@@ -31,6 +31,9 @@ import pyarrow.fs as pafs
 import pytest
 
 REGION = "us-east-1"
+# The one bucket of the tests, each under a prefix of its own: SeaweedFS gives every bucket its own
+# volumes (a collection), and a server has room for few.
+TEST_BUCKET = "lakeprune-tests"
 # AWS variables that would point a client elsewhere than `aws_environment` does: removed in tests.
 _OTHER_AWS_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE")
 START_TIMEOUT_S = 60.0
@@ -117,7 +120,7 @@ class SeaweedS3:
             f"-volume.port={volume_port}",
             f"-filer.port={filer_port}",
             "-master.volumeSizeLimitMB=64",
-            "-volume.max=16",
+            "-volume.max=64",  # each bucket (a collection) takes 7 volume slots when it first grows
             "-s3",
             f"-s3.port={s3_port}",
             "-s3.port.iceberg=0",

@@ -58,7 +58,7 @@ from pruner.metadata.files_index import DataFile
 from pruner.storage import Storage
 from pruner.table.table import LakeTable
 from tests.support import CITIES, Row, contents, create, make_row, to_df
-from tests.support_s3 import SeaweedS3, point_environment_at
+from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 # What the killed writer upserts: ten keys moved to (or kept in) "ams" and one new key.
 CHILD_ROWS = [make_row(k, "ams", version=5) for k in range(0, 30, 3)] + [make_row(500, "zrh")]
@@ -243,7 +243,7 @@ def crashes(
         if any(where == "s3" for where, _ in selected):
             server: SeaweedS3 = request.getfixturevalue("s3_server")
             point_environment_at(server, s3_environment.enter_context(pytest.MonkeyPatch.context()))
-            s3_root = f"s3://{server.new_bucket('lakeprune-tests')}/{uuid.uuid4().hex}"
+            s3_root = f"s3://{server.new_bucket(TEST_BUCKET)}/{uuid.uuid4().hex}"
         for where, point in selected:
             uri = str(local_root / point) if where == "local" else f"{s3_root}/{point}"
             storage = Storage.from_uri(uri)

@@ -31,11 +31,9 @@ from tests.e2e.native import check_query, native_plugin
 from tests.e2e.queries import QUERIES, Query
 from tests.e2e.queries import check_query as check_thrift_query
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES
-from tests.support_s3 import SeaweedS3, point_environment_at
+from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine, pytest.mark.s3]
-
-BUCKET = "lakeprune-e2e"
 
 
 @dataclass(frozen=True)
@@ -59,8 +57,9 @@ class _Records(logging.Handler):
 
 
 def copy_to_s3(server: SeaweedS3, local: Path) -> str:
-    """The local warehouse copied file by file under a new prefix of BUCKET; its `s3://` root."""
-    root = f"{server.new_bucket(BUCKET)}/{uuid.uuid4().hex}/{SCHEMA_NAME}"
+    """The local warehouse copied file by file under a new prefix of the tests' bucket; its
+    `s3://` root."""
+    root = f"{server.new_bucket(TEST_BUCKET)}/{uuid.uuid4().hex}/{SCHEMA_NAME}"
     pafs.copy_files(
         str(local),
         root,

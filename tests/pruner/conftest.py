@@ -5,6 +5,7 @@ tests that change it, and the oracle that scans its files."""
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from pyspark.sql import SparkSession
 from builder import LakepruneTable
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
-from tests.support_s3 import SeaweedS3, point_environment_at
+from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 
 def build_indexed_table(spark: SparkSession, location: str) -> str:
@@ -49,7 +50,8 @@ def indexed_s3_table(spark: SparkSession, s3_server: SeaweedS3) -> tuple[str, Or
     oracle (read from the bucket). Tests that use it need the `s3_environment` fixture too."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         point_environment_at(s3_server, monkeypatch)
-        location = build_indexed_table(spark, f"s3://{s3_server.new_bucket('lakeprune-planner')}/events")
+        bucket = s3_server.new_bucket(TEST_BUCKET)
+        location = build_indexed_table(spark, f"s3://{bucket}/{uuid.uuid4().hex}/events")
         return location, Oracle(LakeTable.open(location).snapshot())
 
 
