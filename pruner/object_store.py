@@ -1,24 +1,31 @@
-"""Conditional creates on S3, which `pyarrow.fs` cannot make: one PUT with `If-None-Match: *`
-through `obstore` (the Rust `object_store` crate), answered 412 when the key exists. The client is
-configured like pyarrow's S3 file system, from the AWS SDKs' standard variables:
+"""Conditional creates on object stores, which `pyarrow.fs` cannot make: one PUT through `obstore`
+(the Rust `object_store` crate) that the server refuses when the object exists (S3:
+`If-None-Match: *`, answered 412; Azure Blob: `If-None-Match: *` too, answered 409).
+
+S3 clients are configured like pyarrow's S3 file system, from the AWS SDKs' standard variables:
 `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (a custom endpoint, addressed path-style; `http://`
 allowed), `AWS_REGION` or `AWS_DEFAULT_REGION` (else the region pyarrow resolved for the bucket),
-`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`. Errors name the object and
-the server's one-line reason; credentials never appear in them."""
+`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`. pyarrow's Azure file system
+reads no variable for the account, its key or the endpoint: they come from the `abfs://` URI (or
+the `AzureFileSystem` a caller made), so Azure clients take exactly what pyarrow resolved
+(`AzureTarget`); obstore adds the Azure identity variables pyarrow's default credential reads too
+(`AZURE_CLIENT_ID`, `AZURE_TENANT_ID`, `AZURE_CLIENT_SECRET`, `AZURE_FEDERATED_TOKEN_FILE`). Errors
+name the object and the server's one-line reason; credentials never appear in them."""
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import obstore
 from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
-from obstore.store import S3Store
+from obstore.store import AzureStore, S3Store
 
 if TYPE_CHECKING:
-    from obstore.store import S3Config  # a TypedDict of the stubs only
+    from obstore.store import AzureConfig, S3Config  # TypedDicts of the stubs only
 
 _SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 # The AWS SDKs' standard variables every lakeprune S3 client is configured from (a change of any of
@@ -67,20 +74,74 @@ def s3_put_if_absent(bucket: str, key: str, data: bytes, region: str = "") -> bo
     A PUT whose answer was lost and that the client retried may find its own object and answer
     False: the caller then loses a race it won, which is safe (nothing is committed twice); the
     reverse cannot happen. Any other failure raises `OSError` with a one-line message."""
+    secrets = [os.environ.get(name) for name in _SECRET_VARIABLES]
+    return _create(_store(bucket, region), key, data, f"s3://{bucket}/{key}", secrets)
+
+
+@dataclass(frozen=True)
+class AzureTarget:
+    """A storage account as pyarrow's `AzureFileSystem` resolved it: `authority` is the Blob
+    service's hostname[:port] (a leading `.` means `<account><authority>`, else the account is the
+    URL's first path segment, as on the Azurite emulator) and `scheme` is `http` or `https`. Empty
+    credentials are left to obstore, which reads the Azure identity variables."""
+
+    account: str
+    authority: str = ".blob.core.windows.net"
+    scheme: str = "https"
+    account_key: str = field(default="", repr=False)
+    sas_token: str = field(default="", repr=False)
+    tenant_id: str = ""
+    client_id: str = ""
+    client_secret: str = field(default="", repr=False)
+
+    @property
+    def endpoint(self) -> str:
+        """The account's Blob service URL."""
+        if self.authority.startswith("."):
+            return f"{self.scheme}://{self.account}{self.authority}"
+        return f"{self.scheme}://{self.authority}/{self.account}"
+
+
+def azure_put_if_absent(target: AzureTarget, container: str, key: str, data: bytes) -> bool:
+    """PUT `data` at `key` of the container unless the blob exists: True when created, False when
+    it was there (a lost answer retried may also say False, as for `s3_put_if_absent`). Any other
+    failure raises `OSError` with a one-line message."""
+    secrets = [target.account_key, target.sas_token, target.client_secret]
+    return _create(_azure_store(target, container), key, data, f"abfs://{container}/{key}", secrets)
+
+
+@functools.lru_cache(maxsize=16)
+def _azure_store(target: AzureTarget, container: str) -> AzureStore:
+    config: AzureConfig = {"account_name": target.account, "endpoint": target.endpoint}
+    if target.account_key:
+        config["account_key"] = target.account_key
+    if target.sas_token:
+        config["sas_key"] = target.sas_token
+    if target.client_secret:
+        config["tenant_id"] = target.tenant_id
+        config["client_id"] = target.client_id
+        config["client_secret"] = target.client_secret
+    allow_http = target.scheme.lower() == "http"
+    return AzureStore(container, config=config, client_options={"allow_http": allow_http})
+
+
+def _create(
+    store: S3Store | AzureStore, key: str, data: bytes, where: str, secrets: Iterable[str | None]
+) -> bool:
+    """One conditional PUT: True when it created the object, False when the object existed."""
     try:
-        obstore.put(_store(bucket, region), key, data, mode="create")
+        obstore.put(store, key, data, mode="create")
     except (AlreadyExistsError, PreconditionError):
         return False
     except BaseError as exc:
-        raise OSError(f"conditional PUT of s3://{bucket}/{key} failed: {_one_line(exc)}") from None
+        raise OSError(f"conditional PUT of {where} failed: {_one_line(exc, secrets)}") from None
     return True
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException, secrets: Iterable[str | None]) -> str:
     """The first line of an obstore error (the rest is a debug dump), with any secret removed."""
     line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    for name in _SECRET_VARIABLES:
-        secret = os.environ.get(name)
+    for secret in secrets:
         if secret:
             line = line.replace(secret, "***")
     return f"{type(exc).__name__}: {line}"

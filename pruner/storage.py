@@ -5,10 +5,11 @@ methods are relative to the root and use `/`. Two writes make a file appear whol
 rewritten, and `put_if_absent` (creates only; False when the file exists) for files that exactly
 one writer may create (the writer lock, a new table's `table.json`, the timeline's state files):
 a hard link of a hidden temp file on local disks, a conditional PUT (`pruner.object_store`) on
-S3, and a `PutIfAbsentUnsupportedError` on other backends, never a check-then-write. A path that
-cannot exist on the filesystem (`cannot_exist`: a name over the file system's limit, a key over
-the object store's) does not exist and, as a directory, lists nothing; a listing that raced with
-another writer's mkdir is made again; every other storage error propagates.
+S3 and Azure Blob, and a `PutIfAbsentUnsupportedError` on other backends, never a
+check-then-write. A path that cannot exist on the filesystem (`cannot_exist`: a name over the
+file system's limit, a key over the object store's) does not exist and, as a directory, lists
+nothing; a listing that raced with another writer's mkdir is made again; every other storage
+error propagates.
 
 Every read made through a `Storage` (listings, file infos, opens, byte ranges read) is counted in
 `pruner.storage_requests`, here and nowhere else: readers go through these methods (an opened file
@@ -20,6 +21,7 @@ import contextlib
 import errno
 import os
 import re
+import urllib.parse
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from pruner.errors import PutIfAbsentUnsupportedError
-from pruner.object_store import s3_put_if_absent
+from pruner.object_store import AzureTarget, azure_put_if_absent, s3_put_if_absent
 from pruner.storage_requests import RequestKind, counted, record
 
 # How often a listing that raced with another writer's mkdir / rmdir is made before giving up.
@@ -46,6 +48,19 @@ def cannot_exist(exc: OSError) -> bool:
     """Whether a storage error says the path itself can never exist (too long for the file system
     or the object store), as opposed to failing to reach or read something that may exist."""
     return exc.errno == errno.ENAMETOOLONG or any(m in str(exc) for m in _IMPOSSIBLE_PATH_MARKERS)
+
+
+def _password(uri: str) -> str:
+    """The password of a URI's user information (an `abfs://` account key), or ""."""
+    if "://" not in uri:
+        return ""
+    return urllib.parse.urlsplit(uri).password or ""
+
+
+def _without_password(uri: str) -> str:
+    """The URI with any password in its user information replaced by `***`, for messages."""
+    password = _password(uri)
+    return uri.replace(f":{password}@", ":***@", 1) if password else uri
 
 
 def is_hidden_temp(name: str) -> bool:
@@ -153,17 +168,36 @@ class Storage:
         returns True.
 
         Local disks: a hidden temporary file in the same directory, hard-linked to the final name
-        (the link fails if the name exists), then unlinked. S3: one PUT with `If-None-Match: *`.
-        Other backends raise `PutIfAbsentUnsupportedError`."""
+        (the link fails if the name exists), then unlinked. S3 and Azure Blob: one PUT with
+        `If-None-Match: *`, through a client configured as `fs` is. Other backends raise
+        `PutIfAbsentUnsupportedError`."""
         if self.is_local:
             return self._link_if_absent(rel, data)
+        bucket, _, key = self.path(rel).partition("/")
         if self.fs.type_name == "s3":
-            bucket, _, key = self.path(rel).partition("/")
             return s3_put_if_absent(bucket, key, data, region=str(getattr(self.fs, "region", "") or ""))
+        if self.fs.type_name == "abfs":
+            return azure_put_if_absent(self._azure_target(), bucket, key, data)
         raise PutIfAbsentUnsupportedError(
-            f"{self.full_uri(rel)}: lakeprune cannot create a file only-if-absent on "
-            f"{self.fs.type_name} storage yet (local disks and s3:// can), so it cannot commit "
-            "there safely"
+            f"{_without_password(self.full_uri(rel))}: lakeprune cannot create a file only-if-absent "
+            f"on {self.fs.type_name} storage yet (local disks, s3:// and abfs:// can), so it cannot "
+            "commit there safely"
+        )
+
+    def _azure_target(self) -> AzureTarget:
+        """The account, endpoint and key of this `AzureFileSystem`: from its options, and the key
+        from the URI's password when pyarrow made the file system from such a URI (its options
+        then do not repeat the key)."""
+        options = self.fs.__reduce__()[1][0]
+        return AzureTarget(
+            account=options["account_name"],
+            authority=options["blob_storage_authority"] or ".blob.core.windows.net",
+            scheme=options["blob_storage_scheme"] or "https",
+            account_key=options["account_key"] or urllib.parse.unquote(_password(self.uri)),
+            sas_token=options["sas_token"],
+            tenant_id=options["tenant_id"],
+            client_id=options["client_id"],
+            client_secret=options["client_secret"],
         )
 
     def _link_if_absent(self, rel: str, data: bytes) -> bool:
