@@ -10,19 +10,11 @@ check what lakeprune counts. One server serves a whole test session (the `s3_ser
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
 import json
-import os
 import re
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,18 +22,17 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
+from tests.support_servers import LoopbackServer, port_is_free, start_server, wait_ready
+
 REGION = "us-east-1"
 # The one bucket of the tests, each under a prefix of its own: SeaweedFS gives every bucket its own
 # volumes (a collection), and a server has room for few.
 TEST_BUCKET = "lakeprune-tests"
 # AWS variables that would point a client elsewhere than `aws_environment` does: removed in tests.
 _OTHER_AWS_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE")
-START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 3.0
 # Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
 _GRPC_OFFSET = 10_000
 _PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _REQUEST_TOTAL = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.MULTILINE)
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
@@ -55,44 +46,24 @@ def weed_binary() -> str:
     return found
 
 
-def _free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port_block(count: int) -> int:
     """A base port such that base .. base+count-1 and each of those + 10000 are free on loopback."""
     rng = secrets.SystemRandom()
     for _ in range(200):
         base = rng.randrange(_PORT_RANGE[0], _PORT_RANGE[1] - count)
         ports = [base + i for i in range(count)]
-        if all(_free(p) and _free(p + _GRPC_OFFSET) for p in ports):
+        if all(port_is_free(p) and port_is_free(p + _GRPC_OFFSET) for p in ports):
             return base
     raise RuntimeError("no free block of loopback ports for SeaweedFS")
 
 
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel sends it SIGKILL if the test process dies first (even
-    by SIGKILL, when no teardown runs), so no server outlives its test session."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 @dataclass
-class SeaweedS3:
+class SeaweedS3(LoopbackServer):
     """A running `weed server -s3` and the credentials it accepts."""
 
-    process: subprocess.Popen[bytes]
     endpoint: str
     access_key: str
     secret_key: str
-    log_path: Path
     metrics_port: int
 
     @classmethod
@@ -129,39 +100,15 @@ class SeaweedS3:
             f"-metricsPort={metrics_port}",
         ]
         log_path = workdir / "weed.log"
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                args,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
-            )
-        server = cls(process, f"http://127.0.0.1:{s3_port}", access_key, secret_key, log_path, metrics_port)
-        try:
-            server._wait_ready()
-        except BaseException:
-            server.stop()
-            raise
+        process = start_server(args, log_path)
+        server = cls(process, log_path, f"http://127.0.0.1:{s3_port}", access_key, secret_key, metrics_port)
+        wait_ready(
+            process,
+            log_path,
+            lambda: server.new_bucket("lakeprune-ready"),
+            f"SeaweedFS S3 at {server.endpoint}",
+        )
         return server
-
-    def _wait_ready(self) -> None:
-        """Until S3 creates a bucket (the filer behind it is up), or the deadline passes."""
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"weed exited with {self.process.returncode}: {self._log_tail()}")
-            try:
-                self.new_bucket("lakeprune-ready")
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    tail = self._log_tail()
-                    raise RuntimeError(f"SeaweedFS S3 not ready at {self.endpoint}: {tail}") from None
-            time.sleep(0.5)
-
-    def _log_tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-2000:]
 
     def aws_environment(self) -> dict[str, str]:
         """The AWS SDKs' standard variables that point a client at this server."""
@@ -200,18 +147,6 @@ class SeaweedS3:
         """Create the bucket (no error if it exists); return its name."""
         self.filesystem().create_dir(name)
         return name
-
-    def stop(self) -> None:
-        """SIGTERM, a bounded wait, then SIGKILL; always reaps the process."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=STOP_TIMEOUT_S)
 
 
 def point_environment_at(server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> None:
