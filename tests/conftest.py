@@ -1,10 +1,11 @@
 """Shared fixtures. One SparkSession serves the whole test session (Spark on 2 cores is the
 slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedFS S3 server
 (`tests/support_s3.py`), started on first use and stopped at the end; tests that use it are marked
-`s3`."""
+`s3`; and one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING
 import pytest
 from pyspark.sql import SparkSession
 
+from pruner.storage import Storage
+from tests.support_azure import Azurite
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 if TYPE_CHECKING:
@@ -37,16 +40,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if "s3_server" in fixtures:
             item.add_marker(pytest.mark.s3)
+        if "azure_server" in fixtures:
+            item.add_marker(pytest.mark.azure)
 
 
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
     """The session's S3 server (SeaweedFS on loopback, data in a temporary directory)."""
-    server = SeaweedS3.start(tmp_path_factory.mktemp("seaweedfs"))
-    try:
+    with contextlib.closing(SeaweedS3.start(tmp_path_factory.mktemp("seaweedfs"))) as server:
         yield server
-    finally:
-        server.stop()
+
+
+@pytest.fixture(scope="session")
+def azure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
+    """The session's Azure Blob server (Azurite on loopback, data in a temporary directory)."""
+    with contextlib.closing(Azurite.start(tmp_path_factory.mktemp("azurite"))) as server:
+        yield server
+
+
+@pytest.fixture
+def azure_storage(azure_server: Azurite) -> Storage:
+    """A `Storage` at a new, empty prefix of a container on the session's Azure Blob server."""
+    return azure_server.storage("lakeprune-tests", uuid.uuid4().hex)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""builder.lock: the table's writer lock on a local filesystem and on S3 (the session's SeaweedFS
-server); the race of writers started together is in test_commit_race.py."""
+"""builder.lock: the table's writer lock on a local filesystem, on S3 and on Azure Blob (the
+session's SeaweedFS and Azurite servers); the race of writers started together is in test_commit_race.py."""
 
 from __future__ import annotations
 
@@ -163,8 +163,7 @@ def test_lock_released_between_the_two_reads_is_taken(
     assert calls == [LOCK_FILE, LOCK_FILE]
 
 
-def test_lock_on_s3_refuses_a_second_holder(s3_root: str) -> None:
-    storage = Storage.from_uri(s3_root)
+def _assert_lock_refuses_a_second_holder(storage: Storage) -> None:
     with table_lock(storage, "upsert"):
         before = storage.read_bytes(LOCK_FILE)
         assert _holder(storage)["operation"] == "upsert"
@@ -178,3 +177,11 @@ def test_lock_on_s3_refuses_a_second_holder(s3_root: str) -> None:
         with pytest.raises(TableLockedError, match="just now"):
             _take_over(storage, dead, b"{}")
     assert not storage.exists(LOCK_FILE)
+
+
+def test_lock_on_s3_refuses_a_second_holder(s3_root: str) -> None:
+    _assert_lock_refuses_a_second_holder(Storage.from_uri(s3_root))
+
+
+def test_lock_on_azure_refuses_a_second_holder(azure_storage: Storage) -> None:
+    _assert_lock_refuses_a_second_holder(azure_storage)

@@ -1,12 +1,17 @@
 """pruner.storage on the local filesystem: path and file:// URIs, atomic publish, put-if-absent
-(also on S3, against the session's SeaweedFS server), listing (a path that cannot exist lists as
-empty, other errors propagate), delete."""
+(also on S3 and Azure Blob, against the session's SeaweedFS and Azurite servers, with two
+processes racing on Azure), listing (a path that cannot exist lists as empty, other errors
+propagate), delete."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import errno
+import multiprocessing
 import os
+import urllib.parse
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,6 +20,7 @@ import pytest
 
 from pruner.errors import PutIfAbsentUnsupportedError
 from pruner.storage import FileEntry, Storage, cannot_exist
+from tests.support_azure import Azurite
 
 
 class _RecordingFileSystem:
@@ -304,8 +310,7 @@ class _NamedFileSystem:
         return getattr(self._inner, name)
 
 
-def test_put_if_absent_on_s3(s3_root: str) -> None:
-    storage = Storage.from_uri(s3_root)
+def _assert_put_if_absent_creates_once(storage: Storage) -> None:
     assert not storage.is_local
     assert storage.put_if_absent(".lakeprune/timeline/1.commit.completed", b"first")
     assert not storage.put_if_absent(".lakeprune/timeline/1.commit.completed", b"second")
@@ -317,6 +322,78 @@ def test_put_if_absent_on_s3(s3_root: str) -> None:
         FileEntry(".lakeprune/timeline/1.commit.completed", 5),
         FileEntry("written.json", 10),
     ]
+
+
+def test_put_if_absent_on_s3(s3_root: str) -> None:
+    _assert_put_if_absent_creates_once(Storage.from_uri(s3_root))
+
+
+def test_put_if_absent_on_azure(azure_storage: Storage) -> None:
+    _assert_put_if_absent_creates_once(azure_storage)
+
+
+def _contend(storage: Storage, rels: list[str], name: str, barrier: Any, results: Any) -> None:
+    """In a child process: for each path, wait for the other contender, then try to create it."""
+    wins = []
+    for rel in rels:
+        barrier.wait(timeout=60)
+        if storage.put_if_absent(rel, name.encode()):
+            wins.append(rel)
+    results.put((name, wins))
+
+
+def test_concurrent_put_if_absent_on_azure_has_one_winner(azure_storage: Storage) -> None:
+    """Two processes race for each of 10 paths, started together each time: exactly one creates
+    each path, and the path holds the winner's content."""
+    rels = [f"meta/timeline/{i}.commit.completed" for i in range(10)]
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    results = ctx.Queue()
+    processes = [
+        ctx.Process(target=_contend, args=(azure_storage, rels, name, barrier, results))
+        for name in ("a", "b")
+    ]
+    for process in processes:
+        process.start()
+    outcome = dict(results.get(timeout=120) for _ in processes)
+    for process in processes:
+        process.join(timeout=30)
+        assert process.exitcode == 0
+    assert sorted(outcome["a"] + outcome["b"]) == sorted(rels)  # each path won once, none twice
+    for name, wins in outcome.items():
+        for rel in wins:
+            assert azure_storage.read_bytes(rel) == name.encode()
+
+
+def test_azure_errors_name_the_object_and_never_the_secret(azure_server: Azurite) -> None:
+    storage = azure_server.storage("lakeprune-tests", uuid.uuid4().hex)
+    wrong_key = base64.b64encode(b"x" * 32).decode()
+    wrong = dataclasses.replace(storage, fs=azure_server.filesystem(key=wrong_key))
+    with pytest.raises(OSError) as raised:
+        wrong.put_if_absent("f.json", b"x")
+    message = str(raised.value)
+    assert message.startswith(f"conditional PUT of abfs://{storage.root}/f.json failed: ")
+    assert "\n" not in message
+    assert wrong_key not in message and azure_server.key not in message
+    assert not storage.exists("f.json")
+
+
+def test_azure_key_in_the_uri_reaches_the_conditional_put(azure_server: Azurite) -> None:
+    """A file system pyarrow made from an `abfs://account:key@host:port/...` URI does not repeat
+    the key in its options: the conditional PUT takes it from the URI; refusals never show it."""
+    root = f"lakeprune-tests/{uuid.uuid4().hex}"
+    key = urllib.parse.quote(azure_server.key, safe="")
+    uri = f"abfs://{azure_server.account}:{key}@{azure_server.authority}/{root}?enable_tls=false"
+    storage = Storage.from_uri(uri)
+    assert storage.root == root
+    assert storage.put_if_absent("lock.json", b"mine")
+    assert not storage.put_if_absent("lock.json", b"theirs")
+    assert azure_server.storage("lakeprune-tests", root.partition("/")[2]).read_bytes("lock.json") == b"mine"
+    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "gcs")))
+    with pytest.raises(PutIfAbsentUnsupportedError) as raised:
+        other.put_if_absent("lock.json", b"x")
+    assert str(raised.value).startswith(f"abfs://{azure_server.account}:***@{azure_server.authority}/")
+    assert key not in str(raised.value) and azure_server.key not in str(raised.value)
 
 
 def test_s3_errors_name_the_object_and_never_the_secret(
