@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -38,6 +39,11 @@ AWS_VARIABLES = (
     "AWS_ACCESS_KEY_ID",
     *_SECRET_VARIABLES,
 )
+
+
+def is_endpoint_url(value: str) -> bool:
+    """Whether `value` is an endpoint an S3 client can be given: `http(s)://HOST[:PORT]`, no path."""
+    return re.fullmatch(r"https?://[^\s/]+/?", value) is not None
 
 
 def s3_endpoint(environ: Mapping[str, str] = os.environ) -> str | None:

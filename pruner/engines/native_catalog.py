@@ -25,7 +25,7 @@ from pruner.engines.catalog import (
 )
 from pruner.engines.errors import InvalidEngineConfigError
 from pruner.engines.spec import EngineSpec
-from pruner.object_store import AWS_VARIABLES, s3_endpoint, s3_region
+from pruner.object_store import AWS_VARIABLES, is_endpoint_url, s3_endpoint, s3_region
 
 DEFAULT_GRPC = "127.0.0.1:7777"  # the sidecar's gRPC port
 NATIVE_CONNECTOR_NAME = "lakeprune"
@@ -70,7 +70,7 @@ class S3Access:
     def __post_init__(self) -> None:
         if self.endpoint is not None:
             endpoint = _one_line("endpoint", self.endpoint)
-            if not re.fullmatch(r"https?://[^\s/]+/?", endpoint):
+            if not is_endpoint_url(endpoint):
                 raise InvalidEngineConfigError(
                     f"the S3 endpoint must be http(s)://HOST[:PORT], got {endpoint!r}"
                 )

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from pruner.errors import LakepruneError
+from pruner.object_store import is_endpoint_url
 from pruner.planner.planner import PruneLimits
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
@@ -116,7 +117,7 @@ class S3Settings:
     secret_access_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.endpoint is not None and not re.fullmatch(r"https?://[^\s/]+/?", self.endpoint):
+        if self.endpoint is not None and not is_endpoint_url(self.endpoint):
             raise ConfigError(f"s3.endpoint must be http(s)://HOST[:PORT], got {self.endpoint!r}")
         if self.region is not None and not re.fullmatch(r"[a-z0-9-]+", self.region):
             raise ConfigError(f"s3.region must be a region name such as us-east-1, got {self.region!r}")
