@@ -12,7 +12,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import queue
 import socket
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from pruner.format.instant import format_instant
 from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, TIMELINE_DIR, DataFileName, data_file_path
 from pruner.format.timeline import Action, Timeline
 from pruner.storage import Storage
+from tests.support_racing import racing, reported
 
 ROUNDS = 20
 WAIT_S = 60.0
@@ -117,40 +117,17 @@ def test_two_writers_started_together_one_wins_each_round(table_uri: str, how: s
         ctx.Process(target=contender, args=(table_uri, how, name, start, attempted, done, results))
         for name in ("w0", "w1")
     ]
-    for process in writers:
-        process.start()
     storage = Storage.from_uri(table_uri)
     dead_locks: list[bytes] = []
-    finished = False
-    try:
+    with racing(writers, (start, attempted, done), WAIT_S):
         for round_no in range(ROUNDS):
             if how == "takeover":
                 dead_locks.append(_leave_dead_lock(storage, round_no))
             start.wait(WAIT_S)
             attempted.wait(WAIT_S)
-            outcomes = dict(_outcome(results, round_no) for _ in writers)
+            outcomes = dict(reported(results, round_no, WAIT_S) for _ in writers)
             done.wait(WAIT_S)
             _check_round(storage, round_no, outcomes, dead_locks)
-        finished = True
-    finally:
-        if not finished:  # let the writers stop at their next wait instead of timing out
-            for barrier in (start, attempted, done):
-                barrier.abort()
-        for process in writers:
-            process.join(timeout=WAIT_S)
-            if process.is_alive():
-                process.kill()
-                process.join()
-    assert [p.exitcode for p in writers] == [0, 0]
-
-
-def _outcome(results: Any, round_no: int) -> tuple[str, str]:
-    try:
-        got_round, writer, outcome = results.get(timeout=WAIT_S)
-    except queue.Empty:
-        pytest.fail(f"round {round_no}: a writer did not report")
-    assert got_round == round_no
-    return writer, outcome
 
 
 def _leave_dead_lock(storage: Storage, round_no: int) -> bytes:

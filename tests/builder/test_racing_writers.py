@@ -8,7 +8,6 @@ in round order, and its record index agrees."""
 from __future__ import annotations
 
 import multiprocessing
-import queue
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
@@ -17,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from pruner.table.table import LakeTable
 from tests.support import CITIES, Row, assert_record_index_consistent, contents, create, make_row, to_df
+from tests.support_racing import racing, reported
 
 ROUNDS = 20
 WAIT_S = 180.0  # a writer's first round includes its JVM's start
@@ -67,41 +67,18 @@ def test_two_writers_started_together_land_one_commit_per_round(
     writers = [
         ctx.Process(target=writer_process, args=(location, name, start, done, results)) for name in WRITERS
     ]
-    for process in writers:
-        process.start()
-    finished = False
-    try:
+    with racing(writers, (start, done), WAIT_S):
         for round_no in range(ROUNDS):
             start.wait(WAIT_S)
-            outcomes = dict(_report(results, round_no) for _ in writers)
+            outcomes = dict(reported(results, round_no, WAIT_S) for _ in writers)
             done.wait(WAIT_S)
             winners = [w for w, outcome in outcomes.items() if outcome.startswith("won ")]
             assert len(winners) == 1, f"round {round_no}: {outcomes}"
             (lost,) = [outcome for outcome in outcomes.values() if not outcome.startswith("won ")]
             assert lost.startswith("conflict: table ") and "\n" not in lost, f"round {round_no}: {lost}"
             replay.update({row["id"]: row for row in upsert_rows(winners[0], round_no)})
-        finished = True
-    finally:
-        if not finished:  # let the writers stop at their next wait instead of timing out
-            start.abort()
-            done.abort()
-        for process in writers:
-            process.join(timeout=WAIT_S)
-            if process.is_alive():
-                process.kill()
-                process.join()
-    assert [p.exitcode for p in writers] == [0, 0]
 
     table = LakeTable.open(location)
     assert len(table.timeline.commits()) == 1 + ROUNDS and not table.timeline.pending()
     assert contents(location) == replay
     assert_record_index_consistent(location)
-
-
-def _report(results: Any, round_no: int) -> tuple[str, str]:
-    try:
-        got_round, writer, outcome = results.get(timeout=WAIT_S)
-    except queue.Empty:
-        pytest.fail(f"round {round_no}: a writer did not report")
-    assert got_round == round_no, (got_round, writer, outcome)
-    return writer, outcome
