@@ -5,7 +5,10 @@ endpoint for Trino / Presto. `start()` binds everything (port 0 picks a free por
 are exposed as attributes) and returns at once; health reports NOT_SERVING until every warehouse
 root has been listed successfully once (retried in the background), then SERVING. `stop(grace)`
 reports NOT_SERVING, refuses new calls, lets calls in flight finish for up to `grace` seconds and
-then closes everything; `wait()` blocks until then."""
+then closes everything; `wait()` blocks until then. As one worker of `lakeprune serve --workers N`
+(`pruner.supervisor`), a sidecar binds its gRPC and Thrift ports with SO_REUSEPORT (`reuse_port`),
+sharing them with the other workers, and its metrics on a private address (`metrics_host`) that the
+supervisor scrapes."""
 
 from __future__ import annotations
 
@@ -49,9 +52,18 @@ SERVED_METHODS = frozenset(
 
 
 class Sidecar:
-    def __init__(self, config: ServeConfig, max_workers: int = MAX_WORKERS) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        max_workers: int = MAX_WORKERS,
+        *,
+        reuse_port: bool = False,
+        metrics_host: str | None = None,
+    ) -> None:
         self.config = config
         self.max_workers = max_workers
+        self.reuse_port = reuse_port
+        self.metrics_host = metrics_host or config.host
         self.cache = BucketCache(config.cache_bytes)
         self.catalog = Catalog(config.warehouses, self.cache)
         self.metrics = Metrics(self.cache)
@@ -77,9 +89,9 @@ class Sidecar:
             if self.config.grpc_port is not None:
                 self.grpc_port = self._start_grpc(self.config.grpc_port)
             if self.config.metrics_port is not None:
-                self.metrics_port = self.metrics.serve_http(self.config.host, self.config.metrics_port)
+                self.metrics_port = self.metrics.serve_http(self.metrics_host, self.config.metrics_port)
             if self.config.thrift_port is not None:
-                self._thrift = _thrift_endpoint(self.config, self.catalog, self.metrics)
+                self._thrift = _thrift_endpoint(self.config, self.catalog, self.metrics, self.reuse_port)
                 self.thrift_port = int(self._thrift.start())
         except BaseException:
             self.stop(0)
@@ -153,7 +165,8 @@ class Sidecar:
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
+                # A port in use is an error, unless it is shared with this sidecar's other workers.
+                ("grpc.so_reuseport", int(self.reuse_port)),
             ],
         )
         servicer = PruningServicer(self.catalog, self.config.limits, self.metrics, self.workers)
@@ -222,11 +235,11 @@ def _host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def _thrift_endpoint(config: ServeConfig, catalog: Catalog, metrics: Metrics) -> Any:
+def _thrift_endpoint(config: ServeConfig, catalog: Catalog, metrics: Metrics, reuse_port: bool) -> Any:
     try:
         from pruner.thrift.endpoint import ThriftEndpoint
     except ModuleNotFoundError as exc:
         if exc.name not in ("pruner.thrift", "pruner.thrift.endpoint"):
             raise
         raise ConfigError("this build has no Thrift endpoint; set listen.thrift_port: off") from None
-    return ThriftEndpoint(config, catalog, metrics)
+    return ThriftEndpoint(config, catalog, metrics, reuse_port=reuse_port)

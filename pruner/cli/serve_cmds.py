@@ -4,7 +4,10 @@ shut down gracefully: health turns NOT_SERVING, new calls are refused, calls in 
     lakeprune serve --config sidecar.yaml [--log-format plain|json]
     lakeprune serve --warehouse demo=/data/warehouse [--warehouse ...] [--host H] [--grpc-port N]
                     [--thrift-port N|off] [--metrics-port N|off] [--cache-size 512MiB] [--token-file F]
+                    [--workers N]
 
+With more than one worker (default: one per core), a supervisor runs that many planning processes
+behind the same ports (`pruner.supervisor`); `--workers 1` serves from this process alone.
 A configuration mistake prints one `error:` line and exits with status 2 before anything listens.
 The server logs to stderr in plain text lines or JSON lines (`pruner.serving.logs`), never through
 the interactive commands' rich handler."""
@@ -51,6 +54,12 @@ def serve(
     token_file: Annotated[
         str | None, typer.Option(help="File holding the bearer token gRPC callers must send.")
     ] = None,
+    workers: Annotated[
+        str | None,
+        typer.Option(
+            help="Planning processes behind the same ports: a number, or auto (default: one per core)."
+        ),
+    ] = None,
     log_format: Annotated[
         LogFormat, typer.Option(help="Log lines on stderr: plain text, or one JSON object per line.")
     ] = LogFormat.PLAIN,
@@ -64,6 +73,7 @@ def serve(
         "--metrics-port": metrics_port,
         "--cache-size": cache_size,
         "--token-file": token_file,
+        "--workers": workers,
     }
     if config is not None:
         given = [name for name, value in options.items() if value]
@@ -81,13 +91,16 @@ def serve(
             metrics_port=_port("--metrics-port", metrics_port),
             cache_size=cache_size,
             token_file=token_file,
+            workers=_workers(workers),
         )
     run(settings, log_format)
 
 
 def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
-    """Start a sidecar and serve until SIGTERM or SIGINT, logging in `log_format`."""
+    """Start a sidecar (with `settings.workers` planning processes) and serve until SIGTERM or
+    SIGINT, logging in `log_format`."""
     from pruner.sidecar import Sidecar
+    from pruner.supervisor.supervisor import Supervisor
 
     logs.install(log_format)
     stop = threading.Event()
@@ -98,11 +111,15 @@ def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        sidecar = Sidecar(settings).start()
+        sidecar: Sidecar | Supervisor
+        if settings.workers == 1:
+            sidecar = Sidecar(settings).start()
+        else:
+            sidecar = Supervisor(settings, log_format, SHUTDOWN_GRACE_SECONDS).start()
         console.print(
             f"lakeprune sidecar listening: grpc={_shown(settings.host, sidecar.grpc_port)} "
             f"thrift={_shown(settings.host, sidecar.thrift_port)} "
-            f"metrics={_shown(settings.host, sidecar.metrics_port)}",
+            f"metrics={_shown(settings.host, sidecar.metrics_port)} workers={settings.workers}",
             highlight=False,
             soft_wrap=True,
         )
@@ -123,6 +140,15 @@ def _port(option: str, value: str | None) -> int | bool | None:
         return int(value)
     except ValueError:
         raise ConfigError(f"{option} must be a port number or off, got {value!r}") from None
+
+
+def _workers(value: str | None) -> int | None:
+    if value is None or value.strip().lower() == "auto":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"--workers must be a number of processes or auto, got {value!r}") from None
 
 
 def _shown(host: str, port: int | None) -> str:

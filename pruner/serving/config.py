@@ -1,10 +1,11 @@
 """The sidecar's configuration: which schema names map to which warehouse roots, where the gRPC,
-Thrift and metrics endpoints listen, which Thrift addresses are advertised as split hosts, the index
-cache size, request limits, the security settings and S3 settings that override the AWS SDKs'
-variables for this sidecar. It is read from a YAML file (`lakeprune serve
---config FILE`, example in `connector-config/sidecar.yaml`) or built from command-line options, and
-validated once at start: every mistake is reported as one `ConfigError` line naming the key, never
-as a traceback and never discovered later at the first request."""
+Thrift and metrics endpoints listen, which Thrift addresses are advertised as split hosts, how many
+planning processes serve those ports (`workers`), the index cache size (per worker), request
+limits, the security settings and S3 settings that override the AWS SDKs' variables for this
+sidecar. It is read from a YAML file (`lakeprune serve --config FILE`, example in
+`connector-config/sidecar.yaml`) or built from command-line options, and validated once at start:
+every mistake is reported as one `ConfigError` line naming the key, never as a traceback and never
+discovered later at the first request."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ DEFAULT_THRIFT_PORT = 7778
 DEFAULT_METRICS_PORT = 9464
 _SIZE = re.compile(r"\s*([0-9]+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask), else the machine's: the default
+    number of planning processes."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 class ConfigError(LakepruneError):
@@ -93,7 +102,8 @@ class Security:
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     # Several sidecars behind one catalog must share this key so that any of them accepts a split
-    # another one issued; without one configured, a random per-process key is used.
+    # another one issued; without one configured, a random key is made at start (one for all the
+    # workers of a sidecar: the supervisor hands its config, key included, to each of them).
     split_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
 
     def __post_init__(self) -> None:
@@ -158,6 +168,9 @@ class ServeConfig:
     thrift_port: int | None = DEFAULT_THRIFT_PORT
     metrics_port: int | None = DEFAULT_METRICS_PORT
     advertise: tuple[str, ...] = ()  # host:port of the Thrift endpoints engines use for GetRows
+    # Planning processes behind the same ports (1: this process serves alone); each holds its own
+    # index cache of `cache_bytes`.
+    workers: int = field(default_factory=available_cores)
     cache_bytes: int = 512 * 1024**2
     limits: Limits = field(default_factory=Limits)
     security: Security = field(default_factory=Security)
@@ -183,6 +196,10 @@ class ServeConfig:
             for other, other_port in bound[i + 1 :]:
                 if port == other_port:
                     raise ConfigError(f"{key} and {other} are both {port}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise ConfigError(
+                f"workers must be a positive integer (planning processes), got {self.workers!r}"
+            )
         if self.cache_bytes < 0:
             raise ConfigError(f"cache size must not be negative, got {self.cache_bytes}")
         for address in self.advertise:
@@ -213,6 +230,9 @@ class ServeConfig:
         """Build from parsed YAML; relative file paths are resolved against `base_dir`."""
         reader = _Reader(data, "")
         warehouses = reader.mapping("warehouses", required=True)
+        workers = reader.get("workers")
+        if workers == "auto":
+            workers = None
         listen = _Reader(reader.mapping("listen"), "listen.")
         cache = _Reader(reader.mapping("cache"), "cache.")
         limits = _Reader(reader.mapping("limits"), "limits.")
@@ -233,6 +253,7 @@ class ServeConfig:
             thrift_port=listen.port("thrift_port", DEFAULT_THRIFT_PORT),
             metrics_port=listen.port("metrics_port", DEFAULT_METRICS_PORT),
             advertise=tuple(listen.text_list("advertise")),
+            **({} if workers is None else {"workers": workers}),
             cache_bytes=cache.size("max_bytes", 512 * 1024**2),
             limits=Limits(
                 max_discrete_values=limits.integer("max_discrete_values", defaults.max_discrete_values),
@@ -280,6 +301,7 @@ class ServeConfig:
         metrics_port: int | bool | None = None,
         cache_size: str | None = None,
         token_file: str | None = None,
+        workers: int | None = None,
     ) -> ServeConfig:
         """Build from `lakeprune serve` options: `NAME=ROOT` warehouses; a port None takes the
         default and False turns the endpoint off. Validated exactly as a config file."""
@@ -301,7 +323,8 @@ class ServeConfig:
         }
         security = {"token_file": token_file} if token_file is not None else {}
         cache = {"max_bytes": cache_size} if cache_size is not None else {}
-        return cls.from_mapping({"warehouses": roots, "listen": listen, "cache": cache, "security": security})
+        sections = {"warehouses": roots, "listen": listen, "cache": cache, "security": security}
+        return cls.from_mapping(sections | ({} if workers is None else {"workers": workers}))
 
     def thrift_hosts(self, bound_port: int) -> list[tuple[str, int]]:
         """The split hosts for GetRows: the advertised addresses, else this sidecar's own."""

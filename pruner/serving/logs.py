@@ -4,7 +4,8 @@ time that grows faster than the line's length while it holds a lock; a server ca
 `logging.StreamHandler` instead, writing either classic text lines (`plain`) or one JSON object per
 line (`json`: time, level, logger, message, and the traceback when there is one) for log
 collectors. Both cost time linear in the line, and request lines are bounded anyway
-(`pruner.serving.bounded`)."""
+(`pruner.serving.bounded`). The workers of `lakeprune serve --workers N` write to the same
+stderr; each of their lines names the worker (`worker 2: ...` in text, `"worker": 2` in JSON)."""
 
 from __future__ import annotations
 
@@ -26,23 +27,36 @@ class LogFormat(StrEnum):
 class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line."""
 
+    def __init__(self, worker: int | None = None) -> None:
+        super().__init__()
+        self.worker = worker
+
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
+        entry: dict[str, object] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if self.worker is not None:
+            entry["worker"] = self.worker
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
 
 
-def install(log_format: LogFormat, stream: TextIO | None = None) -> logging.Handler:
-    """Make a plain or JSON handler on `stream` (stderr) the root logger's only handler; logger
-    levels stay as they are."""
+def install(
+    log_format: LogFormat, stream: TextIO | None = None, worker: int | None = None
+) -> logging.Handler:
+    """Make a plain or JSON handler on `stream` (stderr) the root logger's only handler, its lines
+    naming `worker` if given; logger levels stay as they are."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    formatter = JsonFormatter() if log_format == LogFormat.JSON else logging.Formatter(PLAIN_FORMAT)
+    plain = (
+        PLAIN_FORMAT
+        if worker is None
+        else PLAIN_FORMAT.replace("%(message)s", f"worker {worker}: %(message)s")
+    )
+    formatter = JsonFormatter(worker) if log_format == LogFormat.JSON else logging.Formatter(plain)
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):

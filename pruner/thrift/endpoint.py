@@ -5,7 +5,8 @@ that several sidecars behind one catalog share the data path. Failures are class
 sidecar's one error map (`pruner.serving.errors.classify`), both for the metrics' status label and
 for the answer the wire server sends (UNAVAILABLE, i.e. storage trouble, is retryable), whose
 message names schemas, not the server's paths (`Catalog.redact`). The connection limits come from
-the config's `limits` and the connection counts go to the metrics."""
+the config's `limits` and the connection counts go to the metrics. With `reuse_port` the port is shared
+with the other planning processes of the same sidecar (`lakeprune serve --workers N`)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ API = "thrift"
 
 
 class ThriftEndpoint:
-    def __init__(self, config: ServeConfig, catalog: Catalog, metrics: Metrics) -> None:
+    def __init__(
+        self, config: ServeConfig, catalog: Catalog, metrics: Metrics, *, reuse_port: bool = False
+    ) -> None:
         self.config = config
         self.metrics = metrics
         self._port: int | None = None
@@ -52,6 +55,7 @@ class ThriftEndpoint:
                 idle_timeout=config.limits.thrift_idle_timeout_seconds,
                 frame_timeout=config.limits.thrift_frame_timeout_seconds,
             ),
+            reuse_port=reuse_port,
         )
         metrics.watch_connections(API, self.server.stats)
 

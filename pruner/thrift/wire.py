@@ -8,7 +8,9 @@ call is answered with is `dispatch`'s. The server keeps serving in every case. C
 (`connections.Connection`) are bounded: at most `limits.max_connections` are open (more are closed
 at once, counted, and logged at most once a minute), an idle one or one whose frame stalls is
 closed, a frame is read as its bytes arrive, never reserved from its length, and a peer that breaks
-the protocol loses its connection."""
+the protocol loses its connection. With `reuse_port` the port is bound with SO_REUSEPORT, so that
+several processes (`lakeprune serve --workers N`) accept on it and the kernel spreads connections
+over them; without it (the default) a port in use is an error."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ class ThriftServer:
         executor: ThreadPoolExecutor | None = None,
         classify_error: Callable[[BaseException], Failure] = classify,
         limits: ConnectionLimits | None = None,
+        reuse_port: bool = False,
     ) -> None:
         if not 0 < max_frame_size < HARD_MAX_FRAME_SIZE:
             raise ValueError(f"max_frame_size must be between 1 and {HARD_MAX_FRAME_SIZE - 1}")
@@ -69,6 +72,7 @@ class ThriftServer:
         self._classify = classify_error
         self._host = host
         self._port = port
+        self._reuse_port = reuse_port
         self._max_frame_size = max_frame_size
         self._max_in_flight = max_in_flight_per_connection
         self._limits = limits or ConnectionLimits()
@@ -100,7 +104,9 @@ class ThriftServer:
         with self._lock:
             if self._listener is not None:
                 raise RuntimeError("the server is already started")
-            listener = socket.create_server((self._host, self._port), backlog=128, reuse_port=False)
+            listener = socket.create_server(
+                (self._host, self._port), backlog=128, reuse_port=self._reuse_port
+            )
             listener.settimeout(_ACCEPT_POLL_SECONDS)
             self._listener = listener
             self._bound_port = int(listener.getsockname()[1])

@@ -71,8 +71,11 @@ def test_a_port_in_use_is_a_config_error_and_nothing_keeps_running(tmp_path: Pat
 class FakeThriftEndpoint:
     instances: ClassVar[list[FakeThriftEndpoint]] = []
 
-    def __init__(self, config: ServeConfig, catalog: Catalog, metrics: Metrics) -> None:
+    def __init__(
+        self, config: ServeConfig, catalog: Catalog, metrics: Metrics, *, reuse_port: bool = False
+    ) -> None:
         self.config, self.catalog, self.metrics = config, catalog, metrics
+        self.reuse_port = reuse_port
         self.stopped_with: float | None = None
         FakeThriftEndpoint.instances.append(self)
 

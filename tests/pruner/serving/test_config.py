@@ -4,6 +4,7 @@ options, and one `ConfigError` naming the key for every kind of mistake."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pruner.serving.config import (
     S3Settings,
     Security,
     ServeConfig,
+    available_cores,
     parse_size,
     parse_warehouse_option,
 )
@@ -200,11 +202,30 @@ def test_bad_sizes(text: object) -> None:
             r"/c does not",
         ),
         ({"warehouses": {"d": "/x"}, "security": {"split_key": "short"}}, r"at least 16 characters"),
+        ({"warehouses": {"d": "/x"}, "workers": 0}, r"workers must be a positive integer .*got 0"),
+        ({"warehouses": {"d": "/x"}, "workers": "two"}, r"workers must be a positive integer .*got 'two'"),
+        ({"warehouses": {"d": "/x"}, "workers": "2"}, r"workers must be a positive integer .*got '2'"),
+        ({"warehouses": {"d": "/x"}, "workers": True}, r"workers must be a positive integer .*got True"),
+        ({"warehouses": {"d": "/x"}, "workers": 1.5}, r"workers must be a positive integer .*got 1.5"),
     ],
 )
 def test_mistakes_are_one_config_error_naming_the_key(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         ServeConfig.from_mapping(data)
+
+
+@pytest.mark.parametrize(
+    ("given", "workers"), [(None, available_cores()), ("auto", available_cores()), (3, 3)]
+)
+def test_workers_default_to_one_per_core(given: int | str | None, workers: int) -> None:
+    data = {"warehouses": {"d": "/x"}} | ({} if given is None else {"workers": given})
+    assert ServeConfig.from_mapping(data).workers == workers
+    option = given if isinstance(given, int) else None  # the command line's "auto" is None here
+    assert ServeConfig.from_options(["d=/x"], workers=option).workers == workers
+
+
+def test_available_cores_is_the_affinity_mask() -> None:
+    assert available_cores() == len(os.sched_getaffinity(0))
 
 
 def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:

@@ -1,0 +1,311 @@
+"""`Supervisor`: runs N workers (`worker`) behind the same gRPC and Thrift ports and keeps them
+running. `start()` holds the ports (`ports`; port 0 becomes one free port, chosen once), serves the
+metrics port itself (the sum over workers, `aggregate`, plus the workers' count and restarts),
+starts the workers and returns when each has bound the ports; a worker that fails to start is a
+`ConfigError` and nothing is left running. A worker that exits while serving (killed, crashed) is
+logged and replaced after a back-off that grows with each consecutive failure (0.5 s up to 30 s;
+a worker that ran for a minute resets it), so a worker that cannot run does not cause a restart
+storm. `stop(grace)` sends SIGTERM to every worker (each stops like a single sidecar: health
+NOT_SERVING, calls in flight finish within `grace`), kills what still runs shortly after, and frees
+the ports. All workers are started and stopped by one thread, which lives until they are gone: the
+kernel kills a worker when the thread that started it ends (PR_SET_PDEATHSIG), and so when the
+supervisor dies in any way."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, start_wsgi_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.logs import LogFormat
+from pruner.supervisor.aggregate import WorkerMetrics
+from pruner.supervisor.orders import WorkerOrder
+from pruner.supervisor.ports import SharedPort, reserve
+from pruner.supervisor.process import WorkerProcess, describe_exit
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 120.0
+BACKOFF_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+STABLE_SECONDS = 60.0  # a worker that ran this long resets the back-off
+KILL_AFTER_GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class WorkerStates:
+    configured: int
+    running: int
+    ready: int
+    restarts: int  # workers that exited while serving and were replaced
+
+
+@dataclass
+class _Slot:
+    """Worker number `index`: its process, or when the next one starts."""
+
+    index: int
+    process: WorkerProcess | None = None
+    failures: int = 0
+    restart_at: float = 0.0
+
+
+class Supervisor:
+    def __init__(
+        self, config: ServeConfig, log_format: LogFormat = LogFormat.PLAIN, grace: float = 10.0
+    ) -> None:
+        self.config = config
+        self.log_format = log_format
+        self.grace = grace
+        self.grpc_port: int | None = None
+        self.thrift_port: int | None = None
+        self.metrics_port: int | None = None
+        self.restarts = 0
+        self._slots = [_Slot(i + 1) for i in range(config.workers)]
+        self._lock = threading.Lock()
+        self._serving = False
+        self._failure: str | None = None
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        self._monitor: threading.Thread | None = None
+        self._held: list[SharedPort] = []
+        self._http: WSGIServer | None = None
+        self.metrics = WorkerMetrics(self._metrics_sources)
+
+    # Lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> Supervisor:
+        """Hold the ports, serve the metrics, start every worker; on any failure nothing runs."""
+        try:
+            worker_config = self._hold_ports()
+            if self.config.metrics_port is not None:
+                self.metrics_port = self._serve_metrics(self.config.metrics_port)
+            self._monitor = threading.Thread(
+                target=self._run, args=(worker_config,), name="lakeprune-supervisor", daemon=True
+            )
+            self._monitor.start()
+            self._wait_started()
+        except BaseException:
+            self.stop(0)
+            raise
+        log.info(
+            "supervisor started %d workers (pids %s): grpc=%s thrift=%s metrics=%s",
+            len(self._slots),
+            ",".join(str(pid) for pid in self.pids()),
+            self._address(self.grpc_port),
+            self._address(self.thrift_port),
+            self._address(self.metrics_port),
+        )
+        return self
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Whether every worker reported ready (catalog loaded, health SERVING) within `timeout`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._stopping.is_set():
+            with self._lock:
+                processes = [slot.process for slot in self._slots]
+            if all(p is not None and p.ready.is_set() for p in processes):
+                return True
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(POLL_SECONDS)
+        return False
+
+    def pids(self) -> list[int]:
+        """The process ids of the running workers, by worker number."""
+        with self._lock:
+            return [
+                s.process.pid for s in self._slots if s.process is not None and s.process.returncode() is None
+            ]
+
+    def states(self) -> WorkerStates:
+        with self._lock:
+            processes = [s.process for s in self._slots if s.process is not None]
+            restarts = self.restarts
+        running = [p for p in processes if p.returncode() is None]
+        return WorkerStates(len(self._slots), len(running), sum(p.ready.is_set() for p in running), restarts)
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop every worker gracefully (`grace`: default as configured), then free the ports."""
+        if grace is not None:
+            self.grace = grace
+        if self._stopping.is_set():
+            self._stopped.wait()
+            return
+        self._stopping.set()
+        try:
+            if self._monitor is not None:
+                self._monitor.join()
+            if self._http is not None:
+                self._http.shutdown()
+                self._http.server_close()
+            for held in self._held:
+                held.close()
+        finally:
+            self._stopped.set()
+            if self._monitor is not None:
+                log.info("supervisor stopped")
+
+    def __enter__(self) -> Supervisor:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop(0)
+
+    # Parts -----------------------------------------------------------------------------------------
+
+    def _hold_ports(self) -> ServeConfig:
+        """Hold the gRPC and Thrift ports; the config the workers get (those ports, their own
+        metrics on a free loopback port each)."""
+        self.grpc_port = self._hold("gRPC", self.config.grpc_port)
+        self.thrift_port = self._hold("Thrift", self.config.thrift_port)
+        return dataclasses.replace(
+            self.config,
+            grpc_port=self.grpc_port,
+            thrift_port=self.thrift_port,
+            metrics_port=None if self.config.metrics_port is None else 0,
+        )
+
+    def _hold(self, endpoint: str, port: int | None) -> int | None:
+        if port is None:
+            return None
+        held = reserve(endpoint, self.config.host, port)
+        self._held.append(held)
+        return held.port
+
+    def _serve_metrics(self, port: int) -> int:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(self.metrics)
+        registry.register(_SupervisorCollector(self))
+        try:
+            server, _ = start_wsgi_server(port, addr=self.config.host, registry=registry)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen for metrics on {self.config.host}:{port}: {exc.strerror or exc}"
+            ) from None
+        self._http = server
+        return int(server.server_port)
+
+    def _wait_started(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while True:
+            with self._lock:
+                failure = self._failure
+                processes = [slot.process for slot in self._slots]
+            if failure is not None:
+                raise ConfigError(failure)
+            if all(p is not None and p.started.is_set() for p in processes):
+                with self._lock:
+                    self._serving = True
+                return
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the workers did not start within {START_TIMEOUT_SECONDS:.0f} s")
+            time.sleep(POLL_SECONDS)
+
+    def _metrics_sources(self) -> list[tuple[int, int]]:
+        with self._lock:
+            return [
+                (s.process.pid, s.process.metrics_port)
+                for s in self._slots
+                if s.process is not None and s.process.metrics_port is not None
+            ]
+
+    def _address(self, port: int | None) -> str:
+        return "off" if port is None else f"{self.config.host}:{port}"
+
+    # The monitor thread ----------------------------------------------------------------------------
+
+    def _run(self, worker_config: ServeConfig) -> None:
+        """Start the workers, replace those that exit, and stop them all when asked."""
+        try:
+            while not self._stopping.is_set():
+                now = time.monotonic()
+                for slot in self._slots:
+                    self._tend(slot, worker_config, now)
+                self._stopping.wait(POLL_SECONDS)
+        finally:
+            self._stop_workers()
+
+    def _tend(self, slot: _Slot, worker_config: ServeConfig, now: float) -> None:
+        process = slot.process
+        if process is None:
+            if now >= slot.restart_at:
+                order = WorkerOrder(
+                    slot.index, worker_config, self.log_format, _log_levels(), self.grace, os.getpid()
+                )
+                started = WorkerProcess(order)
+                with self._lock:
+                    slot.process = started
+            return
+        returncode = process.returncode()
+        if returncode is None:
+            return
+        process.close()
+        self.metrics.retire(process.pid)
+        how = describe_exit(returncode)
+        with self._lock:
+            serving = self._serving
+            if not serving:
+                self._failure = f"worker {slot.index} exited with {how} while starting (its error is above)"
+                self._stopping.set()
+                return
+            if now - process.began >= STABLE_SECONDS:
+                slot.failures = 0
+            delay = BACKOFF_SECONDS[min(slot.failures, len(BACKOFF_SECONDS) - 1)]
+            slot.failures += 1
+            slot.restart_at = now + delay
+            slot.process = None
+            self.restarts += 1
+        log.warning(
+            "worker %d (pid %d) exited with %s; starting a replacement in %.1f s",
+            slot.index,
+            process.pid,
+            how,
+            delay,
+        )
+
+    def _stop_workers(self) -> None:
+        with self._lock:
+            processes = [slot.process for slot in self._slots if slot.process is not None]
+        for process in processes:
+            process.signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.grace + KILL_AFTER_GRACE_SECONDS
+        for process in processes:
+            if not process.wait(max(0.0, deadline - time.monotonic())):
+                log.warning("worker %d (pid %d) did not stop in time; killing it", process.index, process.pid)
+            process.close()
+
+
+def _log_levels() -> dict[str, int]:
+    """The levels of the loggers `lakeprune` sets (the root, `pruner`, `builder`)."""
+    return {name: logging.getLogger(name).level for name in ("", "pruner", "builder")}
+
+
+class _SupervisorCollector(Collector):
+    """The workers configured, running and ready, and how often one was replaced."""
+
+    def __init__(self, supervisor: Supervisor) -> None:
+        self.supervisor = supervisor
+
+    def collect(self) -> Iterator[Metric]:
+        states = self.supervisor.states()
+        workers = GaugeMetricFamily("lakeprune_workers", "Planning processes, by state", labels=["state"])
+        for state in ("configured", "running", "ready"):
+            workers.add_metric([state], getattr(states, state))
+        yield workers
+        yield CounterMetricFamily(
+            "lakeprune_worker_restarts",
+            "Workers that exited while serving and were replaced",
+            states.restarts,
+        )
