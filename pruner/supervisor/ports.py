@@ -41,7 +41,8 @@ def reserve(endpoint: str, host: str, port: int) -> SharedPort:
             chosen = int(probe.getsockname()[1])
         holder = socket.socket(family, socket.SOCK_STREAM)
         try:
-            holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # SO_REUSEPORT only: with SO_REUSEADDR too, a listener of another program that sets
+            # SO_REUSEADDR could bind beside a holder that does not listen.
             holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             holder.bind((address[0], chosen, *address[2:]))
         except BaseException:

@@ -76,12 +76,13 @@ class Supervisor:
         self._lock = threading.Lock()
         self._serving = False
         self._failure: str | None = None
+        self._stop_called = False
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._monitor: threading.Thread | None = None
         self._held: list[SharedPort] = []
         self._http: WSGIServer | None = None
-        self.metrics = WorkerMetrics(self._metrics_sources)
+        self.metrics = WorkerMetrics(self.metrics_sources)
 
     # Lifecycle -------------------------------------------------------------------------------------
 
@@ -140,10 +141,12 @@ class Supervisor:
         """Stop every worker gracefully (`grace`: default as configured), then free the ports."""
         if grace is not None:
             self.grace = grace
-        if self._stopping.is_set():
+        with self._lock:
+            called, self._stop_called = self._stop_called, True
+        if called:
             self._stopped.wait()
             return
-        self._stopping.set()
+        self._stopping.set()  # (already set by the monitor if a worker failed to start)
         try:
             if self._monitor is not None:
                 self._monitor.join()
@@ -213,7 +216,8 @@ class Supervisor:
                 raise ConfigError(f"the workers did not start within {START_TIMEOUT_SECONDS:.0f} s")
             time.sleep(POLL_SECONDS)
 
-    def _metrics_sources(self) -> list[tuple[int, int]]:
+    def metrics_sources(self) -> list[tuple[int, int]]:
+        """(pid, private metrics port) of every started worker."""
         with self._lock:
             return [
                 (s.process.pid, s.process.metrics_port)

@@ -1,5 +1,6 @@
 """The server log: `install` makes a plain or JSON stream handler the root logger's only handler,
-keeps logger levels, and the JSON format writes one object per record on one line."""
+keeps logger levels, the JSON format writes one object per record on one line, and a worker's lines
+name it."""
 
 from __future__ import annotations
 
@@ -53,3 +54,17 @@ def test_plain_lines_replace_every_other_handler() -> None:
     assert logging.getLogger().handlers == [handler]
     logging.getLogger("pruner.test_logs").error("table %s", "lake.events")
     assert stream.getvalue().rstrip().endswith(" ERROR pruner.test_logs: table lake.events")
+
+
+@pytest.mark.usefixtures("restored")
+@pytest.mark.parametrize("log_format", [LogFormat.PLAIN, LogFormat.JSON])
+def test_a_workers_lines_name_it(log_format: LogFormat) -> None:
+    stream = io.StringIO()
+    logs.install(log_format, stream, worker=2)
+    logging.getLogger("pruner.test_logs").error("table %s", "lake.events")
+    line = stream.getvalue().rstrip()
+    if log_format == LogFormat.JSON:
+        entry = json.loads(line)
+        assert (entry["worker"], entry["message"]) == (2, "table lake.events")
+    else:
+        assert line.endswith(" ERROR pruner.test_logs: worker 2: table lake.events")
