@@ -43,7 +43,7 @@ SCHEMA, TABLE = "bench", "t"
 Work = list[tuple[str, TupleDomain]]
 
 
-def _summary(samples: list[tuple[str, float, int]]) -> dict[str, Any]:
+def summary(samples: list[tuple[str, float, int]]) -> dict[str, Any]:
     ms = sorted(m for _, m, _ in samples)
     by_shape: dict[str, list[float]] = {}
     for shape, m, _ in samples:
@@ -70,7 +70,7 @@ def _client(address: str, work: Work, ready: Any, start: Any, out: Any) -> None:
     out.put(samples)
 
 
-def _over_grpc(address: str, work: list[Work]) -> tuple[list[tuple[str, float, int]], float]:
+def over_grpc(address: str, work: list[Work]) -> tuple[list[tuple[str, float, int]], float]:
     """Run one client process per work list at once; all samples and the wall time."""
     context = multiprocessing.get_context("spawn")  # no fork of a process running a gRPC server
     ready, start, out = context.Queue(), context.Event(), context.Queue()
@@ -136,8 +136,8 @@ def main() -> None:
                 local_many = [s for part in pool.map(plan_all, slices) for s in part]
             local_many_wall = time.perf_counter() - begin
 
-            one, one_wall = _over_grpc(address, [work])
-            many, many_wall = _over_grpc(address, slices)
+            one, one_wall = over_grpc(address, [work])
+            many, many_wall = over_grpc(address, slices)
             cache_end = sidecar.cache.stats()
         result_json = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -152,14 +152,14 @@ def main() -> None:
                 "misses_after_warm_up": cache_end.misses - cache_warm.misses,
                 "evictions": cache_end.evictions,
             },
-            "in_process_1_thread": {**_summary(local), "calls_per_second": round(len(local) / local_wall, 1)},
+            "in_process_1_thread": {**summary(local), "calls_per_second": round(len(local) / local_wall, 1)},
             f"in_process_{args.clients}_threads": {
-                **_summary(local_many),
+                **summary(local_many),
                 "calls_per_second": round(len(local_many) / local_many_wall, 1),
             },
-            "grpc_1_client": {**_summary(one), "calls_per_second": round(len(one) / one_wall, 1)},
+            "grpc_1_client": {**summary(one), "calls_per_second": round(len(one) / one_wall, 1)},
             f"grpc_{args.clients}_clients": {
-                **_summary(many),
+                **summary(many),
                 "calls_per_second": round(len(many) / many_wall, 1),
             },
             "median_files_selected": {

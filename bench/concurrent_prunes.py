@@ -1,0 +1,159 @@
+"""Concurrent prunes by sidecar workers (issue 17): the 2,000-file table of `prune_latency.py`
+(built by its own builder), served by `lakeprune serve --workers 1` and then `--workers 2` (each a
+real server process tree, gRPC only, default cache), and the same random predicates of
+`prune_shapes.py` pruned over gRPC by 1, 4 and 16 concurrent clients — separate processes, so that
+the clients do not share one GIL — each level after an untimed warm-up pass by 16 clients (every
+worker's cache then holds what the predicates read). Prunes per second (all calls of a level over
+its wall time) and the latency median and p99 measured in the clients, side by side. Not a test.
+
+    .venv/bin/python bench/concurrent_prunes.py [--files 2000] [--calls 560]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from grpc_latency import SCHEMA, TABLE, Work, over_grpc, summary  # the sibling benchmark's client
+from prune_latency import build  # the sibling benchmark: its table
+from prune_shapes import predicate_shapes
+from support import progress
+
+from pruner.table.table import LakeTable
+
+CLIENTS = (1, 4, 16)
+WORKERS = (1, 2)
+REPO = Path(__file__).resolve().parents[1]
+SERVE = "from pruner.cli.main import app\napp()\n"
+
+
+def load() -> str:
+    """The load averages (1, 5, 15 min): other work on the machine shares its cores."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def commit() -> str:
+    result = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    return result.stdout.strip() or "unknown"
+
+
+class Server:
+    """`lakeprune serve --workers N` on a free loopback gRPC port, stopped with SIGTERM."""
+
+    def __init__(self, warehouse: Path, workers: int, log: Path) -> None:
+        args = ["serve", "-w", f"{SCHEMA}={warehouse}", "--grpc-port", "0", "--thrift-port", "off"]
+        args += ["--metrics-port", "off", "--workers", str(workers)]
+        with open(log, "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", SERVE, *args],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                env={**os.environ, "COLUMNS": "200"},
+            )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        found = re.search(r"grpc=127\.0\.0\.1:(\d+)", line)
+        if found is None:
+            self.stop()
+            raise RuntimeError(f"the sidecar did not start: {log.read_text()[-2000:]}")
+        self.address = f"127.0.0.1:{found.group(1)}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.process.wait(60)
+
+
+def slices(work: Work, clients: int) -> list[Work]:
+    """`work` cut into one equal list per client."""
+    per_client = len(work) // clients
+    return [work[i * per_client : (i + 1) * per_client] for i in range(clients)]
+
+
+def measure(address: str, work: Work) -> dict[str, Any]:
+    levels: dict[str, Any] = {}
+    for clients in CLIENTS:
+        over_grpc(address, slices(work, 16))  # warm-up: every worker's cache, every connection
+        samples, wall = over_grpc(address, slices(work, clients))
+        levels[f"{clients}_clients"] = {
+            **summary(samples),
+            "prunes_per_second": round(len(samples) / wall, 1),
+        }
+        progress(f"  {clients:2d} clients: {levels[f'{clients}_clients']['prunes_per_second']} prunes/s")
+    return levels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=560, help="prunes per level (a multiple of 16)")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "concurrent_prunes.json"
+    )
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="lakeprune-bench-"))
+    try:
+        progress(f"building the {args.files}-file table")
+        build(str(workdir / TABLE), args.files)
+        files = LakeTable.open(str(workdir / TABLE)).snapshot().files()
+        shapes = predicate_shapes(sum(f.rows for f in files))
+        rng = random.Random(7)
+        names = list(shapes)
+        work = [(names[i % len(names)], shapes[names[i % len(names)]](rng)) for i in range(args.calls)]
+        load_before = load()
+        results: dict[str, Any] = {}
+        for workers in WORKERS:
+            progress(f"--workers {workers}")
+            server = Server(workdir, workers, workdir / f"serve-{workers}.log")
+            try:
+                results[f"workers_{workers}"] = measure(server.address, work)
+            finally:
+                server.stop()
+        result_json = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "commit": commit(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            "load_average_before": load_before,
+            "load_average_after": load(),
+            "files": len(files),
+            "rows": sum(f.rows for f in files),
+            "calls_per_level": len(work),
+            **results,
+            "speedup_2_workers": {
+                f"{clients}_clients": round(
+                    results["workers_2"][f"{clients}_clients"]["prunes_per_second"]
+                    / results["workers_1"][f"{clients}_clients"]["prunes_per_second"],
+                    2,
+                )
+                for clients in CLIENTS
+            },
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result_json, indent=2) + "\n")
+        print(json.dumps(result_json, indent=2))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
