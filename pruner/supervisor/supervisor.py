@@ -232,11 +232,17 @@ class Supervisor:
 
     def _run(self, worker_config: ServeConfig) -> None:
         """Start the workers, replace those that exit, and stop them all when asked."""
+        all_ready = False
         try:
             while not self._stopping.is_set():
                 now = time.monotonic()
                 for slot in self._slots:
                     self._tend(slot, worker_config, now)
+                states = self.states()
+                if (states.ready == states.configured) != all_ready:
+                    all_ready = not all_ready
+                    if all_ready:
+                        log.info("all %d workers ready (health SERVING)", states.configured)
                 self._stopping.wait(POLL_SECONDS)
         finally:
             self._stop_workers()
@@ -245,12 +251,7 @@ class Supervisor:
         process = slot.process
         if process is None:
             if now >= slot.restart_at:
-                order = WorkerOrder(
-                    slot.index, worker_config, self.log_format, _log_levels(), self.grace, os.getpid()
-                )
-                started = WorkerProcess(order)
-                with self._lock:
-                    slot.process = started
+                self._spawn(slot, worker_config, now)
             return
         returncode = process.returncode()
         if returncode is None:
@@ -259,18 +260,15 @@ class Supervisor:
         self.metrics.retire(process.pid)
         how = describe_exit(returncode)
         with self._lock:
-            serving = self._serving
-            if not serving:
+            if not self._serving:
                 self._failure = f"worker {slot.index} exited with {how} while starting (its error is above)"
                 self._stopping.set()
                 return
             if now - process.began >= STABLE_SECONDS:
                 slot.failures = 0
-            delay = BACKOFF_SECONDS[min(slot.failures, len(BACKOFF_SECONDS) - 1)]
-            slot.failures += 1
-            slot.restart_at = now + delay
             slot.process = None
             self.restarts += 1
+        delay = self._back_off(slot, now)
         log.warning(
             "worker %d (pid %d) exited with %s; starting a replacement in %.1f s",
             slot.index,
@@ -278,6 +276,30 @@ class Supervisor:
             how,
             delay,
         )
+
+    def _spawn(self, slot: _Slot, worker_config: ServeConfig, now: float) -> None:
+        order = WorkerOrder(
+            slot.index, worker_config, self.log_format, _log_levels(), self.grace, os.getpid()
+        )
+        try:
+            started = WorkerProcess(order)
+        except OSError as exc:  # no process could be made (memory, process limit): try again later
+            log.error(
+                "cannot start worker %d (%s); trying again in %.1f s",
+                slot.index,
+                exc,
+                self._back_off(slot, now),
+            )
+            return
+        with self._lock:
+            slot.process = started
+
+    def _back_off(self, slot: _Slot, now: float) -> float:
+        """Schedule the slot's next start after the next delay of the back-off; the delay."""
+        delay = BACKOFF_SECONDS[min(slot.failures, len(BACKOFF_SECONDS) - 1)]
+        slot.failures += 1
+        slot.restart_at = now + delay
+        return delay
 
     def _stop_workers(self) -> None:
         with self._lock:

@@ -1,9 +1,11 @@
 """The workers' side: a worker never outlives its supervisor, even one killed with SIGKILL (no
 cleanup runs; the kernel kills the workers), and a worker that cannot start is one `error:` line
-naming it, which the supervisor turns into a `ConfigError` with nothing left running."""
+naming it, which the supervisor turns into a `ConfigError` with nothing left running; a worker that
+keeps dying is replaced after ever longer pauses, not in a storm."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -79,3 +81,23 @@ def test_a_worker_that_cannot_start_is_a_config_error(
     assert re.search(
         r"^error: worker \d: cannot listen for gRPC on 127\.0\.0\.1:\d+", capfd.readouterr().err, re.M
     )
+
+
+def test_a_worker_that_keeps_dying_is_replaced_ever_more_slowly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = ServeConfig({"demo": str(tmp_path)}, grpc_port=0, thrift_port=None, metrics_port=None, workers=1)
+    caplog.set_level(logging.WARNING, logger="pruner.supervisor.supervisor")
+    with Supervisor(config, grace=1.0) as supervisor:
+        for deaths in range(1, 4):
+            (pid,) = supervisor.pids()
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + TIMEOUT_S
+            while supervisor.states().restarts < deaths or not supervisor.pids():
+                assert time.monotonic() < deadline, "no replacement"
+                time.sleep(0.1)
+    delays = [
+        float(d)
+        for d in re.findall(r"exited with signal SIGKILL; starting a replacement in ([\d.]+) s", caplog.text)
+    ]
+    assert delays == [0.5, 1.0, 2.0]
