@@ -114,9 +114,8 @@ class Supervisor:
         """Whether every worker reported ready (catalog loaded, health SERVING) within `timeout`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._stopping.is_set():
-            with self._lock:
-                processes = [slot.process for slot in self._slots]
-            if all(p is not None and p.ready.is_set() for p in processes):
+            states = self.states()
+            if states.ready == states.configured:
                 return True
             if deadline is not None and time.monotonic() > deadline:
                 return False

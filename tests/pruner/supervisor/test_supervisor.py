@@ -75,7 +75,9 @@ def served_by(supervisor: Supervisor, api: str, call: Callable[[], T]) -> tuple[
 
 @contextmanager
 def thrift_client(port: int) -> Iterator[Any]:
-    transport = TFramedTransport(TSocket("127.0.0.1", port))
+    sock = TSocket("127.0.0.1", port)
+    sock.setTimeout(TIMEOUT_S * 1000)  # milliseconds
+    transport = TFramedTransport(sock)
     transport.open()
     try:
         yield idl.Service.Client(TBinaryProtocolAccelerated(transport))
