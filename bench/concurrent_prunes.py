@@ -1,12 +1,15 @@
 """Concurrent prunes by sidecar workers (issue 17): the 2,000-file table of `prune_latency.py`
-(built by its own builder), served by `lakeprune serve --workers 1` and then `--workers 2` (each a
-real server process tree, gRPC only, default cache), and the same random predicates of
-`prune_shapes.py` pruned over gRPC by 1, 4 and 16 concurrent clients — separate processes, so that
-the clients do not share one GIL — each level after an untimed warm-up pass by 16 clients (every
-worker's cache then holds what the predicates read). Prunes per second (all calls of a level over
-its wall time) and the latency median and p99 measured in the clients, side by side. Not a test.
+(built by its own builder), served by `lakeprune serve --workers 1` and by `--workers 2` (each a
+real server process tree, gRPC only, default cache; both run for the whole benchmark, idle while
+the other is measured), and the same random predicates of `prune_shapes.py` pruned over gRPC by 1,
+4 and 16 concurrent clients — separate processes, so that the clients do not share one GIL. Each
+server is warmed up first by 16 clients (every worker's cache then holds what the predicates read);
+then, per client count, the two servers are measured in alternating rounds (1, 2, 2, 1, ...), so
+that a change of the machine's load during the run (other work shares its cores) falls on both
+alike. Prunes per second (calls over the summed wall time of a level's rounds) and the latency
+median and p99 measured in the clients, side by side. Not a test.
 
-    .venv/bin/python bench/concurrent_prunes.py [--files 2000] [--calls 560]
+    .venv/bin/python bench/concurrent_prunes.py [--files 2000] [--calls 560] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -88,17 +91,27 @@ def slices(work: Work, clients: int) -> list[Work]:
     return [work[i * per_client : (i + 1) * per_client] for i in range(clients)]
 
 
-def measure(address: str, work: Work) -> dict[str, Any]:
-    levels: dict[str, Any] = {}
+def measure(servers: dict[int, Server], work: Work, rounds: int) -> dict[str, Any]:
+    """Per server (by workers) and client count: the summary of every round's calls."""
+    for server in servers.values():
+        over_grpc(server.address, slices(work, 16))  # warm-up: every worker's cache
+    results: dict[str, Any] = {f"workers_{workers}": {} for workers in servers}
     for clients in CLIENTS:
-        over_grpc(address, slices(work, 16))  # warm-up: every worker's cache, every connection
-        samples, wall = over_grpc(address, slices(work, clients))
-        levels[f"{clients}_clients"] = {
-            **summary(samples),
-            "prunes_per_second": round(len(samples) / wall, 1),
-        }
-        progress(f"  {clients:2d} clients: {levels[f'{clients}_clients']['prunes_per_second']} prunes/s")
-    return levels
+        samples: dict[int, list[tuple[str, float, int]]] = {workers: [] for workers in servers}
+        walls = dict.fromkeys(servers, 0.0)
+        for round_ in range(rounds):
+            for workers in sorted(servers, reverse=round_ % 2 == 1):
+                taken, wall = over_grpc(servers[workers].address, slices(work, clients))
+                samples[workers] += taken
+                walls[workers] += wall
+        for workers in servers:
+            level = {
+                **summary(samples[workers]),
+                "prunes_per_second": round(len(samples[workers]) / walls[workers], 1),
+            }
+            results[f"workers_{workers}"][f"{clients}_clients"] = level
+            progress(f"  --workers {workers}, {clients:2d} clients: {level['prunes_per_second']} prunes/s")
+    return results
 
 
 def main() -> None:
@@ -106,7 +119,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--files", type=int, default=2000)
-    parser.add_argument("--calls", type=int, default=560, help="prunes per level (a multiple of 16)")
+    parser.add_argument("--calls", type=int, default=560, help="prunes per round (a multiple of 16)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per server and client count")
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "concurrent_prunes.json"
     )
@@ -121,13 +135,14 @@ def main() -> None:
         names = list(shapes)
         work = [(names[i % len(names)], shapes[names[i % len(names)]](rng)) for i in range(args.calls)]
         load_before = load()
-        results: dict[str, Any] = {}
-        for workers in WORKERS:
-            progress(f"--workers {workers}")
-            server = Server(workdir, workers, workdir / f"serve-{workers}.log")
-            try:
-                results[f"workers_{workers}"] = measure(server.address, work)
-            finally:
+        servers: dict[int, Server] = {}
+        try:
+            for workers in WORKERS:
+                servers[workers] = Server(workdir, workers, workdir / f"serve-{workers}.log")
+            progress(f"servers up: {', '.join(f'--workers {w} at {s.address}' for w, s in servers.items())}")
+            results = measure(servers, work, args.rounds)
+        finally:
+            for server in servers.values():
                 server.stop()
         result_json = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -137,7 +152,8 @@ def main() -> None:
             "load_average_after": load(),
             "files": len(files),
             "rows": sum(f.rows for f in files),
-            "calls_per_level": len(work),
+            "calls_per_round": len(work),
+            "rounds": args.rounds,
             **results,
             "speedup_2_workers": {
                 f"{clients}_clients": round(
