@@ -1,7 +1,9 @@
 """Shared fixtures. One SparkSession serves the whole test session (Spark on 2 cores is the
 slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedFS S3 server
 (`tests/support_s3.py`), started on first use and stopped at the end; tests that use it are marked
-`s3`; and one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`."""
+`s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; and one Spark
+standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
+`cluster`."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pyspark.sql import SparkSession
 from pruner.storage import Storage
 from tests.support_azure import Azurite
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
+from tests.support_spark_cluster import SparkCluster
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult
@@ -42,6 +45,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.s3)
         if "azure_server" in fixtures:
             item.add_marker(pytest.mark.azure)
+        if "spark_cluster" in fixtures:
+            item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +61,13 @@ def azure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
     """The session's Azure Blob server (Azurite on loopback, data in a temporary directory)."""
     with contextlib.closing(Azurite.start(tmp_path_factory.mktemp("azurite"))) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
+    """The session's Spark standalone cluster (a master and two 1-core workers on loopback)."""
+    with contextlib.closing(SparkCluster.start(tmp_path_factory.mktemp("spark-cluster"))) as cluster:
+        yield cluster
 
 
 @pytest.fixture
