@@ -33,7 +33,7 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
     active = SparkSession.getActiveSession()
     if active is None:
         builder = SparkSession.builder.appName(app_name)
-        if master is not None or not SparkConf().contains("spark.master"):
+        if master is not None or not _submitted():
             master = master or os.environ.get("LAKEPRUNE_SPARK_MASTER", "local[*]")
             builder = builder.master(master).config("spark.ui.enabled", "false")
             builder = builder.config("spark.ui.showConsoleProgress", "false")
@@ -53,6 +53,14 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
         if (active.sparkContext.master or "").startswith("local"):
             _silence_task_failure_logs(active)
     return job_session(active)
+
+
+def _submitted() -> bool:
+    """Whether Spark's configuration, the master included, is already given: under `spark-submit`,
+    which starts the JVM first and hands Python its gateway's port (`PYSPARK_GATEWAY_PORT`; a
+    `SparkConf` made before that gateway is connected is empty, so it cannot tell), or when a JVM
+    with a master configured is already up."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ or SparkConf().contains("spark.master")
 
 
 def job_session(spark: SparkSession | None = None) -> SparkSession:

@@ -1,11 +1,20 @@
 """builder.session: the embedded session does not log failed tasks (their errors reach the caller
-as the job's exception), and keeps lakeprune's settings."""
+as the job's exception), and keeps lakeprune's settings; under `spark-submit` the session is the
+submitted one (its master, not the embedded default)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from builder.session import REQUIRED_CONF, TASK_FAILURE_LOGGERS
+from tests.support_spark_cluster import spark_submit
+
+PRINT_MASTER = """
+from builder.session import spark_session
+print("master:", spark_session().sparkContext.master)
+"""
 
 
 def test_embedded_session_does_not_log_failed_tasks(spark: SparkSession) -> None:
@@ -19,3 +28,11 @@ def test_embedded_session_does_not_log_failed_tasks(spark: SparkSession) -> None
     )
     for key, value in REQUIRED_CONF.items():
         assert spark.conf.get(key) == value
+
+
+def test_a_submitted_job_runs_on_the_submitted_master(tmp_path: Path) -> None:
+    script = tmp_path / "print_master.py"
+    script.write_text(PRINT_MASTER)
+    submission = spark_submit("local[1]", [str(script)], {"LAKEPRUNE_SPARK_MASTER": "local[2]"}, tmp_path)
+    assert submission.returncode == 0, submission.stderr[-3000:]
+    assert "master: local[1]" in submission.stdout.splitlines()
