@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from pruner.cli import engine_cmds, index_cmds, prune_cmds, serve_cmds, table_cmds, write_cmds
+from pruner.cli import (
+    engine_cmds,
+    index_cmds,
+    prune_cmds,
+    serve_cmds,
+    spark_job_cmds,
+    table_cmds,
+    write_cmds,
+)
 from pruner.cli.common import setup_logging
 
 app = typer.Typer(
@@ -22,6 +30,7 @@ index_cmds.register(app)
 prune_cmds.register(app)
 engine_cmds.register(app)
 serve_cmds.register(app)
+spark_job_cmds.register(app)
 
 
 @app.callback()

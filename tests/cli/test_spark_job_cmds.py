@@ -1,0 +1,35 @@
+"""`lakeprune spark-job`: the job file it prints is the command line as a script spark-submit
+accepts, and `--jars` lists the S3A jars (from lakeprune's cache) for spark-submit's `--jars`. The
+job file running on a cluster is `tests/builder/test_cluster.py`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from builder.object_stores import S3A_ARTIFACTS
+from pruner.cli.main import app
+
+
+def lakeprune(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.stdout + result.stderr + repr(result.exception)
+    return result.stdout.strip()
+
+
+def test_the_job_file_is_the_command_line() -> None:
+    job = Path(lakeprune("spark-job"))
+    assert job.suffix == ".py"
+    assert job.is_file()
+    shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
+    assert "Usage: lakeprune" in shown.stdout
+    assert "spark-job" in shown.stdout
+
+
+def test_jars_are_the_s3a_jars_as_a_jars_list() -> None:
+    jars = [Path(j) for j in lakeprune("spark-job", "--jars").split(",")]
+    assert [j.name for j in jars] == [f"{a.artifact}-{a.version}.{a.packaging}" for a in S3A_ARTIFACTS]
+    assert all(j.is_file() for j in jars)
