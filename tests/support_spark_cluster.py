@@ -38,6 +38,7 @@ SUBMIT_CONF = {
     "spark.ui.enabled": "false",
     "spark.executor.memory": EXECUTOR_MEMORY,
     "spark.driver.memory": "1g",
+    "spark.sql.shuffle.partitions": "4",  # Spark's 200 would make thousands of tiny tasks on two cores
     "spark.scheduler.minRegisteredResourcesRatio": "1.0",
     "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
     "spark.eventLog.enabled": "true",
@@ -72,8 +73,9 @@ def _daemon_environment() -> dict[str, str]:
 
 @dataclass
 class Submission:
-    """One `spark-submit` run: its exit status and output, and the executors (by id, mapped to the
-    web UI port of the worker that ran them) of its tasks, from the application's event log."""
+    """One `spark-submit` run: its exit status, output and duration, and the executors (by id,
+    mapped to the web UI port of the worker that ran them) of its tasks, from the application's
+    event log."""
 
     args: list[str]
     returncode: int
@@ -81,6 +83,7 @@ class Submission:
     stderr: str
     task_executors: list[str]
     executor_workers: dict[str, int]
+    seconds: float
 
     @property
     def workers_that_ran_tasks(self) -> set[int]:
@@ -188,9 +191,11 @@ def spark_submit(
     for key, value in conf.items():
         args += ["--conf", f"{key}={value}"]
     args += list(application)
+    started = time.monotonic()
     returncode, stdout, stderr = _run_bounded(args, {**_daemon_environment(), **env})
+    seconds = time.monotonic() - started
     task_executors, executor_workers = _executors_from_event_logs(event_dir)
-    return Submission(args, returncode, stdout, stderr, task_executors, executor_workers)
+    return Submission(args, returncode, stdout, stderr, task_executors, executor_workers, seconds)
 
 
 def _run_bounded(args: list[str], env: Mapping[str, str]) -> tuple[int, str, str]:

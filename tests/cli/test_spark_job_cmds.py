@@ -8,20 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from builder.object_stores import S3A_ARTIFACTS
-from pruner.cli.main import app
-
-
-def lakeprune(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.stdout + result.stderr + repr(result.exception)
-    return result.stdout.strip()
+from tests.cli.test_cli import lakeprune
 
 
 def test_the_job_file_is_the_command_line() -> None:
-    job = Path(lakeprune("spark-job"))
+    job = Path(lakeprune("spark-job").strip())
     assert job.suffix == ".py"
     assert job.is_file()
     shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
@@ -30,6 +22,6 @@ def test_the_job_file_is_the_command_line() -> None:
 
 
 def test_jars_are_the_s3a_jars_as_a_jars_list() -> None:
-    jars = [Path(j) for j in lakeprune("spark-job", "--jars").split(",")]
+    jars = [Path(j) for j in lakeprune("spark-job", "--jars").strip().split(",")]
     assert [j.name for j in jars] == [f"{a.artifact}-{a.version}.{a.packaging}" for a in S3A_ARTIFACTS]
     assert all(j.is_file() for j in jars)

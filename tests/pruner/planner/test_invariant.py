@@ -78,10 +78,10 @@ def _check(location: str, oracle: Oracle, predicate: TupleDomain) -> None:
     ],
 )
 def test_no_matching_file_is_ever_pruned(request: pytest.FixtureRequest, backend: str, examples: int) -> None:
-    _holds_for_random_predicates(*indexed_table_on(backend, request), examples)
+    holds_for_random_predicates(*indexed_table_on(backend, request), examples)
 
 
-def _holds_for_random_predicates(location: str, oracle: Oracle, examples: int) -> None:
+def holds_for_random_predicates(location: str, oracle: Oracle, examples: int) -> None:
     pools = {c: _pool(oracle, c) for c in COLUMNS}
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))

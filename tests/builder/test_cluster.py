@@ -1,0 +1,237 @@
+"""The builder on a real Spark standalone cluster (a master and two workers on loopback, the
+`spark_cluster` fixture), submitted with `spark-submit` as the README tells a user to: the
+`lakeprune` command line through its job file (`table create`, `write --mode insert`, `compact`)
+and a Python-API job (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom
+filters, a secondary and a functional index, then upsert and delete). The table and every input
+live in the tests' S3 bucket, so nothing relies on the driver's disk being the executors'. The
+same submissions with `--master local[*]` write a twin table, and the two must be equal: rows, the
+rows of every file, index definitions, and every index's answers to prunes. The event log of each
+submission shows its tasks ran on executors of both workers. The invariant (no file holding a
+match is pruned) is checked at a reduced size on the cluster-written table."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import strategies as st
+
+from pruner.planner.prune import prune
+from pruner.table.table import LakeTable
+from pruner.types import TableSchema
+from tests.cli.test_cli import lakeprune
+from tests.pruner.planner.conftest import (
+    REGIONS,
+    SCHEMA,
+    FunctionalOracle,
+    Oracle,
+    assert_never_prunes_a_match,
+    combined,
+    row,
+)
+from tests.pruner.planner.test_invariant import holds_for_random_predicates
+from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
+from tests.support_spark_cluster import SparkCluster, Submission, spark_submit
+
+CLUSTER_JOB = str(Path(__file__).with_name("cluster_job.py"))
+# Predicates that each index answers (and the record index, partitions, stats on the source column).
+PREDICATES = (
+    "seq BETWEEN 100 AND 140",
+    "score > 30",
+    f"token = '{row(321)[4]}'",
+    "id IN (5, 77, 333, 5003)",
+    "hot = 'h3'",
+    "hot IN ('h7', 'h11') AND region = 'eu'",
+    "ts_day = '2026-01-03'",
+    "date_format(ts, '%Y-%m-%d') BETWEEN '2026-01-02' AND '2026-01-03'",
+    "region = 'sa' AND day >= DATE '2026-02-20'",
+)
+# The planner steps of the four indexes the job builds.
+INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    insert: str
+    upsert: str
+    delete: str
+
+
+@dataclass(frozen=True)
+class Twins:
+    """The table written on the cluster and its twin written on `local[*]`, with each side's submissions."""
+
+    cluster: str
+    local: str
+    cluster_submissions: list[Submission]
+    local_submissions: list[Submission]
+
+
+def write_inputs(server: SeaweedS3, root: str) -> Inputs:
+    """The Parquet inputs of the writes, in the bucket: 600 rows; updates of every 13th (some move
+    region) plus 20 new keys; deletes of every 31st."""
+    schema = TableSchema.parse(SCHEMA).to_arrow()
+    updates = [row(k, 1, REGIONS[(k + 1) % 4] if k % 40 == 0 else None) for k in range(0, 600, 13)]
+    batches = {
+        "insert": pa.Table.from_pylist(
+            [dict(zip(schema.names, row(k), strict=True)) for k in range(600)], schema
+        ),
+        "upsert": pa.Table.from_pylist(
+            [dict(zip(schema.names, r, strict=True)) for r in updates + [row(k) for k in range(5000, 5020)]],
+            schema,
+        ),
+        "delete": pa.table({"id": pa.array(range(7, 600, 31), pa.int64())}),
+    }
+    filesystem = server.filesystem()
+    for name, data in batches.items():
+        pq.write_table(data, f"{root.removeprefix('s3://')}/inputs/{name}.parquet", filesystem=filesystem)
+    return Inputs(*(f"{root}/inputs/{name}.parquet" for name in batches))
+
+
+def build_table(
+    submit: Callable[[list[str]], Submission], job: str, location: str, inputs: Inputs
+) -> list[Submission]:
+    """The builder steps, each one `spark-submit` (what `submit` runs) of the job file `job` or of
+    the Python-API job, as a user would on a cluster."""
+    steps = [
+        [job, "table", "create", location, "--schema", SCHEMA, "--record-key", "id",
+         "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
+         "--property", "write.small_file_limit_bytes=960"],
+        [job, "write", location, "--input", inputs.insert, "--mode", "insert"],
+        [CLUSTER_JOB, location, inputs.upsert, inputs.delete],
+        [job, "compact", location],
+    ]  # fmt: skip
+    submissions = []
+    for step in steps:
+        submission = submit(step)
+        assert submission.returncode == 0, f"{step[1:]}: {submission.stderr[-4000:]}"
+        print(f"{submission.seconds:.0f}s, {len(submission.task_executors)} tasks: {step[1:3]}")
+        submissions.append(submission)
+    return submissions
+
+
+@pytest.fixture(scope="module")
+def twins(
+    spark_cluster: SparkCluster, s3_server: SeaweedS3, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Twins]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        point_environment_at(s3_server, monkeypatch)
+        root = f"s3://{s3_server.new_bucket(TEST_BUCKET)}/{uuid.uuid4().hex}"
+        inputs = write_inputs(s3_server, root)
+        job, jars = lakeprune("spark-job").strip(), lakeprune("spark-job", "--jars").strip().split(",")
+        env = s3_server.aws_environment()
+        local_dir = tmp_path_factory.mktemp("local-submissions")
+        with ThreadPoolExecutor(2) as pool:  # the two sides at once: each waits for its JVMs much of the time
+            cluster = pool.submit(
+                build_table,
+                lambda app_args: spark_cluster.submit(app_args, env, jars=jars),
+                job,
+                f"{root}/cluster/events",
+                inputs,
+            )
+            local = pool.submit(
+                build_table,
+                lambda app_args: spark_submit("local[*]", app_args, env, local_dir, jars=jars),
+                job,
+                f"{root}/local/events",
+                inputs,
+            )
+            sides = cluster.result(), local.result()
+        yield Twins(f"{root}/cluster/events", f"{root}/local/events", *sides)
+
+
+def canonical(value: Any) -> Any:
+    """NaN as a string, so that rows holding one compare equal."""
+    return "NaN" if isinstance(value, float) and math.isnan(value) else value
+
+
+def file_contents(oracle: Oracle) -> dict[str, tuple[tuple[Any, ...], ...]]:
+    """Each live file's rows (canonical, in file order), by file path."""
+    return {
+        path: tuple(tuple(canonical(v) for v in r.values()) for r in rows)
+        for path, rows in oracle.rows.items()
+    }
+
+
+def layout(location: str) -> list[tuple[str, tuple[tuple[Any, ...], ...]]]:
+    """Every live file as (partition, its rows), sorted: the table without file names and instants."""
+    snapshot = LakeTable.open(location).snapshot()
+    contents = file_contents(Oracle(snapshot))
+    return sorted((f.partition, contents[snapshot.table.storage.full_uri(f.path)]) for f in snapshot.files())
+
+
+def prune_answer(location: str, where: str) -> tuple[list[tuple[int, ...]], list[tuple[Any, ...]]]:
+    """The files a prune keeps (as the keys each holds) and its explain steps (without timings)."""
+    table = LakeTable.open(location)
+    keys = {
+        path: tuple(sorted(r["id"] for r in rows)) for path, rows in Oracle(table.snapshot()).rows.items()
+    }
+    result = prune(table, where)
+    kept = sorted(keys[s.path] for s in result.splits)
+    steps = [
+        (s.step, s.index, s.columns, s.files_in, s.files_out, s.skipped, s.fallback) for s in result.explain
+    ]
+    return kept, steps
+
+
+def test_the_cluster_writes_what_local_writes(twins: Twins, s3_environment: SeaweedS3) -> None:
+    cluster, local = layout(twins.cluster), layout(twins.local)
+    assert len(cluster) > 20  # many small files over four partitions
+    assert cluster == local
+
+
+def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3) -> None:
+    definitions = {
+        location: [(d.name, d.index_type, d.columns, d.state) for d in LakeTable.open(location).definitions]
+        for location in (twins.cluster, twins.local)
+    }
+    assert definitions[twins.cluster] == definitions[twins.local]
+    pruned_by = set()
+    for where in PREDICATES:
+        answer = prune_answer(twins.cluster, where)
+        assert answer == prune_answer(twins.local, where), where
+        pruned_by |= {step[1] for step in answer[1] if step[4] < step[3]}
+    assert pruned_by >= INDEX_STEPS  # each built index removed files in some prune
+
+
+def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
+    spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
+    assert len(spark_jobs) == 2  # the insert, and the index / upsert / delete job (create, compact: no Spark)
+    for submission in spark_jobs:
+        assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
+        assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)
+    assert all(set(s.task_executors) <= {"driver"} for s in twins.local_submissions)
+    applications = spark_cluster.state()["completedapps"]
+    assert isinstance(applications, list)
+    assert sum(a["state"] == "FINISHED" for a in applications) >= len(spark_jobs)
+
+
+hot_values = st.sampled_from(["a", "h0", "h3", "h12", "zz"])
+days = st.integers(1, 7).map(lambda d: f"2026-01-{d:02d}")  # the table's timestamps span 2026-01-01 .. 06
+functional_atoms = st.one_of(
+    st.builds(lambda a, b: f"ts_day BETWEEN '{min(a, b)}' AND '{max(a, b)}'", days, days),
+    st.builds(
+        lambda d, op: f"date_format(ts, '%Y-%m-%d') {op} '{d}'", days, st.sampled_from(["=", "<", ">=", "<>"])
+    ),
+    st.builds(lambda d, h: f"ts >= TIMESTAMP '{d} {h:02d}:00:00'", days, st.integers(0, 23)),
+    st.builds(lambda v: f"hot = '{v}'", hot_values),
+    st.builds(lambda a, b: f"hot IN ('{a}', '{b}')", hot_values, hot_values),
+    st.builds(lambda k: f"id = {k}", st.integers(0, 620)),
+    st.builds(lambda k: f"seq < {k}", st.integers(0, 620)),
+)
+
+
+def test_no_matching_file_is_pruned_on_the_cluster_written_table(
+    twins: Twins, s3_environment: SeaweedS3
+) -> None:
+    snapshot = LakeTable.open(twins.cluster).snapshot()
+    holds_for_random_predicates(twins.cluster, Oracle(snapshot), 30)
+    assert_never_prunes_a_match(twins.cluster, FunctionalOracle(snapshot), combined(functional_atoms), 30)
