@@ -33,7 +33,7 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: the kernel sends it SIGKILL if the test process dies first (even
     by SIGKILL, when no teardown runs), so no server outlives its test session."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -50,7 +50,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=None if env is None else dict(env),
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
+            preexec_fn=die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
         )
 
 

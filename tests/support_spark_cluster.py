@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pyspark
 
-from tests.support_servers import LoopbackServer, start_server, wait_ready
+from tests.support_servers import LoopbackServer, die_with_parent, start_server, wait_ready
 
 WORKER_COUNT = 2
 WORKER_MEMORY = "1g"
@@ -200,7 +200,8 @@ def spark_submit(
 
 def _run_bounded(args: list[str], env: Mapping[str, str]) -> tuple[int, str, str]:
     """Run `args` in a process group of its own; on timeout the whole group (spark-submit's JVM
-    and the Python driver it started) is killed."""
+    and the Python driver it started) is killed. spark-submit dies with the thread that started it
+    should that die first."""
     process = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,
@@ -208,6 +209,7 @@ def _run_bounded(args: list[str], env: Mapping[str, str]) -> tuple[int, str, str
         stdin=subprocess.DEVNULL,
         env=dict(env),
         start_new_session=True,
+        preexec_fn=die_with_parent,  # noqa: PLW1509 (one C call, libc loaded before the fork)
     )
     try:
         stdout, stderr = process.communicate(timeout=SUBMIT_TIMEOUT_S)
