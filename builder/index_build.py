@@ -19,9 +19,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import SparkSession
-from pyspark.sql import types as T
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from builder.index_logs import CHUNK_STRUCT, ROWS, LogTarget, chunk_batch, chunks, write_by_bucket
 from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
@@ -39,7 +41,7 @@ from pruner.index.definitions import (
     define,
     save_definitions,
 )
-from pruner.index.specs import from_ipc, rows_for_file, to_ipc
+from pruner.index.specs import rows_for_file
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
@@ -149,19 +151,30 @@ def _require_ready_column_stats(table: LakeTable, definition: IndexDefinition) -
 
 def build_index(location: str, name: str, spark: SparkSession | None = None) -> str | None:
     """Build a defined index for the files written before it existed; returns the instant it is
-    complete up to (None if it was already ready)."""
+    complete up to (None if it was already ready). The rows are computed by executors and kept
+    there (persisted, memory and disk); under the lock, a Spark job keeps those of files still live
+    and writes them bucket by bucket: the driver holds file names, never index rows."""
     table = LakeTable.open(location)
     definition = table.definition(name)
     if definition.state == IndexState.READY:
         log.info("index %s is already ready (up to %s)", name, definition.complete_up_to)
         return None
+    computed: DataFrame | None = None
     if definition.index_type == IndexType.PARTITION_STATS:
         stats = next((d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS), None)
         if stats is None or stats.state != IndexState.READY:
             raise InvalidInputError("build the column_stats index first; partition_stats aggregates it")
-        computed: dict[str, pa.Table] = {}
     else:
-        computed = _compute_rows(table, definition, spark)
+        computed = _compute_chunks(table, definition, spark)
+    try:
+        return _publish(table, name, computed)
+    finally:
+        if computed is not None:
+            computed.unpersist()
+
+
+def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
+    """Under the table lock: the `index_build` commit of the rows of files still live."""
     with table_lock(table.storage, f"build index {name}"):
         rollback_pending(table.storage)
         table = table.refresh()
@@ -173,36 +186,34 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
             table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
         ) as pending:
             pending.inflight([], [definition.index_partition])
-            if definition.index_type == IndexType.PARTITION_STATS:
+            if computed is None:  # partition stats: one row per partition and column, on the driver
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
+                written = write_logs(table.storage, spec, pending.timestamp, changes)
             else:
-                still_live = [computed[f.file_name] for f in live if f.file_name in computed]
-                changes = (
-                    with_op(
-                        pa.concat_tables(still_live).select(spec.schema.names).cast(spec.schema), OP_UPSERT
-                    )
-                    if still_live
-                    else spec.log_schema.empty_table()
-                )
-            written = write_logs(table.storage, spec, pending.timestamp, changes)
+                session = computed.sparkSession
+                names = session.createDataFrame([(f.file_name,) for f in live], "source string")
+                still_live = computed.join(F.broadcast(names), on="source", how="left_semi")
+                targets = {spec.name: LogTarget(spec)}
+                written = write_by_bucket(still_live, table.storage, targets, pending.timestamp)
             pending.complete({"operation": "index_build", "index": name, "index_files": written, "stats": {}})
         save_definitions(
             table.storage, [d.ready(pending.timestamp) if d.name == name else d for d in table.definitions]
         )
-    log.info("index %s built: %d row(s), ready up to %s", name, changes.num_rows, pending.timestamp)
+    log.info("index %s built: %d log file(s), ready up to %s", name, len(written), pending.timestamp)
     return pending.timestamp
 
 
-def _compute_rows(
+def _compute_chunks(
     table: LakeTable, definition: IndexDefinition, spark: SparkSession | None
-) -> dict[str, pa.Table]:
-    """The index rows of every live file, computed in Spark tasks, by file name (the final step
-    keeps the files still live)."""
+) -> DataFrame | None:
+    """The index rows of every live file, computed in Spark tasks as log chunks by bucket (source:
+    the file's name, so that the final step keeps the files still live), persisted and counted so
+    that the work is done before the lock is taken."""
     files = table.snapshot().files()
     spec = table.spec(definition)
     if not files:
-        return {}
+        return None
     from builder.session import job_session
 
     session = job_session(spark)
@@ -212,16 +223,18 @@ def _compute_rows(
     )
     parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
     task = _index_files(table.storage, table.config, definition, spec)
-    out = T.StructType([T.StructField("file_name", T.StringType()), T.StructField("rows", T.BinaryType())])
-    shipped = listing.repartition(parallelism).mapInArrow(task, out).collect()
-    return {r["file_name"]: from_ipc(r["rows"]) for r in shipped}
+    computed = (
+        listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT).persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    log.info("index %s: %d chunk(s) computed", definition.name, computed.count())
+    return computed
 
 
 def _index_files(
     storage: Storage, config: TableConfig, definition: IndexDefinition, spec: IndexPartitionSpec
 ) -> BatchFunction:
-    """Per file: its index rows for `definition`, as Arrow IPC beside the file's name (a file's
-    secondary-index pairs are not tagged row by row)."""
+    """Per file: its index rows for `definition` as upserts, in chunks by bucket beside the file's
+    name (a file's secondary-index pairs are not tagged row by row)."""
     is_secondary = definition.index_type == IndexType.SECONDARY_INDEX
     columns = list(definition.columns) + (list(config.record_key) if is_secondary else [])
 
@@ -232,16 +245,12 @@ def _index_files(
                     storage.path(item["path"]), filesystem=storage.fs, columns=list(dict.fromkeys(columns))
                 )
                 if is_secondary:
-                    built = {
-                        definition.index_partition: secondary.pairs(
-                            rows, definition.columns[0], config.record_key, spec
-                        )
-                    }
+                    built = secondary.pairs(rows, definition.columns[0], config.record_key, spec)
                 else:
                     built = rows_for_file(
                         rows, config.schema, [definition], item["partition"], item["file_name"]
-                    )
-                data = to_ipc(built)[definition.index_partition]
-                yield pa.RecordBatch.from_pydict({"file_name": [item["file_name"]], "rows": [data]})
+                    )[definition.index_partition]
+                upserts = with_op(built.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
+                yield from chunk_batch(chunks(spec, upserts, ROWS, item["file_name"]))
 
     return run

@@ -1,12 +1,15 @@
-"""Keeping the defined data-skipping indexes current: given the index rows of the files a commit
-added and the files it removed, the log rows each index partition gets in that commit.
+"""Keeping the defined data-skipping indexes current: what the driver adds to a commit's index
+logs beside the rows the write tasks computed (`builder.write.tasks`), and where the logs go.
 
-Per-file indexes (`column_stats`, `bloom_filters`) upsert the added files' rows and tombstone
-every (column, partition, file) of a removed file. `partition_stats` is re-aggregated for each
-touched partition from the partition's file stats after the commit; a partition whose live files
-are not all covered by file stats gets a tombstone instead (unknown, so never pruned).
-Secondary indexes arrive as log rows already: the write tasks diffed each file group's old image
-against its new rows (`pruner.index.secondary`); here they are only ordered tombstones first."""
+The tasks ship, chunked by bucket, the upserts of the added files' per-file index rows and each
+secondary index's pair changes (diffed per file group from the old image). The driver adds only
+rows proportional to the number of files: per-file indexes (`column_stats`, `bloom_filters`,
+functional indexes) tombstone every (column, partition, file) of a removed file, after the upserts;
+an index keyed by value asks the task of each bucket to tombstone the previous rows of the removed
+files (`builder.index_logs.PREVIOUS`); `partition_stats` is re-aggregated for each touched partition
+from the partition's file stats after the commit (one row per file and column: the added files'
+column stats are collected for it), and a partition whose live files are not all covered by file
+stats gets a tombstone instead (unknown, so never pruned)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ from collections import Counter
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from builder import index_logs
+from builder.index_logs import LogTarget
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.secondary import order_for_commit
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
@@ -32,54 +36,63 @@ def _tombstones(table: LakeTable, definition: IndexDefinition, keys: list[dict[s
     return with_op(pa.table(columns, schema=spec.schema), OP_DELETE)
 
 
-def _previous_rows(
-    previous: Snapshot, definition: IndexDefinition, table: LakeTable, removed: list[DataFile]
-) -> pa.Table:
-    spec = table.spec(definition)
-    if not removed or previous.instant is None:
-        return spec.log_schema.empty_table()
-    rows = previous.index_partition(spec).lookup(
-        pa.array(sorted({f.partition for f in removed}), pa.string())
-    )
-    gone = pa.array([f.file_name for f in removed], pa.string())
-    rows = rows.filter(pc.is_in(rows["file_name"], value_set=gone)).select(spec.schema.names)
-    return with_op(rows.cast(spec.schema), OP_DELETE)
+def log_targets(table: LakeTable, previous: Snapshot) -> dict[str, LogTarget]:
+    """Every defined index partition a commit writes logs into."""
+    targets = {}
+    for definition in table.definitions:
+        spec = table.spec(definition)
+        by_value = "value" in spec.key_fields and previous.instant is not None
+        targets[spec.name] = LogTarget(
+            spec,
+            pairs=definition.index_type == IndexType.SECONDARY_INDEX,
+            previous=previous.index_partition(spec) if by_value else None,
+        )
+    return targets
 
 
-def index_changes(
+def driver_chunks(
     table: LakeTable,
     previous: Snapshot,
-    added_rows: dict[str, pa.Table],
+    added_stats: pa.Table | None,
     added: list[DataFile],
     removed: list[DataFile],
     live_after: list[DataFile],
-) -> dict[str, pa.Table]:
-    """Log rows (with op) per index partition for one commit."""
-    changes: dict[str, pa.Table] = {}
+) -> list[dict[str, object]]:
+    """The commit's index log rows that the driver derives, as chunks for `builder.index_logs`.
+    `added_stats`: the `column_stats` rows of the added files (needed with `partition_stats` only)."""
+    out: list[dict[str, object]] = []
     removed_keys = [{"partition": f.partition, "file_name": f.file_name} for f in removed]
     for definition in table.definitions:
-        if definition.index_type == IndexType.PARTITION_STATS:
-            continue
         spec = table.spec(definition)
-        if definition.index_type == IndexType.SECONDARY_INDEX:  # rows already carry their op
-            shipped = added_rows.get(definition.index_partition, spec.log_schema.empty_table())
-            changes[definition.index_partition] = order_for_commit(shipped.cast(spec.log_schema))
-            continue
-        upserts = added_rows.get(definition.index_partition, spec.schema.empty_table())
-        if "value" in spec.key_fields:  # one row per value: tombstone the rows the files had
-            tombstones = _previous_rows(previous, definition, table, removed)
-        else:
-            tombstones = _tombstones(table, definition, removed_keys)
-        changes[definition.index_partition] = pa.concat_tables(
-            [with_op(upserts.select(spec.schema.names).cast(spec.schema), OP_UPSERT), tombstones]
-        )
-    for definition in table.definitions:
         if definition.index_type == IndexType.PARTITION_STATS:
             touched = sorted({f.partition for f in [*added, *removed]})
-            changes[definition.index_partition] = partition_stats_changes(
+            added_rows = {} if added_stats is None else {_stats_partition(table): added_stats}
+            rows = partition_stats_changes(
                 table, definition, previous, touched, added_rows, removed, live_after
             )
-    return changes
+            out += index_logs.chunks(spec, rows, index_logs.ROWS, "")
+        elif definition.index_type == IndexType.SECONDARY_INDEX or not removed:
+            continue
+        elif "value" in spec.key_fields:  # one row per value: tombstone the rows the files had
+            out += index_logs.previous_chunks(
+                spec, pa.Table.from_pylist(removed_keys, index_logs.REMOVED_SCHEMA)
+            )
+        else:
+            out += index_logs.chunks(
+                spec, _tombstones(table, definition, removed_keys), index_logs.TOMBSTONES, ""
+            )
+    return out
+
+
+def _stats_partition(table: LakeTable) -> str:
+    return next(d.index_partition for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
+
+
+def needs_added_stats(table: LakeTable) -> str | None:
+    """The `column_stats` partition whose added rows the driver needs (for `partition_stats`)."""
+    if any(d.index_type == IndexType.PARTITION_STATS for d in table.definitions):
+        return _stats_partition(table)
+    return None
 
 
 def partition_stats_changes(

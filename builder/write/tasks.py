@@ -5,8 +5,9 @@ re-implements a format rule.
 
 - `annotate`: adds the encoded record key, its record-index bucket and the partition path.
 - `lookup_locations`: tags keys with their current (partition, file group) from the record index.
-- `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), and
-  diffs the old image against the new rows for the secondary indexes.
+- `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
+  the new file's index rows while they are in memory (diffing the old image against the new rows
+  for the secondary indexes), and returns them cut into chunks by bucket for `builder.index_logs`.
 - `write_index_logs`: writes one index log file per bucket."""
 
 from __future__ import annotations
@@ -19,16 +20,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pyspark.sql.pandas.types import from_arrow_schema
 
+from builder import index_logs
 from pruner.format.config import TableConfig
 from pruner.format.keys import buckets_of, encode_record_keys, partition_paths
 from pruner.format.layout import DataFileName, data_file_path
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
-from pruner.index.specs import rows_for_file, spec_for, to_ipc
+from pruner.index.specs import rows_for_file, spec_for
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import IndexPartitionView, write_logs
-from pruner.metadata.spec import IndexPartitionSpec
+from pruner.metadata.merge import with_op
+from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
 
 KEY = "_lp_key"
@@ -44,7 +48,10 @@ ACTION_REMOVE = 1
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
-INDEX_ROWS = pa.map_(pa.string(), pa.binary())  # index partition -> Arrow IPC of its rows
+FILE_FIELDS = ["partition", "file_name", "file_group", "size", "rows"]
+# One row per target file group (index fields null; file name null when the group emptied), and
+# one per (index partition, bucket) chunk of the index rows of the group's new file (file fields
+# null but the file group): see `builder.index_logs`.
 WRITTEN_SCHEMA = pa.schema(
     [
         ("partition", pa.string()),
@@ -52,9 +59,10 @@ WRITTEN_SCHEMA = pa.schema(
         ("file_group", pa.string()),
         ("size", pa.int64()),
         ("rows", pa.int64()),
-        ("index_rows", INDEX_ROWS),
+        *((f.name, f.type) for f in index_logs.CHUNK_SCHEMA if f.name != "source"),
     ]
 )
+WRITTEN_STRUCT = from_arrow_schema(WRITTEN_SCHEMA)
 
 
 def _collect(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
@@ -130,21 +138,18 @@ def rewrite_file_groups(
     schema = config.schema.to_arrow()
     key_fields = config.record_key
     row_group_bytes = config.properties.write_row_group_bytes
-    secondaries = [
-        (d, spec_for(d, config.properties, config.schema))
-        for d in definitions
-        if d.index_type == IndexType.SECONDARY_INDEX
-    ]
+    specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in definitions}
+    secondaries = [d for d in definitions if d.index_type == IndexType.SECONDARY_INDEX]
 
     def secondary_rows(old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
         return {
             d.index_partition: secondary.file_group_changes(
-                old, new, d.columns[0], key_fields, spec, full=d.state != IndexState.READY
+                old, new, d.columns[0], key_fields, specs[d.index_partition], full=d.state != IndexState.READY
             )
-            for d, spec in secondaries
+            for d in secondaries
         }
 
-    def rewrite(group: pa.Table, token: str) -> dict[str, object]:
+    def rewrite(group: pa.Table, token: str) -> list[dict[str, object]]:
         file_group = group.column(FILE_GROUP)[0].as_py()
         is_add = pc.equal(group.column(ACTION), ACTION_ADD)
         added = group.filter(is_add).select(schema.names).cast(schema)
@@ -164,10 +169,9 @@ def rewrite_file_groups(
             "file_group": file_group,
             "size": 0,
             "rows": rows.num_rows,
-            "index_rows": [],
         }
         # Secondary indexes diff the old image against the new rows, also for a group that empties.
-        index_rows = secondary_rows(old, rows)
+        log_rows = secondary_rows(old, rows)
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)
@@ -182,9 +186,16 @@ def rewrite_file_groups(
                 )
             result["file_name"] = str(name)
             result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
-            index_rows |= rows_for_file(rows, config.schema, definitions, partition, str(name))
-        result["index_rows"] = list(to_ipc(index_rows).items())
-        return result
+            per_file = rows_for_file(rows, config.schema, definitions, partition, str(name))
+            log_rows |= {
+                index: with_op(upserts.select(specs[index].schema.names).cast(specs[index].schema), OP_UPSERT)
+                for index, upserts in per_file.items()
+            }
+        out = [result]
+        for index, changes in log_rows.items():
+            for chunk in index_logs.chunks(specs[index], changes, index_logs.ROWS, file_group):
+                out.append({**chunk, "file_group": chunk.pop("source")})
+        return out
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = _collect(batches)
@@ -192,11 +203,10 @@ def rewrite_file_groups(
             return
         table = table.sort_by([(FILE_GROUP, "ascending")])
         token = _write_token()
-        results = [
-            rewrite(table.slice(start, end - start), token)
-            for start, end in _group_boundaries(table.column(FILE_GROUP))
-        ]
-        yield pa.RecordBatch.from_pylist(results, schema=WRITTEN_SCHEMA)
+        for start, end in _group_boundaries(table.column(FILE_GROUP)):
+            # One batch per row: index chunks are binary blobs (32-bit offsets per batch).
+            for item in rewrite(table.slice(start, end - start), token):
+                yield pa.RecordBatch.from_pylist([item], schema=WRITTEN_SCHEMA)
 
     return run
 

@@ -5,8 +5,12 @@ and resolve duplicates inside the batch (the row with the greatest ordering fiel
 losing; on a tie, or without an ordering field, the row that comes later in the input wins); tag
 keys with their current location through the record index; plan targets (updates stay in their
 file group, new keys and keys whose partition path changed go to small or new file groups); then, as one
-instant, rewrite every touched file group as a new file slice, write record-index and `files` logs,
-and publish the completed instant. Incoming records replace stored ones whatever their ordering
+instant, rewrite every touched file group as a new file slice, write the record index's, `files`'
+and the defined indexes' logs, and publish the completed instant. The driver collects only what is
+proportional to the number of files (names, partitions, file groups, sizes, counts; the tombstones
+of replaced files; the added files' column stats when partition stats must be re-aggregated): index
+rows proportional to the data are written by executors, bucket by bucket (`builder.index_logs`).
+Incoming records replace stored ones whatever their ordering
 value. An insert of a key that already exists is refused (use upsert).
 
 Partition paths come from the table's current partition fields. After partition evolution a record
@@ -29,8 +33,10 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from builder import index_logs
 from builder.compaction import compact_locked
-from builder.indexing import index_changes
+from builder.index_logs import write_by_bucket
+from builder.indexing import driver_chunks, log_targets, needs_added_stats
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.session import job_session
@@ -357,17 +363,13 @@ class _Write:
             log.info("writing %d file group(s) in %d partition(s)", len(targets), len(partitions))
             rewrite = tasks.rewrite_file_groups(storage, config, list(self.table.definitions), live, instant)
             parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
-            written_schema = T.StructType(
-                [
-                    T.StructField("partition", T.StringType()),
-                    T.StructField("file_name", T.StringType()),
-                    T.StructField("file_group", T.StringType()),
-                    T.StructField("size", T.LongType()),
-                    T.StructField("rows", T.LongType()),
-                    T.StructField("index_rows", T.MapType(T.StringType(), T.BinaryType())),
-                ]
+            # Persisted: the index chunks are read again (by the log-writing job) after the file rows
+            # are collected, and the rewrite (which writes the data files) must not run twice.
+            rewritten = self._persist(
+                work.repartition(parallelism, FILE_GROUP).mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
             )
-            written = work.repartition(parallelism, FILE_GROUP).mapInArrow(rewrite, written_schema).collect()
+            is_file = F.col(index_logs.INDEX_PARTITION).isNull()
+            written = rewritten.where(is_file).select(*tasks.FILE_FIELDS).collect()
             self.timer.phase("write_files", start)
 
             added = [
@@ -399,18 +401,11 @@ class _Write:
             self.timer.phase("files_index", start)
 
             start = time.perf_counter()
-            shipped: dict[str, list[pa.Table]] = {}
-            for r in written:
-                for name, data in (r["index_rows"] or {}).items():
-                    shipped.setdefault(name, []).append(from_ipc(data))
-            added_rows = {name: pa.concat_tables(tables) for name, tables in shipped.items()}
             gone = {f.file_group for f in removed}
             live_after = [f for f in live.values() if f.file_group not in gone] + added
-            changes_by_index = index_changes(
-                self.table, self.table.snapshot(), added_rows, added, removed, live_after
+            files_logs += self._write_index_logs(
+                rewritten.where(~is_file), instant, added, removed, live_after
             )
-            for definition, spec in self.index_specs:
-                files_logs += write_logs(storage, spec, instant, changes_by_index[definition.index_partition])
             self.timer.phase("indexes", start)
 
             final = replace(
@@ -447,3 +442,33 @@ class _Write:
             )
             compaction = None
         return replace(final, compaction_instant=compaction)
+
+    def _write_index_logs(
+        self,
+        shipped: DataFrame,
+        instant: str,
+        added: list[DataFile],
+        removed: list[DataFile],
+        live_after: list[DataFile],
+    ) -> list[str]:
+        """The defined indexes' logs of this commit, written by executors bucket by bucket from the
+        chunks the rewrite tasks shipped and the few rows (proportional to files) the driver adds."""
+        if not self.index_specs:
+            return []
+        chunks = shipped.select(
+            index_logs.INDEX_PARTITION, "bucket", "order", F.col("file_group").alias("source"), "data"
+        )
+        stats_partition = needs_added_stats(self.table)
+        added_stats = None
+        if stats_partition is not None:
+            collected = chunks.where(F.col(index_logs.INDEX_PARTITION) == stats_partition).select("data")
+            tables = [from_ipc(r["data"]) for r in collected.collect()]
+            added_stats = pa.concat_tables(tables) if tables else None
+        previous = self.table.snapshot()
+        extra = driver_chunks(self.table, previous, added_stats, added, removed, live_after)
+        return write_by_bucket(
+            chunks.unionByName(index_logs.driver_chunks(self.spark, extra)),
+            self.table.storage,
+            log_targets(self.table, previous),
+            instant,
+        )

@@ -82,16 +82,13 @@ def rows_for_file(
     return out
 
 
-def to_ipc(tables: dict[str, pa.Table]) -> dict[str, bytes]:
-    """Serialise index rows to ship them from a Spark task to the driver."""
-    shipped = {}
-    for name, table in tables.items():
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        shipped[name] = sink.getvalue().to_pybytes()
-    return shipped
+def to_ipc(table: pa.Table) -> bytes:
+    """Serialise index rows to ship them between Spark tasks (Arrow IPC stream)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
 
 
-def from_ipc(data: bytes) -> pa.Table:
+def from_ipc(data: bytes | pa.Buffer) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
