@@ -126,7 +126,7 @@ class LakepruneTable:
 
     # Maintenance -------------------------------------------------------------------------------
     def compact(self, force: bool = True) -> compaction.CompactionReport:
-        return compaction.compact(self.location, force)
+        return compaction.compact(self.location, force, self._spark)
 
     def clean(self) -> cleaner.CleanReport:
         return cleaner.clean(self.location)

@@ -435,7 +435,7 @@ class _Write:
             final.files_removed,
         )
         try:
-            compaction = compact_locked(self.table.refresh(), force=False).instant
+            compaction = compact_locked(self.table.refresh(), force=False, spark=self.spark).instant
         except Exception:  # the commit stands; the compaction instant rolled itself back
             log.warning(
                 "index compaction after commit %s failed; run `lakeprune compact`", instant, exc_info=True

@@ -41,6 +41,8 @@ class TableProperties:
     index_bloom_filters_buckets: int = 4
     index_secondary_index_buckets: int = 4
     index_compaction_max_log_files: int = 10
+    # A partition whose buckets to compact hold this many bytes is compacted by a Spark job.
+    index_compaction_spark_threshold_bytes: int = 256 * MiB
     clean_retain_commits: int = 10
 
     def __post_init__(self) -> None:
