@@ -1,0 +1,176 @@
+"""Driver-bottleneck benchmark (issue 17): the write path and a secondary-index build with the Spark
+driver's memory fixed (default 1 GiB), for one or more versions of the code side by side. Not a
+test: it prints and records measurements.
+
+For each row count and each code version (`--code label=path`: the directory put first on
+PYTHONPATH of a fresh child process, so that each version runs in its own JVM), the child:
+
+1. writes the generated rows with a plain `df.write.parquet` (the reference);
+2. creates a lakeprune table with column stats, bloom filters and a secondary index (whose pairs,
+   one per row, are what used to reach the driver) and inserts the same rows;
+3. builds a second secondary index over the table now written (`CREATE INDEX`, bootstrap).
+
+It reports each step's seconds, the lakeprune insert over the plain write, and the driver Python
+process's peak resident memory. A child that fails (say, the driver runs out of memory) is recorded
+as a failure with the tail of its error output: that is a result too.
+
+    .venv/bin/python bench/driver_bottleneck.py --rows 2000000 20000000 \
+        --code before=/work/wt-17base --code after=. [--out bench/results/driver_bottleneck.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results" / "driver_bottleneck.json"
+SCHEMA = "id bigint, region string, customer string, account string, amount double, note string"
+
+
+def _progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def child(rows: int) -> dict[str, Any]:
+    """One code version, one row count, in this process (run with the version on PYTHONPATH)."""
+    from pyspark.sql import functions as F
+
+    import builder
+    from builder import LakepruneTable
+    from builder.session import spark_session
+
+    spark = spark_session()
+    root = Path(tempfile.mkdtemp(prefix="lakeprune-driver-bench-"))
+    key = F.col("id")
+    data = spark.range(rows).select(
+        key.alias("id"),
+        F.concat(F.lit("r"), (key % 8).cast("string")).alias("region"),
+        F.concat(F.lit("c"), ((key * 7919) % (rows // 10 + 1)).cast("string")).alias("customer"),
+        F.concat(F.lit("a"), ((key * 31) % (rows // 100 + 1)).cast("string")).alias("account"),
+        (key * 0.25).alias("amount"),
+        F.concat(F.lit("note-"), key.cast("string")).alias("note"),
+    )
+    out: dict[str, Any] = {"builder_module": builder.__file__, "rows": rows}
+    try:
+        _progress(f"plain df.write.parquet of {rows:,} rows")
+        t0 = time.perf_counter()
+        data.write.parquet(str(root / "plain"))
+        out["plain_parquet_write_s"] = round(time.perf_counter() - t0, 1)
+        table = LakepruneTable.create(
+            str(root / "t"), SCHEMA, record_key="id", partition_by=["region"], spark=spark
+        )
+        for statement in (
+            "CREATE INDEX stats ON t USING column_stats (id, amount)",
+            "CREATE INDEX blooms ON t USING bloom_filters (note)",
+            "CREATE INDEX by_customer ON t (customer)",
+        ):
+            table.sql(statement)
+        _progress(f"lakeprune insert of {rows:,} rows (record index, column stats, bloom, secondary)")
+        t0 = time.perf_counter()
+        result = table.insert(data)
+        out["lakeprune_insert_s"] = round(time.perf_counter() - t0, 1)
+        out["insert_over_plain"] = round(out["lakeprune_insert_s"] / out["plain_parquet_write_s"], 2)
+        out["insert_phases_ms"] = result.timings_ms
+        out["insert_files"] = result.files_added
+        _progress(f"secondary index build over {rows:,} rows")
+        t0 = time.perf_counter()
+        table.sql("CREATE INDEX by_account ON t (account)")
+        out["secondary_build_s"] = round(time.perf_counter() - t0, 1)
+        snapshot = table.snapshot()
+        out["data_bytes"] = sum(f.size for f in snapshot.files())
+    finally:
+        out["driver_python_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        shutil.rmtree(root, ignore_errors=True)
+        spark.stop()
+    return out
+
+
+def _commit_of(path: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def _is_error(line: str) -> bool:
+    return ("Error" in line or "Exception" in line) and not line.lstrip().startswith("at ")
+
+
+def run_child(label: str, path: Path, rows: int, memory: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(path), "LAKEPRUNE_SPARK_DRIVER_MEMORY": memory}
+    _progress(f"{label} ({path}, {_commit_of(path)}): {rows:,} rows, driver memory {memory}")
+    load_before = _load()
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", "--rows", str(rows)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=str(path),
+    )
+    record: dict[str, Any] = {
+        "code": label,
+        "commit": _commit_of(path),
+        "load_before": load_before,
+        "load_after": _load(),
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode == 0 and lines:
+        record |= json.loads(lines[-1])
+    else:
+        record["failed"] = True
+        record["exit_code"] = done.returncode
+        lines = done.stderr.strip().splitlines()
+        record["last_step"] = next((line for line in reversed(lines) if line.startswith("[")), None)
+        record["errors"] = list(dict.fromkeys(line.strip() for line in lines if _is_error(line)))[:8]
+    _progress(json.dumps(record))
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, nargs="+", default=[2_000_000, 20_000_000])
+    parser.add_argument("--code", action="append", default=[], help="label=path (repeatable)")
+    parser.add_argument("--driver-memory", default="1g")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.rows[0])))
+        return
+    versions = [item.split("=", 1) for item in args.code] or [["current", str(REPO)]]
+    results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
+    for rows in args.rows:
+        for label, path in versions:
+            entry = run_child(label, Path(path).resolve(), rows, args.driver_memory)
+            entry["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
+            entry["conditions"] = (
+                f"local[*], {os.cpu_count()} cores shared with other engineers' jobs, "
+                f"driver memory {args.driver_memory}"
+            )
+            results.setdefault(str(rows), {})[label] = entry
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
