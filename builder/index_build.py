@@ -186,10 +186,12 @@ def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
             table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
         ) as pending:
             pending.inflight([], [definition.index_partition])
-            if computed is None:  # partition stats: one row per partition and column, on the driver
+            if definition.index_type == IndexType.PARTITION_STATS:  # a row per partition and column
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
                 written = write_logs(table.storage, spec, pending.timestamp, changes)
+            elif computed is None:  # no file was live when the build started
+                written = []
             else:
                 session = computed.sparkSession
                 names = session.createDataFrame([(f.file_name,) for f in live], "source string")

@@ -194,7 +194,8 @@ def rewrite_file_groups(
         out = [result]
         for index, changes in log_rows.items():
             for chunk in index_logs.chunks(specs[index], changes, index_logs.ROWS, file_group):
-                out.append({**chunk, "file_group": chunk.pop("source")})
+                source = chunk.pop("source")
+                out.append({**chunk, "file_group": source})
         return out
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

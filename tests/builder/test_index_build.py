@@ -104,3 +104,19 @@ def test_an_index_dropped_and_created_again_starts_afresh(spark: SparkSession, t
     result = table.prune("id BETWEEN 3 AND 4")
     assert result.fallbacks == 0, [s.fallback for s in result.explain if s.fallback]
     assert result.files_selected < result.files_total
+
+
+def test_build_over_a_table_with_no_live_file(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(6)]))
+    table.delete(keys_df(spark, list(range(6))))
+    assert LakeTable.open(location).snapshot().files() == []
+
+    table.sql("CREATE INDEX by_day ON t USING secondary_index (day)")
+
+    loaded = LakeTable.open(location)
+    assert loaded.definition("by_day").state == IndexState.READY
+    assert (
+        loaded.snapshot().index_partition(loaded.spec(loaded.definition("by_day"))).read_all().num_rows == 0
+    )
