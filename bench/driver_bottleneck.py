@@ -113,7 +113,8 @@ def _is_error(line: str) -> bool:
 
 def run_child(label: str, path: Path, rows: int, memory: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(path), "LAKEPRUNE_SPARK_DRIVER_MEMORY": memory}
-    _progress(f"{label} ({path}, {_commit_of(path)}): {rows:,} rows, driver memory {memory}")
+    commit = _commit_of(path)
+    _progress(f"{label} ({path}, {commit}): {rows:,} rows, driver memory {memory}")
     load_before = _load()
     t0 = time.perf_counter()
     done = subprocess.run(
@@ -126,7 +127,7 @@ def run_child(label: str, path: Path, rows: int, memory: str) -> dict[str, Any]:
     )
     record: dict[str, Any] = {
         "code": label,
-        "commit": _commit_of(path),
+        "commit": commit,
         "load_before": load_before,
         "load_after": _load(),
         "wall_s": round(time.perf_counter() - t0, 1),
