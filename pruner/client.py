@@ -107,6 +107,9 @@ class PruningClient:
         options = [
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            # A connection of its own: clients in one process would otherwise share one, and all
+            # land on the same worker of a `serve --workers N` sidecar.
+            ("grpc.use_local_subchannel_pool", 1),
         ]
         if tls_root_cert is None:
             self._channel = grpc.insecure_channel(address, options=options)
