@@ -108,6 +108,7 @@ class Oracle:
         self.table = LakeTable.open(location)
         self._rows: dict[str, pa.Table] = {}
         self._files: dict[str, list[str]] = {}
+        self._matching: dict[tuple[str, str], set[str]] = {}
 
     def files(self, instant: str) -> list[str]:
         if instant not in self._files:
@@ -122,7 +123,11 @@ class Oracle:
         return self._files[instant]
 
     def matching_files(self, instant: str, predicate: Predicate) -> set[str]:
-        return {n for n in self.files(instant) if self._rows[n].filter(predicate.rows).num_rows}
+        key = (instant, predicate.sql)
+        if key not in self._matching:
+            files = self.files(instant)
+            self._matching[key] = {n for n in files if self._rows[n].filter(predicate.rows).num_rows}
+        return self._matching[key]
 
     def answer(self, instant: str, predicate: Predicate) -> tuple[int, int]:
         rows = pa.concat_tables([self._rows[n] for n in self.files(instant)]).filter(predicate.rows)
@@ -344,6 +349,11 @@ def test_the_run_did_what_it_promised(run: Run) -> None:
     assert len(run.trino) >= TRINO_CLIENTS * 3, f"only {len(run.trino)} Trino queries ran"
     after_kill = [c for c in run.grpc if c.started > run.killed_at + KILL_SETTLE_S]
     assert after_kill, "no gRPC prune ran after the kill"
+    failed = sum(1 for c in run.grpc + run.trino if c.error is not None)
+    print(  # shown with -s / -rA: what the run did
+        f"load run: {len(run.grpc)} gRPC prunes, {len(run.trino)} Trino queries, "
+        f"{len(run.commits) - 1} upserts committed, {failed} call(s) failed at the kill"
+    )
 
 
 def _in_flight_at_kill(run: Run, call: Call) -> bool:
