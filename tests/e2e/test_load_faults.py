@@ -155,19 +155,12 @@ def table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Lake
 
 
 def worker_pids(supervisor: int) -> set[int]:
-    """The supervisor's child processes (its planning workers)."""
+    """The supervisor's child processes: its planning workers (started with `subprocess`, so there
+    is no other child)."""
     children: set[int] = set()
     for task in Path(f"/proc/{supervisor}/task").iterdir():
-        text = (task / "children").read_text().split()
-        children.update(int(pid) for pid in text)
-    return {pid for pid in children if b"resource_tracker" not in _cmdline(pid)}
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
+        children.update(int(pid) for pid in (task / "children").read_text().split())
+    return children
 
 
 @dataclass(frozen=True)
