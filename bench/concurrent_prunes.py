@@ -15,7 +15,6 @@ median and p99 measured in the clients, side by side. Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -34,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grpc_latency import SCHEMA, TABLE, Work, over_grpc, summary  # the sibling benchmark's client
 from prune_latency import build  # the sibling benchmark: its table
 from prune_shapes import predicate_shapes
-from support import progress
+from support import progress, write_results
 
 from pruner.table.table import LakeTable
 
@@ -164,9 +163,7 @@ def main() -> None:
                 for clients in CLIENTS
             },
         }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result_json, indent=2) + "\n")
-        print(json.dumps(result_json, indent=2))
+        write_results(args.out, result_json)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

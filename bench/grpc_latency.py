@@ -12,7 +12,6 @@ also taken with 16 threads, which shows what concurrency costs without any trans
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import platform
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prune_latency import build  # the sibling benchmark: its table
 from prune_shapes import predicate_shapes
+from support import write_results
 
 from pruner.client import PruningClient
 from pruner.planner.prune import prune
@@ -166,9 +166,7 @@ def main() -> None:
                 shape: statistics.median(n for s, _, n in local if s == shape) for shape in names
             },
         }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result_json, indent=2) + "\n")
-        print(json.dumps(result_json, indent=2))
+        write_results(args.out, result_json)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
