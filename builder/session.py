@@ -5,6 +5,8 @@ are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on 
 and the object store settings of `builder.object_stores` (the S3A jars on an embedded session's
 class path; the AWS variables mapped onto S3A and the Python tasks whenever a job starts:
 `job_session`).
+A JVM started here writes its own output to the log file `builder.spark_output` names, if any
+(the CLI names one), instead of the terminal; it then logs at WARN, else at ERROR.
 An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
 the job's exception, JVM stack trace included, so the log would only print it a second time (and
 bury a one-line CLI error about a corrupt input file under a screen of Java)."""
@@ -18,6 +20,7 @@ from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from builder.object_stores import apply_object_store_settings, s3a_classpath
+from builder.spark_output import redirected_jvm_output
 
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
@@ -48,8 +51,10 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
                 builder = builder.config("spark.driver.host", "127.0.0.1")
                 builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
-        active = builder.getOrCreate()
-        active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", "ERROR"))
+        with redirected_jvm_output() as log_file:
+            active = builder.getOrCreate()
+        default_level = "WARN" if log_file is not None else "ERROR"
+        active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", default_level))
         if (active.sparkContext.master or "").startswith("local"):
             _silence_task_failure_logs(active)
     return job_session(active)

@@ -1,6 +1,7 @@
 """Shared CLI plumbing: consoles, logging set-up, table location options, and `cli_command`, which
 turns a `LakepruneError` (or a Spark analysis error about the user's input) into a one-line
-`error: ...` on stderr and exit code 2 instead of a traceback."""
+`error: ...` on stderr and exit code 2 instead of a traceback, and after any failure names the log
+file the Spark JVM wrote its own output to (`builder.spark_output`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
 
+from builder.spark_output import written_spark_log
 from pruner.cli.spark_errors import analysis_error
 from pruner.errors import LakepruneError
 from pruner.table.table import table_location
@@ -50,6 +52,15 @@ def print_error(message: str) -> None:
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
+def point_at_spark_log() -> None:
+    """Name the file the Spark JVM wrote its own output to, if it wrote any (after a failure)."""
+    log = written_spark_log()
+    if log is not None:
+        err_console.print(
+            f"Spark's own output is in {escape(str(log))}", style="dim", highlight=False, soft_wrap=True
+        )
+
+
 def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -57,12 +68,15 @@ def cli_command(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except LakepruneError as exc:
             print_error(str(exc))
+            point_at_spark_log()
             raise typer.Exit(USER_ERROR_EXIT) from None
         except Exception as exc:
             message = analysis_error(exc)
             if message is None:
+                point_at_spark_log()
                 raise
             print_error(message)
+            point_at_spark_log()
             raise typer.Exit(USER_ERROR_EXIT) from None
 
     return wrapper

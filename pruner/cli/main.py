@@ -1,4 +1,5 @@
-"""The `lakeprune` console command: assembles the command groups and sets up logging."""
+"""The `lakeprune` console command: assembles the command groups, sets up logging and sends the
+output of a Spark JVM a command starts to a log file."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from builder.spark_output import cli_log_file, log_spark_output_to
 from pruner.cli import (
     engine_cmds,
     index_cmds,
@@ -34,8 +36,15 @@ spark_job_cmds.register(app)
 
 
 @app.callback()
-def main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False) -> None:
+def main(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Debug logging, and Spark's own output on the terminal.")
+    ] = False,
+) -> None:
     setup_logging(verbose)
+    # Commands that start Spark print lakeprune's progress and results; the JVM's warnings and
+    # log4j lines go to a log file (named if the command fails), or to $LAKEPRUNE_SPARK_LOG.
+    log_spark_output_to(cli_log_file(verbose))
 
 
 if __name__ == "__main__":
