@@ -157,7 +157,7 @@ def write_chunks(storage: Storage, targets: dict[str, LogTarget], instant: str) 
     return run
 
 
-def driver_chunks(spark: SparkSession, items: Iterable[dict[str, object]]) -> DataFrame:
+def as_chunk_frame(spark: SparkSession, items: Iterable[dict[str, object]]) -> DataFrame:
     """Chunks the driver made (rows proportional to files, never to data) as a DataFrame."""
     return spark.createDataFrame([tuple(item[f] for f in CHUNK_STRUCT.names) for item in items], CHUNK_STRUCT)
 

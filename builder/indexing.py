@@ -50,7 +50,7 @@ def log_targets(table: LakeTable, previous: Snapshot) -> dict[str, LogTarget]:
     return targets
 
 
-def driver_chunks(
+def file_driven_chunks(
     table: LakeTable,
     previous: Snapshot,
     added_stats: pa.Table | None,

@@ -36,7 +36,7 @@ from pyspark.sql import types as T
 from builder import index_logs
 from builder.compaction import compact_locked
 from builder.index_logs import write_by_bucket
-from builder.indexing import driver_chunks, log_targets, needs_added_stats
+from builder.indexing import file_driven_chunks, log_targets, needs_added_stats
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
 from builder.session import job_session
@@ -465,9 +465,9 @@ class _Write:
             tables = [from_ipc(r["data"]) for r in collected.collect()]
             added_stats = pa.concat_tables(tables) if tables else None
         previous = self.table.snapshot()
-        extra = driver_chunks(self.table, previous, added_stats, added, removed, live_after)
+        extra = file_driven_chunks(self.table, previous, added_stats, added, removed, live_after)
         return write_by_bucket(
-            chunks.unionByName(index_logs.driver_chunks(self.spark, extra)),
+            chunks.unionByName(index_logs.as_chunk_frame(self.spark, extra)),
             self.table.storage,
             log_targets(self.table, previous),
             instant,
