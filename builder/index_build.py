@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -47,6 +46,7 @@ from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
+from pruner.table.data_files import read_data_file
 from pruner.table.describe import index_summaries
 from pruner.table.table import LakeTable
 
@@ -243,9 +243,7 @@ def _index_files(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for item in batch.to_pylist():
-                rows = pq.read_table(
-                    storage.path(item["path"]), filesystem=storage.fs, columns=list(dict.fromkeys(columns))
-                )
+                rows = read_data_file(storage, item["path"], config.schema, columns)
                 if is_secondary:
                     built = secondary.pairs(rows, definition.columns[0], config.record_key, spec)
                 else:

@@ -34,6 +34,7 @@ from pruner.metadata.index_partition import IndexPartitionView, write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
+from pruner.table.data_files import read_data_file
 
 KEY = "_lp_key"
 BUCKET = "_lp_bucket"
@@ -157,7 +158,7 @@ def rewrite_file_groups(
         parts = [added]
         old = None
         if existing is not None:
-            old = pq.read_table(storage.path(existing.path), filesystem=storage.fs).select(schema.names)
+            old = read_data_file(storage, existing.path, config.schema)
             touched = pc.unique(group.column(KEY))
             keep = pc.invert(pc.is_in(encode_record_keys(old, key_fields), value_set=touched))
             parts.insert(0, old.cast(schema).filter(keep))

@@ -3,7 +3,10 @@ partition fields (with the earlier partitionings, once the partitioning evolved)
 typed properties. Loading validates everything, so the rest of the code can rely on a `TableConfig`
 being consistent; a missing or corrupt file becomes a one-line error naming the path. A table whose
 partitioning evolved is written as format version 2: a reader that predates evolution would take
-the current partition fields for those of every file, so it must refuse such a table."""
+the current partition fields for those of every file, so it must refuse such a table. An adopted
+table (`builder.adopt`) whose files may lack their partition columns (Hive-style directories keep
+them only in the path) is written as format version 3, for the same reason: a reader that does not
+fill those columns from the path (`pruner.format.path_columns`) would read them as NULL."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from pruner.types import Role, TableSchema
 
 FORMAT_VERSION = 1
 EVOLVED_FORMAT_VERSION = 2  # the partitioning evolved: `partition_history` lists earlier ones
+ADOPTED_FORMAT_VERSION = 3  # files may lack partition columns: `path_columns_in_files` is false
 MiB = 1024 * 1024
 
 
@@ -109,6 +113,8 @@ class TableConfig:
     ordering_field: str | None = None
     properties: TableProperties = TableProperties()
     partition_history: tuple[EarlierPartitioning, ...] = ()  # oldest first
+    # False for an adopted table: a file may lack a partition column; readers take it from the path.
+    path_columns_in_files: bool = True
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -122,9 +128,13 @@ class TableConfig:
             _check_fields(self.schema, (self.ordering_field,), Role.ORDERING)
         if len(set(self.record_key)) != len(self.record_key):
             raise InvalidSchemaError("record key columns must be distinct")
+        if self.partition_history and not self.path_columns_in_files:
+            raise InvalidSchemaError("an adopted table's partitioning cannot evolve")
 
     @property
     def format_version(self) -> int:
+        if not self.path_columns_in_files:
+            return ADOPTED_FORMAT_VERSION
         return EVOLVED_FORMAT_VERSION if self.partition_history else FORMAT_VERSION
 
     @property
@@ -139,6 +149,11 @@ class TableConfig:
     def with_partitioning(self, fields: tuple[str, ...], until: str | None) -> TableConfig:
         """The config with new partition fields for future writes; the current ones join the
         history as written up to `until`. Raises for invalid fields or no change."""
+        if not self.path_columns_in_files:
+            raise InvalidInputError(
+                f"table {self.name} was adopted and its files may keep partition values only in their "
+                "paths; its partitioning cannot change (write a new table instead)"
+            )
         if fields == self.partition_fields:
             current = f"partitioned by {', '.join(fields)}" if fields else "unpartitioned"
             raise InvalidInputError(f"table {self.name} is already {current}; nothing to change")
@@ -157,15 +172,24 @@ class TableConfig:
         }
         if self.partition_history:
             data["partition_history"] = [e.to_json() for e in self.partition_history]
+        if not self.path_columns_in_files:
+            data["path_columns_in_files"] = False
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableConfig:
         version = data.get("format_version")
-        if version not in (FORMAT_VERSION, EVOLVED_FORMAT_VERSION):
+        if version not in (FORMAT_VERSION, EVOLVED_FORMAT_VERSION, ADOPTED_FORMAT_VERSION):
             raise InvalidSchemaError(f"unsupported format_version {version!r}")
+        in_files = data.get("path_columns_in_files", True)
+        if in_files is not True and in_files is not False:
+            raise InvalidSchemaError(f"path_columns_in_files must be true or false, got {in_files!r}")
+        if (not in_files) != (version == ADOPTED_FORMAT_VERSION):
+            raise InvalidSchemaError(
+                f"format_version {version} does not match path_columns_in_files {str(in_files).lower()}"
+            )
         history = tuple(EarlierPartitioning.from_json(e) for e in data.get("partition_history") or ())
-        if bool(history) != (version == EVOLVED_FORMAT_VERSION):
+        if version != ADOPTED_FORMAT_VERSION and bool(history) != (version == EVOLVED_FORMAT_VERSION):
             raise InvalidSchemaError(
                 f"format_version {version} does not match the partition history ({len(history)} entries)"
             )
@@ -177,6 +201,7 @@ class TableConfig:
             ordering_field=data.get("ordering_field"),
             properties=TableProperties.from_json(data.get("properties") or {}),
             partition_history=history,
+            path_columns_in_files=in_files,
         )
 
 

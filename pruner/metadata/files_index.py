@@ -61,9 +61,10 @@ class DataFile:
     @classmethod
     def from_json(cls, data: dict[str, object]) -> DataFile:
         path = str(data["path"])
+        name = path.rpartition("/")[2]
         return cls(
             str(data["partition"]),
-            path.rpartition("/")[2],
+            name if DataFileName.parse(name) else path,  # an adopted file keeps its path (`path`)
             str(data["file_group"]),
             str(data["instant"]),
             int(str(data["size"])),

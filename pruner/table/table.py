@@ -29,6 +29,7 @@ from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import BucketCache, IndexPartitionView
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.storage import Storage
+from pruner.table.data_files import read_data_file
 from pruner.types import TableSchema
 
 
@@ -184,9 +185,27 @@ class Snapshot:
             table = schema.empty_table()
             return table.select(columns) if columns is not None else table
         try:
+            if not self.table.config.path_columns_in_files:
+                return self._read_files(columns, limit)
             dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=self.table.storage.fs)
             if limit is not None:
                 return dataset.head(limit, columns=columns)
             return dataset.to_table(columns=columns)
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(f"cannot read snapshot {self.instant}: {exc}") from exc
+
+    def _read_files(self, columns: list[str] | None, limit: int | None) -> pa.Table:
+        """File by file, filling the partition columns an adopted file keeps only in its path."""
+        config = self.table.config
+        wanted = columns if columns is not None else config.schema.names
+        parts: list[pa.Table] = []
+        remaining = limit
+        for data_file in self.files():
+            if remaining is not None and remaining <= 0:
+                break
+            rows = read_data_file(self.table.storage, data_file.path, config.schema, wanted)
+            if remaining is not None:
+                rows = rows.slice(0, remaining)
+                remaining -= rows.num_rows
+            parts.append(rows)
+        return pa.concat_tables(parts)

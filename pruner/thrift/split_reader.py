@@ -19,10 +19,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pruner.errors import TableCorruptError
+from pruner.format.path_columns import partition_of
 from pruner.index.functional import VirtualColumn
 from pruner.predicate.arrow_filter import row_filter
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.storage import Storage
+from pruner.table.data_files import fill_columns
 from pruner.types import TableSchema
 
 # Encoded size of each row of a table, in bytes, as the wire encoder will produce it.
@@ -144,13 +146,15 @@ class SplitReader:
     def _filtered(self, read: SplitRead, parquet: pq.ParquetFile, index: int) -> pa.Table:
         needed = read.needed
         arrow_schema = read.schema.to_arrow()
+        stored = set(parquet.schema_arrow.names)
         try:
-            rows = parquet.read_row_group(index, columns=needed)
+            rows = parquet.read_row_group(index, columns=[c for c in needed if c in stored])
         except (OSError, pa.ArrowInvalid, KeyError) as exc:
             raise TableCorruptError(
                 f"cannot read row group {index} of {read.storage.full_uri(read.file)}: {exc}"
             ) from exc
-        rows = rows.select(needed).cast(pa.schema([arrow_schema.field(n) for n in needed]))
+        # An adopted file may keep its partition columns only in its path.
+        rows = fill_columns(rows, partition_of(read.file), read.schema, needed)
         wanted = set(read.wanted)
         for column in read.virtual:
             if column.name in wanted:

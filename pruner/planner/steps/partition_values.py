@@ -5,14 +5,12 @@ the file is kept) or carry an earlier one."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import ClassVar
 
 from pruner.format.keys import parse_partition_path
+from pruner.format.path_columns import typed_value
 from pruner.metadata.files_index import DataFile
 from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
-from pruner.predicate.values import Value
-from pruner.types import ColumnType, TypeKind
 
 
 class PartitionValues:
@@ -33,18 +31,3 @@ class PartitionValues:
                 if c in raw
             )
         return Kept([f for f in files if verdicts[f.partition]])
-
-
-def typed_value(text: str | None, column_type: ColumnType) -> Value | None:
-    """A partition path's text as a value of its column's type."""
-    if text is None:
-        return None
-    if column_type.kind.is_integer:
-        return int(text)
-    match column_type.kind:
-        case TypeKind.DATE:
-            return date.fromisoformat(text)
-        case TypeKind.BOOLEAN:
-            return text.lower() == "true"
-        case _:  # strings: the path holds the value itself
-            return text

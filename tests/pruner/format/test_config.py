@@ -11,6 +11,7 @@ import pytest
 
 from pruner.errors import InvalidInputError, InvalidSchemaError, TableCorruptError, TableNotFoundError
 from pruner.format.config import (
+    ADOPTED_FORMAT_VERSION,
     EVOLVED_FORMAT_VERSION,
     FORMAT_VERSION,
     EarlierPartitioning,
@@ -140,8 +141,8 @@ def test_small_file_limit_may_equal_target() -> None:
 
 def test_unsupported_format_version() -> None:
     data = _valid_json()
-    data["format_version"] = EVOLVED_FORMAT_VERSION + 1
-    with pytest.raises(InvalidSchemaError, match="unsupported format_version 3"):
+    data["format_version"] = ADOPTED_FORMAT_VERSION + 1
+    with pytest.raises(InvalidSchemaError, match="unsupported format_version 4"):
         TableConfig.from_json(data)
 
 
@@ -236,3 +237,26 @@ def test_load_corrupt_table_json(tmp_path: Path, content: bytes, detail: str) ->
     assert message.startswith(f"{tmp_path}/{TABLE_JSON} is corrupt: ")
     assert detail in message
     assert "\n" not in message
+
+
+def test_adopted_table_is_format_version_3_and_round_trips() -> None:
+    config = TableConfig(
+        "t", TableSchema.parse("id bigint, city string"), ("id",), ("city",), path_columns_in_files=False
+    )
+    data = config.to_json()
+    assert data["format_version"] == ADOPTED_FORMAT_VERSION and data["path_columns_in_files"] is False
+    assert TableConfig.from_json(data) == config
+    plain = TableConfig("t", TableSchema.parse("id bigint, city string"), ("id",), ("city",)).to_json()
+    assert "path_columns_in_files" not in plain and plain["format_version"] == FORMAT_VERSION
+
+
+def test_adopted_flag_and_format_version_must_agree_and_partitioning_cannot_evolve() -> None:
+    config = TableConfig(
+        "t", TableSchema.parse("id bigint, city string"), ("id",), ("city",), path_columns_in_files=False
+    )
+    with pytest.raises(InvalidSchemaError, match="does not match path_columns_in_files"):
+        TableConfig.from_json({**config.to_json(), "format_version": FORMAT_VERSION})
+    with pytest.raises(InvalidSchemaError, match="does not match path_columns_in_files"):
+        TableConfig.from_json({**config.to_json(), "path_columns_in_files": True})
+    with pytest.raises(InvalidInputError, match="was adopted"):
+        config.with_partitioning((), "20260101000000000")

@@ -1,0 +1,41 @@
+"""Reading one data file as rows of the table schema. Columns the file lacks are taken from its
+partition path where the path carries them (adopted Hive-style files, `pruner.format.path_columns`)
+and are NULL otherwise; everything is cast to the table's Arrow types. Used by the pyarrow snapshot
+reader and by the builder's reads of old file images (copy-on-write, index builds), so that all of
+them see an adopted file the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pruner.format.path_columns import partition_of, with_path_columns
+from pruner.storage import Storage
+from pruner.types import TableSchema
+
+
+def read_data_file(
+    storage: Storage, path: str, schema: TableSchema, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """The rows of the data file at `path` (relative to the table root) with `columns` (default:
+    every table column), typed per `schema`. Raises OSError / ArrowInvalid for unreadable files."""
+    wanted = list(dict.fromkeys(columns if columns is not None else schema.names))
+    parquet = pq.ParquetFile(storage.open_input_file(path))
+    stored = set(parquet.schema_arrow.names)
+    rows = parquet.read(columns=[c for c in wanted if c in stored])
+    return fill_columns(rows, partition_of(path), schema, wanted)
+
+
+def fill_columns(rows: pa.Table, partition: str, schema: TableSchema, columns: Sequence[str]) -> pa.Table:
+    """`rows` with exactly `columns`, typed per `schema`: absent ones from the partition path, or
+    NULL when the path does not carry them either."""
+    filled = with_path_columns(rows, partition, schema, columns)
+    arrow = schema.to_arrow()
+    target = pa.schema([arrow.field(c) for c in columns])
+    for name in columns:
+        if name not in filled.column_names:
+            field = arrow.field(name)
+            filled = filled.append_column(field, pa.nulls(filled.num_rows, field.type))
+    return filled.select(list(columns)).cast(target)
