@@ -8,6 +8,7 @@ trips.upsert(df)            # df: a Spark DataFrame
 trips.read().show()         # the latest snapshot as a DataFrame
 trips.read(snapshot="20261121120000000")
 trips.alter_partitioning(["region"])  # partition evolution: future writes only
+events = LakepruneTable.adopt("s3://lake/events", record_key="id", partition_by=["day"])  # in place
 ```
 Every method opens the table afresh, so a handle never acts on a stale timeline."""
 
@@ -20,6 +21,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from builder import cleaner, compaction
+from builder.adopt import adopt_table
 from builder.create import SchemaLike, create_table
 from builder.index_build import StatementResult, build_index, execute
 from builder.partitioning import PartitioningChange, alter_partitioning
@@ -54,6 +56,25 @@ class LakepruneTable:
     ) -> LakepruneTable:
         create_table(location, schema, record_key, partition_by, ordering_field, properties, name)
         return cls(location, spark)
+
+    @classmethod
+    def adopt(
+        cls,
+        location: str,
+        record_key: str | Sequence[str],
+        partition_by: Sequence[str] = (),
+        ordering_field: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        spark: SparkSession | None = None,
+        indexes: Sequence[str] = (),
+    ) -> LakepruneTable:
+        """Make an existing directory of Parquet files (flat or Hive-style `col=value/`) a table
+        in place, without copying data (`builder.adopt`), and build the `CREATE INDEX` statements
+        of `indexes` over it."""
+        session = spark if spark is not None else spark_session()
+        adopt_table(session, location, record_key, partition_by, ordering_field, properties, name, indexes)
+        return cls(location, session)
 
     @classmethod
     def in_warehouse(cls, warehouse: str, name: str, spark: SparkSession | None = None) -> LakepruneTable:

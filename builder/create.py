@@ -61,6 +61,31 @@ def default_name(directory: str) -> str:
     return name
 
 
+def new_config(
+    storage: Storage,
+    schema: SchemaLike,
+    record_key: str | Sequence[str],
+    partition_by: Sequence[str] = (),
+    ordering_field: str | None = None,
+    properties: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    path_columns_in_files: bool = True,
+) -> TableConfig:
+    """A validated definition of a new table at `storage` (see the module for the default name)."""
+    if name is not None:
+        check_identifier(name, "table")
+    keys = (record_key,) if isinstance(record_key, str) else tuple(record_key)
+    return TableConfig(
+        name=name if name is not None else default_name(os.path.basename(storage.root.rstrip("/"))),
+        schema=to_table_schema(schema),
+        record_key=tuple(k.strip() for k in keys),
+        partition_fields=tuple(p.strip() for p in partition_by),
+        ordering_field=ordering_field,
+        properties=TableProperties().with_overrides(dict(properties or {})),
+        path_columns_in_files=path_columns_in_files,
+    )
+
+
 def create_table(
     location: str,
     schema: SchemaLike,
@@ -77,17 +102,7 @@ def create_table(
         raise TableExistsError(f"{storage.uri} is a file, not a directory")
     if storage.list_files("", recursive=True):
         raise TableExistsError(f"{storage.uri} is not empty; tables are created in a new or empty directory")
-    if name is not None:
-        check_identifier(name, "table")
-    keys = (record_key,) if isinstance(record_key, str) else tuple(record_key)
-    config = TableConfig(
-        name=name if name is not None else default_name(os.path.basename(storage.root.rstrip("/"))),
-        schema=to_table_schema(schema),
-        record_key=tuple(k.strip() for k in keys),
-        partition_fields=tuple(p.strip() for p in partition_by),
-        ordering_field=ordering_field,
-        properties=TableProperties().with_overrides(dict(properties or {})),
-    )
+    config = new_config(storage, schema, record_key, partition_by, ordering_field, properties, name)
     try:
         created = create_config(storage, config)
     except OSError as exc:

@@ -1,6 +1,7 @@
-"""`lakeprune table create | alter-partitioning | show | read | history`: define a table, change the
-partitioning of its future writes (partition evolution), describe it, read a snapshot's rows
-(printed, or written to Parquet / CSV), list its instants. None of these start Spark."""
+"""`lakeprune table create | adopt | alter-partitioning | show | read | history`: define a table,
+adopt a directory of Parquet files as a table in place, change the partitioning of its future
+writes (partition evolution), describe it, read a snapshot's rows (printed, or written to Parquet /
+CSV), list its instants. Only `adopt` starts Spark (to read and index the record keys)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pruner.cli.common import (
     WarehouseOption,
     cli_command,
     console,
+    err_console,
     resolve,
 )
 from pruner.errors import InvalidInputError, InvalidSchemaError
@@ -103,6 +105,59 @@ def create(
     console.print(
         f"created table [bold]{config.name}[/] at {location} "
         f"({len(config.schema.columns)} columns, record key {', '.join(config.record_key)})"
+    )
+
+
+@app.command("adopt")
+@cli_command
+def adopt(
+    table: TableArgument,
+    record_key: Annotated[str, typer.Option(help="Record key column(s), comma-separated.")],
+    partition_by: Annotated[
+        str | None, typer.Option(help="Partition column(s): the col=value directory levels, in order.")
+    ] = None,
+    ordering_field: Annotated[
+        str | None, typer.Option(help="Column that decides between duplicate keys in later writes.")
+    ] = None,
+    prop: Annotated[
+        list[str] | None, typer.Option("--property", help="Table property key=value (repeatable).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Table name (default: the directory name).")] = None,
+    index: Annotated[
+        list[str] | None,
+        typer.Option("--index", help='A "CREATE INDEX ..." statement to build after adopting (repeatable).'),
+    ] = None,
+    warehouse: WarehouseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Make a directory of Parquet files (flat or Hive-style col=value/) a table in place: no data
+    is copied; files added to the directory later are not part of the table."""
+    from builder.adopt import adopt_table
+    from builder.session import spark_session
+
+    location = resolve(table, warehouse)
+    properties = _parse_properties(prop or [])
+    with err_console.status("starting Spark"):
+        spark = spark_session()
+    with err_console.status(f"adopting {location}: checking files and record keys"):
+        result = adopt_table(
+            spark,
+            location,
+            _split(record_key),
+            _split(partition_by),
+            ordering_field,
+            properties,
+            name,
+            index or [],
+        )
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+        return
+    stored = "" if result.path_columns_in_files else "; partition columns are read from the paths"
+    console.print(
+        f"adopted [bold]{result.name}[/] at {location} as snapshot {result.instant}: "
+        f"{result.files:,} file(s), {result.rows:,} row(s) in {result.partitions:,} partition(s){stored}; "
+        f"{result.indexes} index(es) built"
     )
 
 

@@ -1,0 +1,229 @@
+"""Adopting directories written by plain Spark (issue 18): a Hive-style directory partitioned by a
+string with a space and NULLs and by a date, whose files do not store those columns, becomes a
+table in place; its answers, after an upsert and a delete and time-travelling back to the adopted
+snapshot, equal DuckDB's over the same files, and so do pruning (locally, over gRPC and the Thrift
+row reader). Refusals — a duplicate key, a corrupt file, incompatible schemas, a table already
+there — are one line and leave no `.lakeprune/` behind. `clean` keeps adopted files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from builder import LakepruneTable
+from builder.adopt import adopt_table, canonical_partition, infer_path_type
+from pruner.client import PruningClient
+from pruner.errors import InvalidInputError, SchemaMismatchError, TableExistsError
+from pruner.format.layout import META_DIR, DataFileName
+from pruner.serving.config import ServeConfig
+from pruner.sidecar import Sidecar
+from pruner.table.table import LakeTable
+from pruner.thrift import idl
+from pruner.types import ColumnType
+from tests.pruner.thrift.support import rows as thrift_rows
+from tests.pruner.thrift.support import sidecar_client
+from tests.support import assert_record_index_consistent
+from tests.support_adopt import (
+    ROWS,
+    SCHEMA,
+    duckdb_rows,
+    reference,
+    snapshot_files,
+    source_row,
+    write_hive,
+)
+
+INDEXES = [
+    "CREATE INDEX stats ON hive USING column_stats",
+    "CREATE INDEX by_name ON hive USING bloom_filters (name)",
+    "CREATE INDEX by_city ON hive USING secondary_index (city)",
+]
+UPSERT = [
+    (1, "n1 again", 99.0, "ber", date(2026, 1, 2)),  # same partition: rewritten in its group
+    (2, "n2 moved", 98.0, "ams", date(2026, 1, 1)),  # "new york" -> "ams": moves partition
+    (4, "n4 city", 97.0, None, date(2026, 1, 3)),  # into the null partition
+    (100, "new", 1.5, "new york", date(2026, 1, 1)),
+]
+DELETED = [3, 6]
+# Predicates and the DuckDB text of each.
+PREDICATES = [
+    ("city = 'new york'", "city = 'new york'"),
+    ("city IS NULL", "city IS NULL"),
+    ("day = DATE '2026-01-02'", "day = DATE '2026-01-02'"),
+    ("id = 5", "id = 5"),
+    ("name = 'n9'", "name = 'n9'"),
+    ("score > 8", "score > 8"),
+]
+
+
+@dataclass(frozen=True)
+class Adopted:
+    location: str
+    adopted: str  # the adopt instant
+    upserted: str
+    deleted: str
+
+
+@pytest.fixture(scope="module")
+def hive(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Adopted:
+    directory = write_hive(spark, tmp_path_factory.mktemp("adopt") / "hive", ["city", "day"], range(ROWS))
+    result = adopt_table(spark, str(directory), "id", ["city", "day"], indexes=INDEXES)
+    table = LakepruneTable(str(directory), spark)
+    upserted = table.upsert(spark.createDataFrame(UPSERT, SCHEMA)).instant
+    deleted = table.delete(spark.createDataFrame([(k,) for k in DELETED], "id bigint")).instant
+    assert upserted is not None and deleted is not None
+    return Adopted(str(directory), result.instant, upserted, deleted)
+
+
+def _rows(location: str, instant: str | None = None) -> dict[int, dict[str, object]]:
+    got = LakeTable.open(location).snapshot(instant).read(["id", "name", "score", "city", "day"])
+    return {r["id"]: r for r in got.to_pylist()}
+
+
+def test_the_adopted_snapshot_holds_the_files_in_place(hive: Adopted) -> None:
+    table = LakeTable.open(hive.location)
+    assert not table.config.path_columns_in_files
+    assert table.config.schema.column("day").type == ColumnType("date")
+    files = table.snapshot(hive.adopted).files()
+    assert files and all(DataFileName.parse(f.path.rpartition("/")[2]) is None for f in files)
+    assert all(Path(hive.location, f.path).is_file() for f in files)
+    assert {f.partition for f in files} >= {
+        "city=new%20york/day=2026-01-01",
+        "city=__HIVE_DEFAULT_PARTITION__/day=2026-01-01",
+    }
+    expected = {
+        k: dict(zip(("id", "name", "score", "city", "day"), source_row(k), strict=True)) for k in range(ROWS)
+    }
+    assert _rows(hive.location, hive.adopted) == expected == reference(hive.location, hive.adopted)
+
+
+def test_upsert_delete_and_time_travel_answer_as_duckdb(hive: Adopted) -> None:
+    for instant in (hive.adopted, hive.upserted, hive.deleted):
+        assert _rows(hive.location, instant) == reference(hive.location, instant), instant
+    latest = _rows(hive.location)
+    assert latest[2]["city"] == "ams" and latest[4]["city"] is None and latest[100]["name"] == "new"
+    assert not set(DELETED) & set(latest) and len(latest) == ROWS + 1 - len(DELETED)
+    # Rewritten groups are lakeprune files that store the partition columns.
+    rewritten = [p for p in snapshot_files(hive.location) if DataFileName.parse(p.rpartition("/")[2])]
+    assert rewritten and all({"city", "day"} <= set(pq.read_schema(p).names) for p in rewritten)
+    assert_record_index_consistent(hive.location)
+
+
+@pytest.mark.parametrize(("where", "duck"), PREDICATES)
+def test_pruning_keeps_every_file_with_a_matching_row(hive: Adopted, where: str, duck: str) -> None:
+    for instant in (hive.adopted, hive.deleted):
+        files = snapshot_files(hive.location, instant)
+        kept = {s.path for s in LakepruneTable(hive.location).prune(where, snapshot=instant).splits}
+        matching = {r[0] for r in duckdb_rows(files, f"SELECT DISTINCT filename FROM {{t}} WHERE {duck}")}
+        assert matching <= kept <= set(files), (where, instant)
+        answer = "SELECT id FROM {t} WHERE " + duck + " ORDER BY id"
+        assert duckdb_rows(sorted(kept), answer) == duckdb_rows(files, answer)
+    if "city" in where or "id" in where:
+        assert len(kept) < len(files)  # the partition values / record index prune
+
+
+def test_grpc_and_thrift_serve_the_adopted_table(hive: Adopted) -> None:
+    """The sidecar's prune over gRPC equals the local one; the Thrift row reader fills the path
+    columns of adopted files and its rows equal DuckDB's."""
+    root = str(Path(hive.location).parent)
+    config = ServeConfig({"lake": root}, host="127.0.0.1", grpc_port=0, thrift_port=None, metrics_port=None)
+    with Sidecar(config) as sidecar:
+        assert sidecar.wait_ready(30)
+        with PruningClient(f"127.0.0.1:{sidecar.grpc_port}") as client:
+            for where, _ in PREDICATES:
+                remote = {s.path for s in client.prune("lake", "hive", where).splits}
+                assert remote == {s.path for s in LakepruneTable(hive.location).prune(where).splits}
+    with sidecar_client({"lake": root}) as thrift:
+        name = idl.SchemaTableName("lake", "hive")
+        page = thrift.trinoGetSplits(
+            name, idl.NullableColumnSet(None), idl.TupleDomain({}), 1000, idl.NullableToken(None)
+        )
+        assert page.nextToken is None
+        got: list[tuple[object, ...]] = []
+        for split in page.splits:
+            (ids, cities, days), _ = thrift_rows(thrift, split, ["id", "city", "day"])
+            got += zip(ids, cities, days, strict=True)
+    # The Thrift wire carries a date as days since the epoch.
+    sql = "SELECT id, city, CAST(day - DATE '1970-01-01' AS INTEGER) FROM {t} ORDER BY id"
+    assert sorted(got, key=lambda r: str(r[0]).zfill(9)) == duckdb_rows(snapshot_files(hive.location), sql)
+
+
+def test_adopting_a_table_again_and_evolving_its_partitioning_are_refused(
+    hive: Adopted, spark: SparkSession
+) -> None:
+    with pytest.raises(TableExistsError, match="already is a lakeprune table"):
+        adopt_table(spark, hive.location, "id", ["city", "day"])
+    with pytest.raises(InvalidInputError, match="was adopted"):
+        LakepruneTable(hive.location).alter_partitioning(["city"])
+
+
+def test_flat_directory_clean_keeps_what_retained_snapshots_need_and_later_files_stay_out(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    directory = write_hive(spark, tmp_path / "flat", [], range(20))
+    result = adopt_table(spark, str(directory), "id", properties={"clean.retain_commits": 2})
+    assert result.path_columns_in_files and result.rows == 20
+    table = LakepruneTable(str(directory), spark)
+    first = table.upsert(
+        spark.createDataFrame([(*source_row(1)[:2], 5.0, *source_row(1)[3:])], SCHEMA)
+    ).instant
+    table.upsert(spark.createDataFrame([(*source_row(2)[:2], 6.0, *source_row(2)[3:])], SCHEMA))
+    report = table.clean()
+    assert report.earliest_retained == first
+    for instant in (first, None):
+        assert all(Path(p).is_file() for p in snapshot_files(str(directory), instant))
+        assert _rows(str(directory), instant) == reference(str(directory), instant)
+    adopted = [p for p in (tmp_path / "flat").iterdir() if p.name.startswith("part-")]
+    assert len(adopted) == result.files  # adopted files are never deleted, replaced ones neither
+    write_hive(spark, directory, [], range(1000, 1005))  # another tool adds files: not in the table
+    assert set(_rows(str(directory))) == set(range(20))
+
+
+def test_a_duplicate_key_fails_in_one_line_and_writes_nothing(spark: SparkSession, tmp_path: Path) -> None:
+    directory = write_hive(spark, tmp_path / "dup", ["city"], range(10))
+    write_hive(spark, directory, ["city"], range(5, 6))
+    before = sorted(p.relative_to(directory) for p in directory.rglob("*"))
+    with pytest.raises(InvalidInputError) as failure:
+        adopt_table(spark, str(directory), "id", ["city"])
+    message = str(failure.value)
+    assert "duplicate record key '5' in " in message and "\n" not in message
+    assert message.count("part-") == 2 and "nothing was written" in message
+    assert not (directory / META_DIR).exists()
+    assert sorted(p.relative_to(directory) for p in directory.rglob("*")) == before
+
+
+def test_a_corrupt_file_fails_in_one_line_and_writes_nothing(spark: SparkSession, tmp_path: Path) -> None:
+    directory = write_hive(spark, tmp_path / "corrupt", ["city"], range(10))
+    (directory / "city=ams" / "part-99999-broken.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(
+        InvalidInputError, match=r"city=ams/part-99999-broken.parquet is not a readable Parquet"
+    ):
+        adopt_table(spark, str(directory), "id", ["city"])
+    assert not (directory / META_DIR).exists()
+
+
+def test_incompatible_schemas_are_named(spark: SparkSession, tmp_path: Path) -> None:
+    directory = write_hive(spark, tmp_path / "mixed", [], range(4))
+    pq.write_table(pa.table({"id": pa.array([9], pa.int64()), "name": ["x"]}), directory / "part-odd.parquet")
+    with pytest.raises(SchemaMismatchError, match=r"part-odd.parquet \(lacks score, city, day\)"):
+        adopt_table(spark, str(directory), "id")
+    assert not (directory / META_DIR).exists()
+    with pytest.raises(InvalidInputError, match="not in a partition directory city="):
+        adopt_table(spark, str(directory), "id", ["city"])
+
+
+def test_partition_paths_are_canonical_and_typed_as_spark_infers() -> None:
+    assert canonical_partition("city=new york/day=2026-01-01") == "city=new%20york/day=2026-01-01"
+    assert canonical_partition("city=__HIVE_DEFAULT_PARTITION__") == "city=__HIVE_DEFAULT_PARTITION__"
+    assert canonical_partition("") == ""
+    assert infer_path_type(["1", "-2"]) == ColumnType("int")
+    assert infer_path_type(["1", str(2**40)]) == ColumnType("bigint")
+    assert infer_path_type(["2026-01-01"]) == ColumnType("date")
+    assert infer_path_type(["true", "False"]) == ColumnType("boolean")
+    assert infer_path_type(["1", "x"]) == infer_path_type([]) == ColumnType("string")
