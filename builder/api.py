@@ -120,7 +120,10 @@ class LakepruneTable:
         spark = job_session(self.spark)
         if not paths:
             return spark.createDataFrame([], schema)
-        return spark.read.schema(schema).parquet(*paths)
+        reader = spark.read.schema(schema)
+        if not snap.table.config.path_columns_in_files:  # adopted: Spark fills them from the paths
+            reader = reader.option("basePath", snap.table.storage.uri)
+        return reader.parquet(*paths)
 
     def to_arrow(
         self, snapshot: str | None = None, columns: list[str] | None = None, limit: int | None = None
