@@ -24,6 +24,7 @@ from tests.support_spark_cluster import SparkCluster
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult
+    from tests.support_adopt import Adopted
 
 
 @pytest.fixture(scope="session")
@@ -98,6 +99,15 @@ def lake_warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
     from tests.e2e.warehouse import build
 
     return build(spark, tmp_path_factory.mktemp("warehouse"))
+
+
+@pytest.fixture(scope="session")
+def adopted_hive(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Adopted:
+    """A Hive-style directory written by plain Spark, adopted, upserted and deleted from
+    (`tests/support_adopt.py`); alone in its parent directory (a warehouse root)."""
+    from tests.support_adopt import build_adopted
+
+    return build_adopted(spark, tmp_path_factory.mktemp("adopted"))
 
 
 @pytest.fixture(scope="session")

@@ -4,21 +4,45 @@ for the adopt tests, and the DuckDB reference over the files a snapshot of an ad
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import duckdb
 from pyspark.sql import SparkSession
 
+from builder import LakepruneTable
+from builder.adopt import adopt_table
 from pruner.table.table import LakeTable
 
 SCHEMA = "id bigint, name string, score double, city string, day date"
 CITIES = ["ams", "ber", "new york", None]  # a space (escaped differently by Spark) and NULL
 ROWS = 48
+INDEXES = [
+    "CREATE INDEX stats ON hive USING column_stats",
+    "CREATE INDEX by_name ON hive USING bloom_filters (name)",
+    "CREATE INDEX by_city ON hive USING secondary_index (city)",
+]
+UPSERT = [
+    (1, "n1 again", 99.0, "ber", date(2026, 1, 2)),  # same partition: rewritten in its group
+    (2, "n2 moved", 98.0, "ams", date(2026, 1, 1)),  # "new york" -> "ams": moves partition
+    (4, "n4 city", 97.0, None, date(2026, 1, 3)),  # into the null partition
+    (100, "new", 1.5, "new york", date(2026, 1, 1)),
+]
+DELETED = [3, 6]
+
+
+@dataclass(frozen=True)
+class Adopted:
+    location: str
+    adopted: str  # the adopt instant
+    upserted: str
+    deleted: str
 
 
 def source_row(key: int) -> tuple[Any, ...]:
-    from datetime import date, timedelta
+    from datetime import timedelta
 
     return (
         key,
@@ -58,3 +82,15 @@ def reference(location: str, instant: str | None = None) -> dict[int, dict[str, 
         assert key not in rows, f"key {key} occurs twice"
         rows[key] = {"id": key, "name": name, "score": score, "city": city, "day": day}
     return rows
+
+
+def build_adopted(spark: SparkSession, root: Path) -> Adopted:
+    """`root/hive`: written by plain Spark partitioned by city and day, adopted with column stats,
+    a bloom filter and a secondary index, then upserted and deleted from."""
+    directory = write_hive(spark, root / "hive", ["city", "day"], range(ROWS))
+    result = adopt_table(spark, str(directory), "id", ["city", "day"], indexes=INDEXES)
+    table = LakepruneTable(str(directory), spark)
+    upserted = table.upsert(spark.createDataFrame(UPSERT, SCHEMA)).instant
+    deleted = table.delete(spark.createDataFrame([(k,) for k in DELETED], "id bigint")).instant
+    assert upserted is not None and deleted is not None
+    return Adopted(str(directory), result.instant, upserted, deleted)

@@ -7,8 +7,6 @@ there — are one line and leave no `.lakeprune/` behind. `clean` keeps adopted 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,8 +28,10 @@ from tests.pruner.thrift.support import rows as thrift_rows
 from tests.pruner.thrift.support import sidecar_client
 from tests.support import assert_record_index_consistent
 from tests.support_adopt import (
+    DELETED,
     ROWS,
     SCHEMA,
+    Adopted,
     duckdb_rows,
     reference,
     snapshot_files,
@@ -39,18 +39,6 @@ from tests.support_adopt import (
     write_hive,
 )
 
-INDEXES = [
-    "CREATE INDEX stats ON hive USING column_stats",
-    "CREATE INDEX by_name ON hive USING bloom_filters (name)",
-    "CREATE INDEX by_city ON hive USING secondary_index (city)",
-]
-UPSERT = [
-    (1, "n1 again", 99.0, "ber", date(2026, 1, 2)),  # same partition: rewritten in its group
-    (2, "n2 moved", 98.0, "ams", date(2026, 1, 1)),  # "new york" -> "ams": moves partition
-    (4, "n4 city", 97.0, None, date(2026, 1, 3)),  # into the null partition
-    (100, "new", 1.5, "new york", date(2026, 1, 1)),
-]
-DELETED = [3, 6]
 # Predicates and the DuckDB text of each.
 PREDICATES = [
     ("city = 'new york'", "city = 'new york'"),
@@ -62,23 +50,9 @@ PREDICATES = [
 ]
 
 
-@dataclass(frozen=True)
-class Adopted:
-    location: str
-    adopted: str  # the adopt instant
-    upserted: str
-    deleted: str
-
-
 @pytest.fixture(scope="module")
-def hive(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Adopted:
-    directory = write_hive(spark, tmp_path_factory.mktemp("adopt") / "hive", ["city", "day"], range(ROWS))
-    result = adopt_table(spark, str(directory), "id", ["city", "day"], indexes=INDEXES)
-    table = LakepruneTable(str(directory), spark)
-    upserted = table.upsert(spark.createDataFrame(UPSERT, SCHEMA)).instant
-    deleted = table.delete(spark.createDataFrame([(k,) for k in DELETED], "id bigint")).instant
-    assert upserted is not None and deleted is not None
-    return Adopted(str(directory), result.instant, upserted, deleted)
+def hive(adopted_hive: Adopted) -> Adopted:
+    return adopted_hive
 
 
 def _rows(location: str, instant: str | None = None) -> dict[int, dict[str, object]]:
@@ -227,3 +201,9 @@ def test_partition_paths_are_canonical_and_typed_as_spark_infers() -> None:
     assert infer_path_type(["2026-01-01"]) == ColumnType("date")
     assert infer_path_type(["true", "False"]) == ColumnType("boolean")
     assert infer_path_type(["1", "x"]) == infer_path_type([]) == ColumnType("string")
+
+
+def test_spark_read_fills_the_path_columns(hive: Adopted, spark: SparkSession) -> None:
+    for instant in (hive.adopted, hive.deleted):
+        got = LakepruneTable(hive.location, spark).read(instant).select("id", "name", "score", "city", "day")
+        assert {r["id"]: r.asDict() for r in got.collect()} == reference(hive.location, instant)

@@ -36,6 +36,7 @@ from tests.e2e.engines import Engine, local_engine
 from tests.e2e.native import check_query, native_plugin, pruned
 from tests.e2e.queries import QUERIES, Query, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
+from tests.support_adopt import Adopted, duckdb_rows, snapshot_files
 from tests.support_events import DAYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
@@ -44,6 +45,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.engine]
 DOOMED_CATALOG = "lakeprune_doomed"
 DOOMED_TIMEOUT_S = 5
 DOOMED_ATTEMPTS = 2
+ADOPTED_SCHEMA = "adopted"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Native:
     sidecar: Sidecar
     warehouse: Path
     events: str  # the RFC-63 events table's location
+    adopted: Adopted  # a Hive-style directory adopted in place (issue 18), schema ADOPTED_SCHEMA
     doomed: subprocess.Popen[bytes]  # `lakeprune serve` under DOOMED_CATALOG
     doomed_address: str
 
@@ -69,8 +72,13 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
     plugin = native_plugin()  # before the warehouse: a skip should not build it first
     lake_warehouse: Path = request.getfixturevalue("lake_warehouse")
     events: str = request.getfixturevalue("events_table")
+    adopted: Adopted = request.getfixturevalue("adopted_hive")
     config = ServeConfig(
-        {SCHEMA_NAME: str(lake_warehouse), EVENTS_SCHEMA: str(Path(events).parent)},
+        {
+            SCHEMA_NAME: str(lake_warehouse),
+            EVENTS_SCHEMA: str(Path(events).parent),
+            ADOPTED_SCHEMA: str(Path(adopted.location).parent),
+        },
         host="127.0.0.1",
         grpc_port=0,
         thrift_port=0,
@@ -90,7 +98,7 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
         with local_engine(
             "trino", f"127.0.0.1:{sidecar.thrift_port}", extra, grpc=grpc, plugin=plugin
         ) as engine:
-            yield Native(engine, sidecar, lake_warehouse, events, doomed, doomed_address)
+            yield Native(engine, sidecar, lake_warehouse, events, adopted, doomed, doomed_address)
     finally:
         if doomed.poll() is None:
             doomed.kill()
@@ -206,6 +214,25 @@ def test_time_travel_reads_an_older_snapshot(native: Native) -> None:
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour(ts) = 6"
     )
     assert latest == table_reference(native.events, sql) and latest != got
+
+
+@pytest.mark.parametrize(
+    "where", ["true", "city = 'new york'", "city IS NULL", "day = DATE '2026-01-02'", "id = 5", "score > 8"]
+)
+def test_adopted_table_answers_as_duckdb_latest_and_adopted_snapshot(native: Native, where: str) -> None:
+    """Issue 18: Trino's Parquet reader over adopted files that keep city and day only in their
+    paths (the split's partition values fill them), before and after an upsert and a delete."""
+    adopted = native.adopted
+    sql = "SELECT id, name, score, city, day FROM {t} WHERE " + where + " ORDER BY id"
+    table = f"lakeprune.{ADOPTED_SCHEMA}.hive"
+    for version, instant in (("", None), (f" FOR VERSION AS OF '{adopted.adopted}'", adopted.adopted)):
+        before = pruned(native.sidecar)
+        got = native.engine.query(sql.format(t=table + version))
+        after = pruned(native.sidecar)
+        want = [list(row) for row in duckdb_rows(snapshot_files(adopted.location, instant), sql)]
+        assert got == want, (where, instant)
+        if where.startswith(("city", "id")):
+            assert after["out"] - before["out"] < after["in"] - before["in"], (where, instant)
 
 
 def test_metadata_tables(native: Native) -> None:
