@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
+from pruner.table.data_files import read_data_file
 from pruner.table.table import LakeTable
 
 SCHEMA = "id bigint, city string, amount decimal(10,2), score double, ts timestamp, day date"
@@ -71,7 +71,9 @@ def assert_record_index_consistent(location: str) -> None:
     expected: dict[str, tuple[str, str]] = {}
     for f in snapshot.files():
         storage = snapshot.table.storage
-        data = pq.read_table(storage.path(f.path), columns=["id"], filesystem=storage.fs)
+        data = read_data_file(
+            storage, f.path, snapshot.table.config.schema, ["id"]
+        )  # id may be a path column
         ids = data.column("id").to_pylist()
         assert len(ids) == f.rows, f"files index row count is wrong for {f.path}"
         for key in ids:

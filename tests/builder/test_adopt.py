@@ -207,3 +207,32 @@ def test_spark_read_fills_the_path_columns(hive: Adopted, spark: SparkSession) -
     for instant in (hive.adopted, hive.deleted):
         got = LakepruneTable(hive.location, spark).read(instant).select("id", "name", "score", "city", "day")
         assert {r["id"]: r.asDict() for r in got.collect()} == reference(hive.location, instant)
+
+
+def test_corrupt_pages_behind_a_valid_footer_are_named(spark: SparkSession, tmp_path: Path) -> None:
+    """The footer reads, the pages do not: found by the Spark pass over the keys, still one line."""
+    directory = write_hive(spark, tmp_path / "pages", [], range(10))
+    victim = sorted(directory.glob("part-*.parquet"))[0]
+    data = bytearray(victim.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little") + 8
+    data[4 : len(data) - footer] = bytes([0xFF]) * (len(data) - footer - 4)
+    victim.write_bytes(bytes(data))
+    assert pq.read_metadata(victim).num_rows > 0  # the footer still reads
+    with pytest.raises(InvalidInputError, match=f"{victim.name} is not a readable Parquet file"):
+        adopt_table(spark, str(directory), "id")
+    assert not (directory / META_DIR).exists()
+
+
+def test_a_failure_while_publishing_leaves_no_table(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = write_hive(spark, tmp_path / "late", ["city"], range(6))
+    before = sorted(p.relative_to(directory) for p in directory.rglob("*"))
+
+    def fail(*args: object) -> list[str]:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("builder.adopt.write_logs", fail)
+    with pytest.raises(OSError, match="disk full"):
+        adopt_table(spark, str(directory), "id", ["city"])
+    assert sorted(p.relative_to(directory) for p in directory.rglob("*")) == before

@@ -66,3 +66,15 @@ def test_a_column_neither_stored_nor_in_the_path_is_left_out() -> None:
 def test_a_bad_integer_path_value_raises(text: str) -> None:
     with pytest.raises(ValueError):
         path_values(f"n={text}", SCHEMA)
+
+
+def test_an_adopted_file_keeps_its_path_through_commit_metadata() -> None:
+    from pruner.metadata.files_index import DataFile
+
+    adopted = DataFile("city=a", "city=a/part-0.snappy.parquet", "f" * 32, "20260101000000000", 10, 2)
+    assert adopted.path == "city=a/part-0.snappy.parquet"
+    assert DataFile.from_json(adopted.to_json()) == adopted
+    own = DataFile(
+        "city=a", f"{'f' * 32}_0-0-ab_20260101000000000.parquet", "f" * 32, "20260101000000000", 1, 1
+    )
+    assert DataFile.from_json(own.to_json()) == own
