@@ -236,3 +236,18 @@ def test_a_failure_while_publishing_leaves_no_table(
     with pytest.raises(OSError, match="disk full"):
         adopt_table(spark, str(directory), "id", ["city"])
     assert sorted(p.relative_to(directory) for p in directory.rglob("*")) == before
+
+
+def test_partition_columns_stored_in_the_files_keep_their_type(spark: SparkSession, tmp_path: Path) -> None:
+    """Hive tables written by other tools may store the partition column too: then the table is an
+    ordinary one (format version 1) and the stored type wins over inference from the path."""
+    directory = tmp_path / "stored"
+    for n in (1, 2):
+        (directory / f"n={n}").mkdir(parents=True)
+        rows = pa.table({"id": pa.array([n * 10, n * 10 + 1], pa.int64()), "n": pa.array([n, n], pa.int16())})
+        pq.write_table(rows, directory / f"n={n}" / "data.parquet")
+    result = adopt_table(spark, str(directory), "id", ["n"])
+    table = LakeTable.open(str(directory))
+    assert result.path_columns_in_files and table.config.format_version == 1
+    assert table.config.schema.column("n").type == ColumnType("smallint")
+    assert sorted(table.snapshot().read().to_pylist(), key=lambda r: r["id"])[0] == {"id": 10, "n": 1}
