@@ -59,7 +59,7 @@ from pruner.format.keys import (
     parse_partition_path,
 )
 from pruner.format.layout import META_DIR
-from pruner.format.path_columns import partition_of
+from pruner.format.path_columns import partition_of, path_values
 from pruner.format.timeline import Action
 from pruner.index.sql import CreateIndex, parse_statement
 from pruner.metadata import files_index, record_index
@@ -138,6 +138,15 @@ def adopt_table(
     if not candidates:
         raise InvalidInputError(f"cannot adopt {storage.uri}: no data files found")
     schema, in_files = _table_schema(storage, candidates, partition_fields)
+    for candidate in candidates:  # a stored column's type may not fit its directory's values
+        try:
+            path_values(candidate.partition, schema)
+        except ValueError:
+            types = ", ".join(f"{c} {schema.column(c).type}" for c in partition_fields)
+            raise InvalidSchemaError(
+                f"cannot adopt {storage.uri}: the directory of {candidate.entry.rel} holds a value "
+                f"that is not of its column's type ({types}); nothing was written"
+            ) from None
     config = new_config(
         storage, schema, record_key, partition_fields, ordering_field, properties, name, in_files
     )
@@ -279,18 +288,23 @@ def _is_date(text: str) -> bool:
 
 def _key_rows(storage: Storage, config: TableConfig) -> tasks.BatchFunction:
     """Per file: the encoded record key, partition and bucket of each row, or one row naming why
-    the file cannot be read."""
+    the file cannot be adopted (unreadable; a stored partition column that disagrees with the
+    file's directory, which pruning by the path would get wrong)."""
     schema = config.schema
     key_fields = config.record_key
+    columns = list(dict.fromkeys([*key_fields, *config.partition_fields]))
     num_buckets = config.properties.index_record_index_buckets
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for item in batch.to_pylist():
                 try:
-                    rows = read_data_file(storage, item["path"], schema, key_fields)
+                    rows = read_data_file(storage, item["path"], schema, columns)
+                    error = _disagreeing(rows, item["path"], schema, config.partition_fields)
                 except (OSError, pa.ArrowInvalid) as exc:
-                    yield pa.RecordBatch.from_pylist([{"path": item["path"], "error": str(exc)}], KEYS_SCHEMA)
+                    error = f"is not a readable Parquet file ({exc})"
+                if error is not None:
+                    yield pa.RecordBatch.from_pylist([{"path": item["path"], "error": error}], KEYS_SCHEMA)
                     continue
                 keys = encode_record_keys(rows, key_fields)
                 n = rows.num_rows
@@ -307,6 +321,23 @@ def _key_rows(storage: Storage, config: TableConfig) -> tasks.BatchFunction:
                 )
 
     return run
+
+
+def _disagreeing(
+    rows: pa.Table, path: str, schema: TableSchema, partition_fields: tuple[str, ...]
+) -> str | None:
+    """Why a file's stored partition columns disagree with its directory, or None."""
+    expected = path_values(partition_of(path), schema)
+    for column in partition_fields:
+        values = rows.column(column)
+        value = expected.get(column)
+        if value is None:
+            agrees = values.null_count == len(values)
+        else:
+            agrees = bool(pc.all(pc.fill_null(pc.equal(values, value), False)).as_py())
+        if len(values) and not agrees:
+            return f"stores {column} values other than its directory's ({column}={value})"
+    return None
 
 
 def _locate_keys(
@@ -331,8 +362,7 @@ def _check_keys(storage: Storage, located: DataFrame) -> None:
     failed = located.where(F.col("error").isNotNull()).select("path", "error").limit(1).collect()
     if failed:
         raise InvalidInputError(
-            f"cannot adopt {storage.uri}: {failed[0]['path']} is not a readable Parquet file "
-            f"({failed[0]['error']}); nothing was written"
+            f"cannot adopt {storage.uri}: {failed[0]['path']} {failed[0]['error']}; nothing was written"
         )
     nulls = located.where(F.col("key").isNull()).select("path").limit(1).collect()
     if nulls:

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from builder import LakepruneTable
 from builder.adopt import adopt_table, canonical_partition, infer_path_type
 from pruner.client import PruningClient
-from pruner.errors import InvalidInputError, SchemaMismatchError, TableExistsError
+from pruner.errors import InvalidInputError, InvalidSchemaError, SchemaMismatchError, TableExistsError
 from pruner.format.layout import META_DIR, DataFileName
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
@@ -251,3 +251,29 @@ def test_partition_columns_stored_in_the_files_keep_their_type(spark: SparkSessi
     assert result.path_columns_in_files and table.config.format_version == 1
     assert table.config.schema.column("n").type == ColumnType("smallint")
     assert sorted(table.snapshot().read().to_pylist(), key=lambda r: r["id"])[0] == {"id": 10, "n": 1}
+
+
+def test_a_stored_partition_column_that_disagrees_with_its_directory_is_refused(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Pruning judges a file by its path: a file under n=1 holding n=2 would be pruned for n = 2."""
+    directory = tmp_path / "liar"
+    for n, stored in ((1, [1, 1]), (2, [2, None])):
+        (directory / f"n={n}").mkdir(parents=True)
+        rows = pa.table({"id": pa.array([n * 10, n * 10 + 1], pa.int64()), "n": pa.array(stored, pa.int16())})
+        pq.write_table(rows, directory / f"n={n}" / "data.parquet")
+    with pytest.raises(
+        InvalidInputError, match=r"n=2/data.parquet stores n values other than its directory's \(n=2\)"
+    ):
+        adopt_table(spark, str(directory), "id", ["n"])
+    assert not (directory / META_DIR).exists()
+    (directory / "n=x").mkdir()
+    pq.write_table(
+        pa.table({"id": pa.array([99], pa.int64()), "n": pa.array([3], pa.int16())}),
+        directory / "n=x" / "d.parquet",
+    )
+    with pytest.raises(
+        InvalidSchemaError,
+        match=r"directory of n=x/d.parquet holds a value that is not of its column's type \(n smallint\)",
+    ):
+        adopt_table(spark, str(directory), "id", ["n"])
