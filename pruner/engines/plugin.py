@@ -51,7 +51,7 @@ def locate_plugin(
     output = build_output(spec, checkout)
     script = checkout / "connector" / spec.kind / "build.sh"
     if not output.is_dir() and build and script.is_file():
-        _run_build(script, output)
+        run_build(script, output)
     if output.is_dir():
         return check_plugin_dir(output, "the build output")
     raise PluginNotFoundError(
@@ -94,11 +94,11 @@ def instance_plugins(spec: EngineSpec, home: Path, source: Path, plugin_dir: Pat
     return plugin_dir
 
 
-def _run_build(script: Path, output: Path) -> None:
+def run_build(script: Path, output: Path) -> None:
     """Run the build script, reporting progress every PROGRESS_INTERVAL_S; its output goes to a log
-    file that an error names."""
+    file that an error names. `output` (a file or directory) must exist afterwards."""
     with tempfile.NamedTemporaryFile(prefix="lakeprune-plugin-build-", suffix=".log", delete=False) as log:
-        logger.info("building the lakeprune plugin with %s (log %s)", script, log.name)
+        logger.info("building %s with %s (log %s)", output.name, script, log.name)
         started = time.monotonic()
         process = subprocess.Popen(
             ["bash", str(script)], cwd=script.parent, stdout=log, stderr=subprocess.STDOUT
@@ -115,9 +115,9 @@ def _run_build(script: Path, output: Path) -> None:
                     raise PluginNotFoundError(
                         f"{script} did not finish within {BUILD_TIMEOUT_S:.0f} s; see {log.name}"
                     ) from None
-                logger.info("  ... building the plugin, %.0f s", elapsed)
+                logger.info("  ... building %s, %.0f s", output.name, elapsed)
     if process.returncode != 0:
         raise PluginNotFoundError(f"{script} failed (exit {process.returncode}); see {log.name}")
-    if not output.is_dir():
+    if not output.exists():
         raise PluginNotFoundError(f"{script} succeeded but did not produce {output}; see {log.name}")
-    logger.info("built the plugin in %.0f s", time.monotonic() - started)
+    logger.info("built %s in %.0f s", output.name, time.monotonic() - started)

@@ -1,0 +1,45 @@
+package io.lakeprune.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import org.apache.spark.sql.SQLContext;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.sources.BaseRelation;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.sources.RelationProvider;
+import org.apache.spark.sql.types.StructType;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code spark.read.format("lakeprune")}: a Parquet relation over a lakeprune table whose file
+ * list comes from the planner ({@link LakepruneFileIndex}). The schema is the table's (no file is
+ * opened to infer one); the snapshot is resolved once, here, so one relation reads one snapshot.
+ */
+public final class LakepruneSource implements DataSourceRegister, RelationProvider {
+    @Override
+    public String shortName() {
+        return "lakeprune";
+    }
+
+    @Override
+    public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+        Map<String, String> options = CollectionConverters.asJava(parameters);
+        JsonNode table = Json.reply(Planners.get().describe(Json.write(options)));
+        StructType schema = StructType.fromDDL(table.get("schema").asText());
+        JsonNode snapshot = table.get("snapshot");
+        LakepruneFileIndex index = new LakepruneFileIndex(
+                table.get("table").asText(),
+                snapshot == null || snapshot.isNull() ? null : snapshot.asText(),
+                table.get("size").asLong());
+        return new HadoopFsRelation(
+                index,
+                new StructType(),
+                schema,
+                Option.empty(),
+                new ParquetFileFormat(),
+                parameters,
+                sqlContext.sparkSession());
+    }
+}
