@@ -1,0 +1,204 @@
+"""Spark's filters as lakeprune SQL. The Spark data source hands over the filters Spark pushes to a
+scan as Catalyst's SQL text (`Expression.sql()`: `(t.id = 3L)`, `TIMESTAMP '...'`, backquoted
+names, `date_format(t.ts, 'yyyy-MM-dd')`); `from_spark` reads each conjunct with sqlglot's Spark
+dialect and rewrites it into the SQL that `translate` reads, or leaves it out. Leaving a conjunct out
+keeps more files, so only what is known to mean the same in Spark and in lakeprune is kept: the
+connectives, comparisons, IN, BETWEEN, IS [NOT] NULL, literals (Spark's typed numbers become
+CASTs), `startswith` (Spark's form of `LIKE 'p%'`) and the registry functions whose Spark
+semantics equal the registry's: `hour`, `month`, `day`, `to_date` and `date_format` (a Java
+pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
+`length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
+differently from the registry's simple one (no U+0307, no final sigma). Timestamps are instants
+rendered in the session time zone, so a conjunct with a timestamp literal or a time function is
+kept only when that zone is UTC. Every conjunct left out is named in `dropped`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import SqlglotError
+
+# Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
+_CALLS = ("date_format", "hour", "month", "day", "dayofmonth", "to_date", "lower", "substring", "length")
+_TIME_CALLS = {"date_format", "hour", "month", "day", "to_date"}
+_RENAMED = {"dayofmonth": "day"}
+_UTC_ZONES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "+00:00", "UTC+00:00"}
+# Characters the JVM's full lower-case mapping produces where the registry's simple one does not.
+_LOWER_DIFFERS = ("\u0307", "\u03c2")
+_JAVA_FIELDS = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%i", "ss": "%s"}
+_JAVA_TOKEN = re.compile(r"yyyy|MM|dd|HH|mm|ss|[-:/. ,_]|'[^']+'")
+_CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
+_PREDICATES = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between, exp.Is)
+_CAST_TYPES = {"BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIMESTAMP"}
+_CAST_TYPES |= {"TIMESTAMPTZ", "BOOLEAN", "VARCHAR", "TEXT"}
+
+
+# Spark's dialect without its builders of the functions above, which then parse as plain calls.
+_PARSER = type(
+    "Parser",
+    (Spark.Parser,),
+    {"FUNCTIONS": {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k.lower() not in _CALLS}},
+)
+_SPARK = type("SparkCalls", (Spark,), {"Parser": _PARSER})()
+
+
+@dataclass(frozen=True)
+class SparkFilters:
+    """A lakeprune WHERE clause for Spark's filters (None: nothing usable) and what was left out."""
+
+    where: str | None
+    dropped: tuple[str, ...]
+
+
+def from_spark(filters: Sequence[str], time_zone: str) -> SparkFilters:
+    """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`."""
+    utc = time_zone.strip().upper() in _UTC_ZONES
+    kept: list[str] = []
+    dropped: list[str] = []
+    for text in filters:
+        converted = _conjunct(text, utc)
+        if converted is None:
+            dropped.append(text)
+        elif converted not in kept:
+            kept.append(converted)
+    where = " AND ".join(f"({c})" for c in kept) if kept else None
+    return SparkFilters(where, tuple(dropped))
+
+
+def _conjunct(text: str, utc: bool) -> str | None:
+    try:
+        tree = _SPARK.parse(text)[0]
+        if tree is None:
+            return None
+    except (SqlglotError, RecursionError):
+        return None
+    if _lower_is_unsafe(tree):
+        return None
+    try:
+        return _rewrite(tree, utc).sql()
+    except _UnsupportedError:
+        return None
+
+
+class _UnsupportedError(Exception):
+    pass
+
+
+def _rewrite(node: exp.Expr, utc: bool) -> exp.Expr:
+    """A copy of `node` in lakeprune's SQL, or `_UnsupportedError`."""
+    if isinstance(node, exp.Column):
+        if not isinstance(node.this, exp.Identifier):
+            raise _UnsupportedError
+        return exp.column(node.this.name, quoted=True)
+    if isinstance(node, exp.Literal | exp.Null | exp.Boolean):
+        return node.copy()
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return node.copy()
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Cast):  # `-1.5D`
+        return _cast(node.this, utc, negate=True)
+    if isinstance(node, exp.Substring):
+        call = exp.Anonymous(
+            this="substring", expressions=[node.this, node.args.get("start"), node.args.get("length")]
+        )
+        return _call(call, utc)
+    if isinstance(node, exp.Cast):  # TryCast too: Spark's `3L`, `1.0D`, `DATE '...'`
+        return _cast(node, utc)
+    if isinstance(node, exp.StartsWith):
+        return _starts_with(node, utc)
+    if isinstance(node, exp.Anonymous):
+        return _call(node, utc)
+    if isinstance(node, _CONNECTIVES + _PREDICATES):
+        copy = node.copy()
+        for key, value in node.args.items():
+            if isinstance(value, exp.Expr):
+                copy.set(key, _rewrite(value, utc))
+            elif isinstance(value, list):
+                copy.set(key, [_rewrite(v, utc) if isinstance(v, exp.Expr) else v for v in value])
+        return copy
+    raise _UnsupportedError
+
+
+def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
+    inner = node.this
+    to = node.args.get("to")
+    if not isinstance(inner, exp.Literal | exp.Null | exp.Neg) or not isinstance(to, exp.DataType):
+        raise _UnsupportedError
+    if isinstance(inner, exp.Neg) and not isinstance(inner.this, exp.Literal):
+        raise _UnsupportedError
+    kind = to.this.name if isinstance(to.this, exp.DataType.Type) else str(to.this)
+    if kind not in _CAST_TYPES or (kind.startswith("TIMESTAMP") and not utc):
+        raise _UnsupportedError
+    if kind == "TIMESTAMPTZ":
+        to = exp.DataType.build("TIMESTAMP")
+    value = exp.Neg(this=inner.copy()) if negate else inner.copy()
+    if negate and not isinstance(inner, exp.Literal):
+        raise _UnsupportedError
+    return exp.Cast(this=value, to=to.copy())
+
+
+def _starts_with(node: exp.StartsWith, utc: bool) -> exp.Expr:
+    prefix = node.expression
+    if not isinstance(prefix, exp.Literal) or not prefix.is_string or re.search(r"[%_\\]", prefix.name):
+        raise _UnsupportedError
+    return exp.Like(this=_rewrite(node.this, utc), expression=exp.Literal.string(prefix.name + "%"))
+
+
+def _call(node: exp.Anonymous, utc: bool) -> exp.Expr:
+    name = str(node.this).lower()
+    if name not in _CALLS or (name in _TIME_CALLS and not utc):
+        raise _UnsupportedError
+    args = list(node.expressions)
+    if not args or not isinstance(args[0], exp.Column):
+        raise _UnsupportedError
+    rest = args[1:]
+    if name == "date_format":
+        if len(rest) != 1 or not isinstance(rest[0], exp.Literal) or not rest[0].is_string:
+            raise _UnsupportedError
+        rest = [exp.Literal.string(_percent_pattern(rest[0].name))]
+    elif not all(isinstance(a, exp.Literal) for a in rest):
+        raise _UnsupportedError
+    return exp.Anonymous(this=_RENAMED.get(name, name), expressions=[_rewrite(args[0], utc), *rest])
+
+
+def _percent_pattern(java: str) -> str:
+    """A Java date pattern as the registry's `%` pattern, only where the two format alike."""
+    out, position = [], 0
+    while position < len(java):
+        match = _JAVA_TOKEN.match(java, position)
+        if match is None:
+            raise _UnsupportedError
+        token = match.group()
+        if token in _JAVA_FIELDS:
+            out.append(_JAVA_FIELDS[token])
+        elif token.startswith("'"):
+            if "%" in token:
+                raise _UnsupportedError
+            out.append(token[1:-1])
+        else:
+            out.append(token)
+        position = match.end()
+    if not any(token in "".join(out) for token in _JAVA_FIELDS.values()):
+        raise _UnsupportedError
+    return "".join(out)
+
+
+def _lower_is_unsafe(tree: exp.Expr) -> bool:
+    """Whether a `lower(...)` call stands anywhere but in an un-negated `=` or IN against string
+    literals that the JVM's lower-casing cannot produce where the registry's does not: elsewhere
+    (`<>`, ranges, under NOT) the two case mappings could disagree about a row."""
+    for call in tree.find_all(exp.Anonymous):
+        if str(call.this).lower() != "lower":
+            continue
+        parent = call.parent
+        while isinstance(parent, exp.Paren):
+            parent = parent.parent
+        if not isinstance(parent, exp.EQ | exp.In) or parent.find_ancestor(exp.Not) is not None:
+            return True
+        others = [lit for lit in parent.find_all(exp.Literal) if lit.find_ancestor(exp.Anonymous) is None]
+        if any(not lit.is_string or any(ch in lit.name for ch in _LOWER_DIFFERS) for lit in others):
+            return True
+    return False

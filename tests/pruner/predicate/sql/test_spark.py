@@ -1,0 +1,81 @@
+"""pruner.predicate.sql.spark: Catalyst's SQL text as lakeprune SQL. What means the same in Spark and
+lakeprune is rewritten (typed literals, qualified and backquoted names, `startswith`, the registry
+functions, Java date patterns); everything else is left out, never approximated."""
+
+from __future__ import annotations
+
+import pytest
+
+from pruner.predicate.sql import translate
+from pruner.predicate.sql.spark import from_spark
+from pruner.types import TableSchema
+
+
+@pytest.mark.parametrize(
+    ("spark", "lakeprune"),
+    [
+        ("((t.id IS NOT NULL) AND (t.id = 3L))", '((NOT "id" IS NULL) AND ("id" = CAST(3 AS BIGINT)))'),
+        ("(t.id IN (1L, 2L))", '("id" IN (CAST(1 AS BIGINT), CAST(2 AS BIGINT)))'),
+        ("spark_catalog.default.t.score > -1.5D", '"score" > CAST(-1.5 AS DOUBLE)'),
+        ("startswith(t.city, 'am')", "\"city\" LIKE 'am%'"),
+        ("t.`odd name` = 'it\\'s'", "\"odd name\" = 'it''s'"),
+        (
+            "(t.ts >= TIMESTAMP '2026-01-01 10:00:00')",
+            "(\"ts\" >= CAST('2026-01-01 10:00:00' AS TIMESTAMP))",
+        ),
+        ("(t.day = DATE '2026-01-02')", "(\"day\" = CAST('2026-01-02' AS DATE))"),
+        ("(hour(t.ts) = 12)", '(HOUR("ts") = 12)'),
+        ("(dayofmonth(t.day) = 2)", '(DAY("day") = 2)'),
+        (
+            "(date_format(t.ts, 'yyyy-MM-dd HH:mm') = '2026-01-01 10:00')",
+            "(DATE_FORMAT(\"ts\", '%Y-%m-%d %H:%i') = '2026-01-01 10:00')",
+        ),
+        ("(lower(t.city) IN ('ams', 'ber'))", "(LOWER(\"city\") IN ('ams', 'ber'))"),
+        ("(substring(t.city, 1, 2) = 'am')", "(SUBSTRING(\"city\", 1, 2) = 'am')"),
+    ],
+)
+def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
+    assert from_spark([spark], "UTC").where == f"({lakeprune})"
+
+
+@pytest.mark.parametrize(
+    "spark",
+    [
+        "(t.id <=> 3L)",  # null-safe equality
+        "(CAST(t.id AS INT) = 2)",  # a cast of a column
+        "(abs(t.score) = 1.0D)",  # not a registry function
+        "(year(CAST(t.ts AS DATE)) = 2026)",  # Spark's year(ts): a date in the session zone
+        "(date_format(t.ts, 'EEE') = 'Mon')",  # a pattern letter the registry has no field for
+        "(date_format(t.ts, 'yyyy-MM-dd''T''HH') = 'x')",  # quotes in quotes
+        "(NOT (lower(t.city) = 'ams'))",  # JVM and registry lower-casing differ: equality only
+        "(lower(t.city) > 'ams')",
+        "(lower(t.city) = 'i\u0307')",  # the JVM lower-cases U+0130 to i + U+0307
+        "(t.bin = X'0A')",  # sqlglot would read a binary literal as a number
+        "startswith(t.city, 'a_')",  # a LIKE wildcard in the prefix
+        "(substring(t.city, t.id, 2) = 'am')",
+        "not even sql (",
+    ],
+)
+def test_what_may_differ_is_left_out(spark: str) -> None:
+    filters = from_spark([spark], "UTC")
+    assert filters.where is None
+    assert filters.dropped == (spark,)
+
+
+def test_timestamps_need_a_utc_session() -> None:
+    texts = ["(hour(t.ts) = 12)", "(t.ts > TIMESTAMP '2026-01-01 00:00:00')", "(t.id = 1L)"]
+    filters = from_spark(texts, "America/New_York")
+    assert filters.where == '(("id" = CAST(1 AS BIGINT)))'
+    assert filters.dropped == tuple(texts[:2])
+    assert from_spark(texts, "Etc/UTC").dropped == ()
+
+
+def test_the_rewrite_binds() -> None:
+    schema = TableSchema.parse("id bigint, city string, score double, ts timestamp, day date")
+    filters = from_spark(
+        ["(t.id IN (1L, 2L))", "(t.score > -1.5D)", "(t.ts >= TIMESTAMP '2026-01-01 10:00:00')"], "UTC"
+    )
+    assert filters.where is not None
+    translation = translate(filters.where, schema)
+    assert sorted(translation.domain.columns) == ["id", "score", "ts"]
+    assert translation.widened == ()
