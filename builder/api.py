@@ -26,6 +26,7 @@ from builder.create import SchemaLike, create_table
 from builder.index_build import StatementResult, build_index, execute
 from builder.partitioning import PartitioningChange, alter_partitioning
 from builder.session import job_session, spark_session
+from builder.spark_source import register
 from builder.write.writer import WriteMode, WriteResult, write
 from pruner.planner.prune import Predicate, prune
 from pruner.planner.result import PruneResult
@@ -112,18 +113,18 @@ class LakepruneTable:
         return self.write(df, WriteMode.DELETE)
 
     # Reads -------------------------------------------------------------------------------------
-    def read(self, snapshot: str | None = None) -> DataFrame:
-        """A snapshot's rows as a Spark DataFrame (time travel with `snapshot=instant`)."""
-        snap = self.snapshot(snapshot)
-        schema = snap.table.config.schema.to_spark_ddl()
-        paths = [snap.table.storage.full_uri(f.path) for f in snap.files()]
+    def read(self, snapshot: str | None = None, where: str | None = None) -> DataFrame:
+        """A snapshot's rows as a Spark DataFrame (time travel with `snapshot=instant`), read with
+        `spark.read.format("lakeprune")`: with `where` (Spark SQL), only the files the indexes
+        cannot rule out are read."""
+        self.snapshot(snapshot)  # a bad snapshot is a one-line error here, before Spark
         spark = job_session(self.spark)
-        if not paths:
-            return spark.createDataFrame([], schema)
-        reader = spark.read.schema(schema)
-        if not snap.table.config.path_columns_in_files:  # adopted: Spark fills them from the paths
-            reader = reader.option("basePath", snap.table.storage.uri)
-        return reader.parquet(*paths)
+        register(spark)
+        reader = spark.read.format("lakeprune")
+        if snapshot is not None:
+            reader = reader.option("snapshot", snapshot)
+        df = reader.load(self.location)
+        return df.where(where) if where is not None else df
 
     def to_arrow(
         self, snapshot: str | None = None, columns: list[str] | None = None, limit: int | None = None

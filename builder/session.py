@@ -4,7 +4,8 @@ otherwise an embedded `local[*]` session is created. Settings: UTC session time 
 are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter,
 and the object store settings of `builder.object_stores` (the S3A jars on an embedded session's
 class path; the AWS variables mapped onto S3A and the Python tasks whenever a job starts:
-`job_session`).
+`job_session`). Every session it returns can read `spark.read.format("lakeprune")`: an embedded
+one has the source's jar on its class path, and `builder.spark_source.register` is called on it.
 A JVM started here writes its own output to the log file `builder.spark_output` names, if any
 (the CLI names one), instead of the terminal; it then logs at WARN, else at ERROR.
 An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
@@ -13,6 +14,7 @@ bury a one-line CLI error about a corrupt input file under a screen of Java)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -21,6 +23,9 @@ from pyspark.sql import SparkSession
 
 from builder.object_stores import apply_object_store_settings, s3a_classpath
 from builder.spark_output import redirected_jvm_output
+from pruner.errors import LakepruneError
+
+logger = logging.getLogger(__name__)
 
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
@@ -43,8 +48,8 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             builder = builder.config("spark.sql.shuffle.partitions", "8")
             memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
             builder = builder.config("spark.driver.memory", memory)
-            classpath = s3a_classpath()
-            if classpath is not None:
+            classpath = ":".join(p for p in (s3a_classpath(), _spark_source_jar()) if p)
+            if classpath:
                 builder = builder.config("spark.driver.extraClassPath", classpath)
                 builder = builder.config("spark.executor.extraClassPath", classpath)
             if master.startswith("local"):  # embedded: listen on loopback only
@@ -57,7 +62,29 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
         active.sparkContext.setLogLevel(os.environ.get("LAKEPRUNE_SPARK_LOG_LEVEL", default_level))
         if (active.sparkContext.master or "").startswith("local"):
             _silence_task_failure_logs(active)
+    _register_source(active)
     return job_session(active)
+
+
+def _spark_source_jar() -> str | None:
+    """The jar of `format("lakeprune")` for a new session's class path (built if missing); None,
+    with a warning, where it cannot be had (`register` then says why when a read needs it)."""
+    from builder.spark_source import spark_jar
+
+    try:
+        return str(spark_jar())
+    except LakepruneError as exc:
+        logger.warning("spark.read.format('lakeprune') will not be available: %s", exc)
+        return None
+
+
+def _register_source(spark: SparkSession) -> None:
+    from builder.spark_source import register
+
+    try:
+        register(spark)
+    except LakepruneError as exc:
+        logger.warning("spark.read.format('lakeprune') is not available in this session: %s", exc)
 
 
 def _submitted() -> bool:

@@ -1,6 +1,6 @@
 """builder.session: the embedded session does not log failed tasks (their errors reach the caller
 as the job's exception), and keeps lakeprune's settings; under `spark-submit` the session is the
-submitted one (its master, not the embedded default)."""
+submitted one (its master, not the embedded default). Its sessions read `format("lakeprune")`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from builder.session import REQUIRED_CONF, TASK_FAILURE_LOGGERS
+from builder.spark_source import spark_jar
 from tests.support_spark_cluster import spark_submit
 
 PRINT_MASTER = """
@@ -28,6 +29,13 @@ def test_embedded_session_does_not_log_failed_tasks(spark: SparkSession) -> None
     )
     for key, value in REQUIRED_CONF.items():
         assert spark.conf.get(key) == value
+
+
+def test_embedded_session_reads_the_lakeprune_format(spark: SparkSession) -> None:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    assert str(spark_jar()) in spark.sparkContext.getConf().get("spark.driver.extraClassPath", "")
+    assert jvm.io.lakeprune.spark.Planners.installed()
 
 
 def test_a_submitted_job_runs_on_the_submitted_master(tmp_path: Path) -> None:

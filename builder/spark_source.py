@@ -1,0 +1,227 @@
+"""Pruned Spark reads: the Python half of `spark.read.format("lakeprune")`. The JVM half
+(`connector/spark/`, a jar) is a thin Parquet relation whose file index asks this module, through a
+Py4J callback in the driver, to describe a table (`describe`) and to prune its files for the
+filters Spark pushes to the scan (`prune_files`); Spark's own Parquet reader then reads the kept
+files. `register(spark)` makes a session able to read the format: it puts the jar on the driver's
+class loader if it is not there, starts PySpark's callback server and installs the planner. Every
+prune goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
+total, the index steps that removed files) and is kept in `recent_prunes()`. User mistakes reach
+Spark as one line starting with "lakeprune:"."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pyspark.java_gateway import ensure_callback_server_started
+from pyspark.sql import SparkSession
+from sqlglot import exp
+
+from pruner.engines.plugin import run_build
+from pruner.errors import InvalidInputError, LakepruneError
+from pruner.planner.prune import bind_predicate, prune
+from pruner.planner.result import PruneResult
+from pruner.predicate.sql.parsing import chain_operands, parse
+from pruner.predicate.sql.spark import SparkFilters, from_spark
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.table.table import LakeTable, table_location
+
+logger = logging.getLogger(__name__)
+
+JAR_ENV = "LAKEPRUNE_SPARK_JAR"
+CHECKOUT = Path(__file__).resolve().parents[1]
+PLANNERS_CLASS = "io.lakeprune.spark.Planners"
+RECENT = 32
+
+_recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
+_lock = threading.Lock()
+
+
+class SparkSourceError(LakepruneError):
+    """The Spark source cannot be set up (no jar, no class loader to add it to)."""
+
+
+def spark_jar(checkout: Path = CHECKOUT, build: bool = True) -> Path:
+    """The source's jar: `$LAKEPRUNE_SPARK_JAR`, else the checkout's build output (built first by
+    `connector/spark/build.sh` if it is missing and `build`)."""
+    configured = os.environ.get(JAR_ENV, "").strip()
+    if configured:
+        jar = Path(configured).expanduser().absolute()
+        if not jar.is_file():
+            raise SparkSourceError(f"${JAR_ENV}: {jar} is not a file (expected lakeprune-spark.jar)")
+        return jar
+    jar = checkout / "connector" / "spark" / "target" / "lakeprune-spark.jar"
+    script = checkout / "connector" / "spark" / "build.sh"
+    if not jar.is_file() and build and script.is_file():
+        run_build(script, jar)
+    if not jar.is_file():
+        raise SparkSourceError(
+            f"no lakeprune Spark jar: set {JAR_ENV} or run connector/spark/build.sh in a lakeprune checkout"
+        )
+    return jar
+
+
+def register(spark: SparkSession) -> None:
+    """Make `spark` able to read `format("lakeprune")`: the jar on the driver's class loader (added
+    to a running session's if needed), the callback server started, this process's planner
+    installed. Idempotent; sessions made by `builder.session.spark_session()` are registered."""
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None  # a classic (not Spark Connect) session
+    if not _loadable(jvm):
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        url = jvm.java.io.File(str(spark_jar())).toURI().toURL()
+        try:
+            loader.addURL(url)  # Spark's MutableURLClassLoader: the driver's threads share it
+        except Exception as exc:
+            raise SparkSourceError(
+                "cannot add the lakeprune jar to this Spark driver; start it with "
+                f"--driver-class-path {spark_jar()} ({type(exc).__name__})"
+            ) from None
+        if not _loadable(jvm):
+            raise SparkSourceError(f"the lakeprune jar {spark_jar()} did not load into this Spark driver")
+    ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+    jvm.io.lakeprune.spark.Planners.install(_Planner())
+
+
+def _loadable(jvm: Any) -> bool:
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(PLANNERS_CLASS, False, loader)
+    except Exception:
+        return False
+    return True
+
+
+def recent_prunes() -> list[dict[str, Any]]:
+    """The last prunes of Spark reads in this process, oldest first: table, snapshot, the filters
+    Spark pushed, the WHERE clause pruned with, the filters left out, files kept and total, and
+    the one-line summary that is also logged."""
+    with _lock:
+        return list(_recent)
+
+
+def describe(options: Mapping[str, str]) -> dict[str, Any]:
+    """A table for the source: its location, the resolved snapshot instant, its Spark schema and
+    total size. Options: `path` (a table path or URI, or a name under `warehouse`), or `warehouse`
+    and `table`; `snapshot` (an instant; default the latest)."""
+    lowered = {k.lower(): v for k, v in options.items()}
+    name = lowered.get("table") or lowered.get("path")
+    if not name:
+        raise InvalidInputError('no table: use load(PATH) or .option("warehouse", W).load(NAME)')
+    location = table_location(name, lowered.get("warehouse"))
+    table = LakeTable.open(location)
+    snapshot = table.snapshot(lowered.get("snapshot") or None)
+    files = snapshot.files() if snapshot.instant is not None else []
+    return {
+        "table": location,
+        "snapshot": snapshot.instant,
+        "schema": table.config.schema.to_spark_ddl(),
+        "size": sum(f.size for f in files),
+    }
+
+
+def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The files of a described table's snapshot that may hold rows matching Spark's filters."""
+    table = LakeTable.open(str(request["table"]))
+    snapshot = request.get("snapshot")
+    filters = from_spark(list(request.get("filters") or []), str(request.get("time_zone") or "UTC"))
+    where, dropped = _bindable(table, filters)
+    if snapshot is None:
+        files: list[dict[str, Any]] = []
+        summary = f"{table.storage.uri}: no snapshot, no files"
+    else:
+        result = prune(table, where if where is not None else TupleDomain.all(), snapshot=snapshot)
+        files = _files(result)
+        summary = _summary(table.storage.uri, result, dropped)
+    logger.info("lakeprune spark read: %s", summary)
+    with _lock:
+        _recent.append(
+            {
+                "table": table.storage.uri,
+                "snapshot": snapshot,
+                "filters": list(request.get("filters") or []),
+                "where": where,
+                "dropped": list(dropped),
+                "files_kept": len(files),
+                "summary": summary,
+            }
+        )
+    return {"files": files, "summary": summary}
+
+
+def _bindable(table: LakeTable, filters: SparkFilters) -> tuple[str | None, tuple[str, ...]]:
+    """The WHERE clause without the conjuncts lakeprune cannot bind (a literal the column cannot
+    hold, ...): Spark still evaluates them, the prune just keeps more files."""
+    if filters.where is None:
+        return None, filters.dropped
+    try:
+        bind_predicate(filters.where, table.query_schema, table.indexed_calls)
+        return filters.where, filters.dropped
+    except InvalidInputError:
+        pass
+    kept, dropped = [], list(filters.dropped)
+    for conjunct in _conjuncts(filters.where):
+        try:
+            bind_predicate(conjunct, table.query_schema, table.indexed_calls)
+            kept.append(conjunct)
+        except InvalidInputError as exc:
+            dropped.append(f"{conjunct} ({exc})")
+    return (" AND ".join(kept) if kept else None), tuple(dropped)
+
+
+def _conjuncts(where: str) -> list[str]:
+    return [node.sql() for node in chain_operands(parse(where), exp.And)]
+
+
+def _files(result: PruneResult) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for split in result.splits:
+        path = split.path if "://" in split.path else f"file://{os.path.abspath(split.path)}"
+        seen.setdefault(path, {"path": path, "size": split.file_size, "modified": 0})
+    return list(seen.values())
+
+
+def _summary(table: str, result: PruneResult, dropped: tuple[str, ...]) -> str:
+    kept = len({s.path for s in result.splits})
+    steps = [
+        f"{s.step} on {','.join(s.columns)} {s.files_in}->{s.files_out}"
+        for s in result.explain
+        if s.files_out < s.files_in
+    ]
+    text = f"{table} @ {result.snapshot}: kept {kept} of {result.files_total} files"
+    text += f" by {'; '.join(steps)}" if steps else " (no index removed files)"
+    if dropped:
+        text += f"; {len(dropped)} filter(s) not used for pruning"
+    if result.fallbacks:
+        text += f"; {result.fallbacks} index fallback(s) kept files"
+    return text
+
+
+class _Planner:
+    """The `io.lakeprune.spark.Planner` the JVM calls back (JSON in, JSON out)."""
+
+    def describe(self, options_json: str) -> str:
+        return _answer(lambda: describe(json.loads(options_json)))
+
+    def prune(self, request_json: str) -> str:
+        return _answer(lambda: prune_files(json.loads(request_json)))
+
+    class Java:
+        implements: ClassVar[list[str]] = ["io.lakeprune.spark.Planner"]
+
+
+def _answer(call: Callable[[], dict[str, Any]]) -> str:
+    try:
+        return json.dumps(call())
+    except LakepruneError as exc:
+        return json.dumps({"error": f"lakeprune: {exc}"})
+    except Exception:
+        logger.exception("lakeprune spark source: the planner failed")
+        raise
