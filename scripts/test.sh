@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing (scripts/bootstrap.sh), then lint, formatting,
 # type checks, the import contracts (pyproject.toml [tool.importlinter]), the Trino connector build and unit
-# tests (connector/trino/build.sh --test) and pytest (unit, property-based, Spark and CLI tests). Extra arguments go to pytest,
+# tests (connector/trino/build.sh --test), the Spark source's jar (connector/spark/build.sh) and pytest (unit, property-based, Spark and CLI tests). Extra arguments go to pytest,
 # e.g. `bash scripts/test.sh -m "not slow"`. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +12,5 @@ echo "==> ruff format";    "$VENV/bin/ruff" format --check .
 echo "==> mypy";           "$VENV/bin/mypy"
 echo "==> import contracts"; "$VENV/bin/lint-imports" --no-cache
 echo "==> trino connector"; bash connector/trino/build.sh --test
+echo "==> spark source";   PYTHON="$VENV/bin/python" bash connector/spark/build.sh
 echo "==> pytest";         "$VENV/bin/pytest" -p no:cacheprovider "$@"
