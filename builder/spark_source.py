@@ -31,6 +31,7 @@ from pruner.predicate.sql.parsing import chain_operands, parse
 from pruner.predicate.sql.spark import SparkFilters, from_spark
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable, table_location
+from pruner.types import TypeKind
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,10 @@ def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
     """The files of a described table's snapshot that may hold rows matching Spark's filters."""
     table = LakeTable.open(str(request["table"]))
     snapshot = request.get("snapshot")
-    filters = from_spark(list(request.get("filters") or []), str(request.get("time_zone") or "UTC"))
+    floating = [
+        c.name for c in table.config.schema.columns if c.type.kind in (TypeKind.FLOAT, TypeKind.DOUBLE)
+    ]
+    filters = from_spark(list(request.get("filters") or []), str(request.get("time_zone") or "UTC"), floating)
     where, dropped = _bindable(table, filters)
     if snapshot is None:
         files: list[dict[str, Any]] = []

@@ -10,12 +10,14 @@ pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` sp
 `length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
 differently from the registry's simple one (no U+0307, no final sigma). Timestamps are instants
 rendered in the session time zone, so a conjunct with a timestamp literal or a time function is
-kept only when that zone is UTC. Every conjunct left out is named in `dropped`."""
+kept only when that zone is UTC. Spark's NaN is the greatest double and equals itself, so a range
+that NaN would pass on a float or double column (`x > v`) and any NaN literal are left out. Every
+conjunct left out is named in `dropped`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -54,13 +56,15 @@ class SparkFilters:
     dropped: tuple[str, ...]
 
 
-def from_spark(filters: Sequence[str], time_zone: str) -> SparkFilters:
-    """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`."""
+def from_spark(filters: Sequence[str], time_zone: str, floating: Collection[str] = ()) -> SparkFilters:
+    """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`;
+    `floating` names the float and double columns (see `_nan_is_unsafe`)."""
     utc = time_zone.strip().upper() in _UTC_ZONES
+    approximate = {name.lower() for name in floating}
     kept: list[str] = []
     dropped: list[str] = []
     for text in filters:
-        converted = _conjunct(text, utc)
+        converted = _conjunct(text, utc, approximate)
         if converted is None:
             dropped.append(text)
         elif converted not in kept:
@@ -69,14 +73,14 @@ def from_spark(filters: Sequence[str], time_zone: str) -> SparkFilters:
     return SparkFilters(where, tuple(dropped))
 
 
-def _conjunct(text: str, utc: bool) -> str | None:
+def _conjunct(text: str, utc: bool, approximate: set[str]) -> str | None:
     try:
         tree = _SPARK.parse(text)[0]
         if tree is None:
             return None
     except (SqlglotError, RecursionError):
         return None
-    if _lower_is_unsafe(tree):
+    if _lower_is_unsafe(tree) or _nan_is_unsafe(tree, approximate):
         return None
     try:
         return _rewrite(tree, utc).sql()
@@ -200,5 +204,19 @@ def _lower_is_unsafe(tree: exp.Expr) -> bool:
             return True
         others = [lit for lit in parent.find_all(exp.Literal) if lit.find_ancestor(exp.Anonymous) is None]
         if any(not lit.is_string or any(ch in lit.name for ch in _LOWER_DIFFERS) for lit in others):
+            return True
+    return False
+
+
+def _nan_is_unsafe(tree: exp.Expr, approximate: set[str]) -> bool:
+    """Whether the conjunct could be TRUE for NaN in Spark where lakeprune reads it as FALSE. Spark
+    orders NaN above every number and makes it equal to itself, so `x > v`, `x >= v` and a NaN
+    literal match NaN there; lakeprune (as SQL and Trino) compares NaN false."""
+    for literal in tree.find_all(exp.Literal):
+        if literal.is_string and literal.name.strip().lower().lstrip("+-") == "nan":
+            return True
+    for node in tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE):
+        above = node.this if isinstance(node, exp.GT | exp.GTE) else node.expression
+        if isinstance(above, exp.Column) and above.name.lower() in approximate:
             return True
     return False

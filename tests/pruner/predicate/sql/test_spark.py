@@ -79,3 +79,11 @@ def test_the_rewrite_binds() -> None:
     translation = translate(filters.where, schema)
     assert sorted(translation.domain.columns) == ["id", "score", "ts"]
     assert translation.widened == ()
+
+
+def test_ranges_that_nan_passes_in_spark_are_left_out() -> None:
+    texts = ["(t.score > 1.0D)", "(t.score >= 1.0D)", "(1.0D < t.score)", "(t.score = CAST('NaN' AS DOUBLE))"]
+    kept = ["(t.score < 1.0D)", "(t.score = 1.0D)", "(t.id > 1L)", "(NOT (t.score = 1.0D))"]
+    filters = from_spark(texts + kept, "UTC", floating=["score"])
+    assert filters.dropped == tuple(texts)
+    assert filters.where is not None and filters.where.count(" AND ") == len(kept) - 1
