@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -60,7 +61,7 @@ def spark_jar(checkout: Path = CHECKOUT, build: bool = True) -> Path:
     jar = checkout / "connector" / "spark" / "target" / "lakeprune-spark.jar"
     script = checkout / "connector" / "spark" / "build.sh"
     if not jar.is_file() and build and script.is_file():
-        run_build(script, jar)
+        run_build(script, jar, {"PYTHON": sys.executable})  # compiled against this PySpark
     if not jar.is_file():
         raise SparkSourceError(
             f"no lakeprune Spark jar: set {JAR_ENV} or run connector/spark/build.sh in a lakeprune checkout"

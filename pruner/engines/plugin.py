@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from pruner.engines.errors import PluginNotFoundError
@@ -94,14 +95,19 @@ def instance_plugins(spec: EngineSpec, home: Path, source: Path, plugin_dir: Pat
     return plugin_dir
 
 
-def run_build(script: Path, output: Path) -> None:
-    """Run the build script, reporting progress every PROGRESS_INTERVAL_S; its output goes to a log
-    file that an error names. `output` (a file or directory) must exist afterwards."""
+def run_build(script: Path, output: Path, env: Mapping[str, str] | None = None) -> None:
+    """Run the build script (with `env` added to the environment), reporting progress every
+    PROGRESS_INTERVAL_S; its output goes to a log file that an error names. `output` (a file or
+    directory) must exist afterwards."""
     with tempfile.NamedTemporaryFile(prefix="lakeprune-plugin-build-", suffix=".log", delete=False) as log:
         logger.info("building %s with %s (log %s)", output.name, script, log.name)
         started = time.monotonic()
         process = subprocess.Popen(
-            ["bash", str(script)], cwd=script.parent, stdout=log, stderr=subprocess.STDOUT
+            ["bash", str(script)],
+            cwd=script.parent,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
         while True:
             try:

@@ -3,13 +3,14 @@ view): the DataFrame equals a full read filtered by Spark, and Spark reads exact
 prune kept, counted by Spark itself (the scan's "number of files read" metric). Functional index
 expressions written as Spark expressions prune; files the prune drops are never opened; user
 mistakes are one line; a session started without the jar reads the format after
-`builder.register(spark)`."""
+`builder.register(spark)`; the jar is built on demand."""
 
 from __future__ import annotations
 
 import math
 import random
 import shutil
+import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,7 +24,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
-from builder.spark_source import recent_prunes
+from builder.spark_source import CHECKOUT, JAR_ENV, SparkSourceError, recent_prunes, spark_jar
 from pruner.errors import SnapshotNotFoundError
 from pruner.table.table import LakeTable
 from tests.support_spark_cluster import spark_submit
@@ -279,3 +280,19 @@ def test_a_session_without_the_jar_reads_after_register(events: LakepruneTable, 
     lines = submission.stdout.splitlines()
     assert "read before register" not in lines
     assert "rows: 20" in lines
+
+
+def test_the_jar_is_found_or_built_on_demand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(JAR_ENV, raising=False)
+    checkout = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT / "connector" / "spark" / "src", checkout / "connector" / "spark" / "src")
+    shutil.copy(CHECKOUT / "connector" / "spark" / "build.sh", checkout / "connector" / "spark")
+    with pytest.raises(SparkSourceError, match=r"run connector/spark/build\.sh"):
+        spark_jar(checkout, build=False)
+    jar = spark_jar(checkout)
+    assert jar == checkout / "connector" / "spark" / "target" / "lakeprune-spark.jar"
+    with zipfile.ZipFile(jar) as archive:
+        assert "io/lakeprune/spark/LakepruneFileIndex.class" in archive.namelist()
+    monkeypatch.setenv(JAR_ENV, str(tmp_path / "missing.jar"))
+    with pytest.raises(SparkSourceError, match=r"\$LAKEPRUNE_SPARK_JAR: .*missing.jar is not a file"):
+        spark_jar(checkout)
