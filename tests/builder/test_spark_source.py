@@ -27,6 +27,7 @@ from builder import LakepruneTable
 from builder.spark_source import CHECKOUT, JAR_ENV, SparkSourceError, recent_prunes, spark_jar
 from pruner.errors import SnapshotNotFoundError
 from pruner.table.table import LakeTable
+from tests import support
 from tests.support_spark_cluster import spark_submit
 
 SCHEMA = "id bigint, name string, score double, ts timestamp, day date"
@@ -149,6 +150,18 @@ def test_sql_over_a_view_and_read_where_prune(spark: SparkSession, events: Lakep
     )
     rows, read = files_read(events.read(where="hour(ts) BETWEEN 5 AND 6"))
     assert read == 2 and len(rows) == 40
+
+
+def test_partitioned_tables_and_joins(spark: SparkSession, tmp_path: Path) -> None:
+    table = support.create(str(tmp_path / "trips"), spark)
+    table.insert(support.to_df(spark, [support.make_row(k, support.CITIES[k % 3]) for k in range(60)]))
+    df = spark.read.format("lakeprune").load(table.location)
+    rows, read = files_read(df.where("city = 'ber'"))
+    assert sorted(r.id for r in rows) == list(range(1, 60, 3))
+    assert read is not None and read < len(table.snapshot().files())
+    keys = spark.createDataFrame([(4,), (5,), (99,)], "id bigint")
+    joined = df.join(keys, "id").where("city <> 'cdg'").select("id", "city")
+    assert sorted(tuple(r) for r in joined.collect()) == [(4, "ber")]
 
 
 def test_snapshot_and_warehouse_name(spark: SparkSession, tmp_path: Path) -> None:
