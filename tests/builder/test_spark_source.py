@@ -175,6 +175,10 @@ def test_snapshot_and_warehouse_name(spark: SparkSession, tmp_path: Path) -> Non
     assert table.read(snapshot=first).count() == 10
     by_name = spark.read.format("lakeprune").option("warehouse", str(tmp_path)).load("t")
     assert by_name.where("id >= 100").count() == 10
+    by_option = spark.read.format("lakeprune").option("warehouse", str(tmp_path)).option("table", "t").load()
+    assert sorted(by_option.inputFiles()) == sorted(
+        f"file://{table.location}/{f.path}" for f in table.snapshot().files()
+    )
 
 
 def test_nan_is_greater_than_every_number_in_spark(spark: SparkSession, tmp_path: Path) -> None:
