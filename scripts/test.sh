@@ -12,5 +12,5 @@ echo "==> ruff format";    "$VENV/bin/ruff" format --check .
 echo "==> mypy";           "$VENV/bin/mypy"
 echo "==> import contracts"; "$VENV/bin/lint-imports" --no-cache
 echo "==> trino connector"; bash connector/trino/build.sh --test
-echo "==> spark source";   PYTHON="$VENV/bin/python" bash connector/spark/build.sh
+echo "==> spark source";   PYTHON="$(cd "$VENV" && pwd)/bin/python" bash connector/spark/build.sh
 echo "==> pytest";         "$VENV/bin/pytest" -p no:cacheprovider "$@"
