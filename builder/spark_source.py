@@ -5,8 +5,9 @@ filters Spark pushes to the scan (`prune_files`); Spark's own Parquet reader the
 files. `register(spark)` makes a session able to read the format: it puts the jar on the driver's
 class loader if it is not there, starts PySpark's callback server and installs the planner. Every
 prune goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
-total, the index steps that removed files) and is kept in `recent_prunes()`. User mistakes reach
-Spark as one line starting with "lakeprune:"."""
+total, the index steps that removed files) and is kept in `recent_prunes()`. An adopted table's
+partition columns, which its files may keep only in their paths, are Spark partition columns valued
+from each kept file's path. User mistakes reach Spark as one line starting with "lakeprune:"."""
 
 from __future__ import annotations
 
@@ -125,8 +126,19 @@ def describe(options: Mapping[str, str]) -> dict[str, Any]:
         "table": location,
         "snapshot": snapshot.instant,
         "schema": table.config.schema.to_spark_ddl(),
+        "partition_schema": ", ".join(
+            f"`{c}` {table.config.schema.column(c).type.to_spark_ddl()}" for c in path_columns(table)
+        ),
         "size": sum(f.size for f in files),
     }
+
+
+def path_columns(table: LakeTable) -> tuple[str, ...]:
+    """The columns Spark takes from each file's partition path: the partition columns of an
+    adopted table, whose files may keep them only there (`pruner.format.path_columns`); none for
+    a table whose files store every column (Spark reads them from the files)."""
+    config = table.config
+    return () if config.path_columns_in_files else config.partition_fields
 
 
 def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,7 +155,7 @@ def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
         summary = f"{table.storage.uri}: no snapshot, no files"
     else:
         result = prune(table, where if where is not None else TupleDomain.all(), snapshot=snapshot)
-        files = _files(result)
+        files = _files(result, path_columns(table))
         summary = _summary(table.storage.uri, result, dropped)
     logger.info("lakeprune spark read: %s", summary)
     with _lock:
@@ -185,11 +197,14 @@ def _conjuncts(where: str) -> list[str]:
     return [node.sql() for node in chain_operands(parse(where), exp.And)]
 
 
-def _files(result: PruneResult) -> list[dict[str, Any]]:
+def _files(result: PruneResult, from_path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Each kept file once, with the (raw, still text) values of the `from_path` columns that its
+    partition path carries; Spark casts them to the partition schema's types."""
     seen: dict[str, dict[str, Any]] = {}
     for split in result.splits:
         path = split.path if "://" in split.path else f"file://{os.path.abspath(split.path)}"
-        seen.setdefault(path, {"path": path, "size": split.file_size, "modified": 0})
+        values = [split.partition_values.get(c) for c in from_path]
+        seen.setdefault(path, {"path": path, "size": split.file_size, "modified": 0, "partition": values})
     return list(seen.values())
 
 

@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
 from builder.adopt import adopt_table, canonical_partition, infer_path_type
+from builder.spark_source import recent_prunes
 from pruner.client import PruningClient
 from pruner.errors import InvalidInputError, InvalidSchemaError, SchemaMismatchError, TableExistsError
 from pruner.format.layout import META_DIR, DataFileName
@@ -203,10 +204,21 @@ def test_partition_paths_are_canonical_and_typed_as_spark_infers() -> None:
     assert infer_path_type(["1", "x"]) == infer_path_type([]) == ColumnType("string")
 
 
-def test_spark_read_fills_the_path_columns(hive: Adopted, spark: SparkSession) -> None:
+def test_spark_reads_fill_and_prune_by_the_path_columns(hive: Adopted, spark: SparkSession) -> None:
+    """`format("lakeprune")` takes an adopted table's partition columns from the paths, and a filter
+    on one of them reads only that partition's files."""
+    table = LakepruneTable(hive.location, spark)
+    columns = ("id", "name", "score", "city", "day")
     for instant in (hive.adopted, hive.deleted):
-        got = LakepruneTable(hive.location, spark).read(instant).select("id", "name", "score", "city", "day")
-        assert {r["id"]: r.asDict() for r in got.collect()} == reference(hive.location, instant)
+        expected = reference(hive.location, instant)
+        assert {r["id"]: r.asDict() for r in table.read(instant).select(*columns).collect()} == expected
+        city = sorted({r["city"] for r in expected.values() if r["city"] is not None})[-1]
+        pruned = table.read(instant, where=f"city = '{city}'").select(*columns).collect()
+        assert {r["id"]: r.asDict() for r in pruned} == {
+            k: row for k, row in expected.items() if row["city"] == city
+        }
+        prune = recent_prunes()[-1]
+        assert 0 < prune["files_kept"] < len(LakeTable.open(hive.location).snapshot(instant).files())
 
 
 def test_corrupt_pages_behind_a_valid_footer_are_named(spark: SparkSession, tmp_path: Path) -> None:
