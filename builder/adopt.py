@@ -32,7 +32,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -40,6 +39,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from builder.create import new_config
 from builder.index_build import execute
 from builder.instants import run_instant
+from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
 from builder.write import tasks
@@ -348,11 +348,10 @@ def _locate_keys(
         "path string, partition string, file_group string",
     )
     parallelism = max(1, min(len(files), spark.sparkContext.defaultParallelism * 2))
-    located = (
-        listing.repartition(parallelism)
-        .mapInArrow(_key_rows(storage, config), from_arrow_schema(KEYS_SCHEMA))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    keys = listing.repartition(parallelism).mapInArrow(
+        _key_rows(storage, config), from_arrow_schema(KEYS_SCHEMA)
     )
+    located = persist_intermediate(keys)
     log.info("adopt: %d record key(s) read from %d file(s)", located.count(), len(files))
     return located
 
@@ -370,11 +369,10 @@ def _check_keys(storage: Storage, located: DataFrame) -> None:
             f"cannot adopt {storage.uri}: {nulls[0]['path']} holds a record with a null record key; "
             "nothing was written"
         )
-    duplicates = (
+    duplicates = persist_intermediate(
         located.groupBy("key")
         .agg(F.count(F.lit(1)).alias("n"), F.sort_array(F.collect_set("path")).alias("paths"))
         .where(F.col("n") > 1)
-        .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
         first = duplicates.orderBy("key").limit(1).collect()

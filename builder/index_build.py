@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from builder.index_logs import CHUNK_STRUCT, ROWS, LogTarget, chunk_batch, chunks, write_by_bucket
 from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
+from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.write.tasks import BatchFunction
 from pruner.errors import InvalidInputError
@@ -225,9 +225,7 @@ def _compute_chunks(
     )
     parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
     task = _index_files(table.storage, table.config, definition, spec)
-    computed = (
-        listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT).persist(StorageLevel.MEMORY_AND_DISK)
-    )
+    computed = persist_intermediate(listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT))
     log.info("index %s: %d chunk(s) computed", definition.name, computed.count())
     return computed
 

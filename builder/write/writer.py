@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 import pyarrow as pa
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -38,6 +37,7 @@ from builder.compaction import compact_locked
 from builder.index_logs import write_by_bucket
 from builder.indexing import file_driven_chunks, log_targets, needs_added_stats
 from builder.instants import rollback_pending, run_instant
+from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
 from builder.write import tasks
@@ -164,7 +164,7 @@ class _Write:
         self.cached: list[DataFrame] = []
 
     def _persist(self, df: DataFrame) -> DataFrame:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        df = persist_intermediate(df)
         self.cached.append(df)
         return df
 
