@@ -119,12 +119,24 @@ def _write_token() -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def _group_boundaries(values: pa.ChunkedArray) -> list[tuple[int, int]]:
-    """[start, end) runs of equal values in a sorted column."""
-    array = values.to_numpy(zero_copy_only=False)
-    cuts = np.flatnonzero(array[1:] != array[:-1]) + 1
-    edges = [0, *cuts.tolist(), len(array)]
-    return list(itertools.pairwise(edges))
+def file_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
+    """The rows of each file group in turn, from batches sorted by file group (the writer sorts
+    each partition by it): a task holds one file group's rows at a time, not its whole partition."""
+    pending: list[pa.RecordBatch] = []
+    current = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        groups = batch.column(FILE_GROUP).to_numpy(zero_copy_only=False)
+        cuts = [0, *(np.flatnonzero(groups[1:] != groups[:-1]) + 1).tolist(), len(groups)]
+        for start, end in itertools.pairwise(cuts):
+            if pending and groups[start] != current:
+                yield pa.Table.from_batches(pending)
+                pending = []
+            current = groups[start]
+            pending.append(batch.slice(start, end - start))
+    if pending:
+        yield pa.Table.from_batches(pending)
 
 
 def rewrite_file_groups(
@@ -200,14 +212,10 @@ def rewrite_file_groups(
         return out
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = _collect(batches)
-        if table is None:
-            return
-        table = table.sort_by([(FILE_GROUP, "ascending")])
         token = _write_token()
-        for start, end in _group_boundaries(table.column(FILE_GROUP)):
+        for group in file_groups(batches):
             # One batch per row: index chunks are binary blobs (32-bit offsets per batch).
-            for item in rewrite(table.slice(start, end - start), token):
+            for item in rewrite(group, token):
                 yield pa.RecordBatch.from_pylist([item], schema=WRITTEN_SCHEMA)
 
     return run

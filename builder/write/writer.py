@@ -366,7 +366,9 @@ class _Write:
             # Persisted: the index chunks are read again (by the log-writing job) after the file rows
             # are collected, and the rewrite (which writes the data files) must not run twice.
             rewritten = self._persist(
-                work.repartition(parallelism, FILE_GROUP).mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
+                work.repartition(parallelism, FILE_GROUP)
+                .sortWithinPartitions(FILE_GROUP)
+                .mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
             )
             is_file = F.col(index_logs.INDEX_PARTITION).isNull()
             written = rewritten.where(is_file).select(*tasks.FILE_FIELDS).collect()
