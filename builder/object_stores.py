@@ -14,14 +14,17 @@ cluster as on `local[*]`. An `fs.s3a.*` key the user set in the Spark configurat
 `s3://` paths are served by S3A too (`fs.s3.impl`), as on EMR. The S3A jars (`hadoop-aws` of
 Spark's Hadoop version and the AWS SDK bundle it was built with, ~690 MB) come from Maven Central
 into the launcher's cache once and go on the classpath of embedded sessions; a session made
-elsewhere (`spark-submit`, a notebook) brings its own S3A setup. Secrets never appear in logs:
-Spark's UI redacts `fs.s3a.*key*` settings, and the task environment is not displayed."""
+elsewhere (`spark-submit`, a notebook) brings its own S3A setup, and a Spark read of an S3 path in
+a session without it stops with one line saying so (`require_s3a`) instead of Spark's stack trace.
+Secrets never appear in logs: Spark's UI redacts `fs.s3a.*key*` settings, and the task environment
+is not displayed."""
 
 from __future__ import annotations
 
 import logging
 import os
 from collections.abc import Mapping
+from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
@@ -29,6 +32,7 @@ from pruner.engines.cache import CacheLayout
 from pruner.engines.errors import ArtifactFetchError
 from pruner.engines.fetch import ensure_artifact
 from pruner.engines.spec import MavenArtifact
+from pruner.errors import SparkSetupError
 from pruner.object_store import AWS_VARIABLES, s3_endpoint, s3_region
 
 logger = logging.getLogger(__name__)
@@ -41,6 +45,7 @@ S3A_ARTIFACTS = (
     MavenArtifact("software.amazon.s3.analyticsaccelerator", "analyticsaccelerator-s3", "1.3.1", "jar"),
 )
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+S3A_SCHEMES = frozenset({"s3", "s3a"})
 _TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # Every key `s3a_settings` may set: one the variables no longer call for is unset again.
 _MAPPED_KEYS = (
@@ -108,3 +113,19 @@ def apply_object_store_settings(spark: SparkSession, environ: Mapping[str, str] 
             context.environment[name] = value
         else:
             context.environment.pop(name, None)
+
+
+def require_s3a(spark: SparkSession, uri: str) -> None:
+    """Stop with a `SparkSetupError` when Spark is to read `uri` on S3 and the session's JVM has no
+    S3A file system (a `spark-submit` without the jars, a notebook's own session)."""
+    if urlparse(uri).scheme not in S3A_SCHEMES:
+        return
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a classic (not Spark Connect) session
+    if jvm.org.apache.spark.util.Utils.classIsLoadable(S3A_FILE_SYSTEM):
+        return
+    raise SparkSetupError(
+        f"this Spark session cannot read {uri}: Hadoop's S3A file system ({S3A_FILE_SYSTEM}) is not "
+        'on its class path; give spark-submit --jars "$(lakeprune spark-job --jars)" (hadoop-aws and '
+        "the AWS SDK bundle), or add them to the session's spark.jars"
+    )

@@ -62,3 +62,8 @@ class TableLockedError(ConflictError):
 class PutIfAbsentUnsupportedError(LakepruneError):
     """The storage backend offers lakeprune no way to create a file only if it is absent, so the
     writer lock and commits cannot be made safe there."""
+
+
+class SparkSetupError(LakepruneError):
+    """The Spark session a job runs in lacks something the job needs (say, Hadoop's S3A file
+    system for `s3://` paths); the message names what to add."""

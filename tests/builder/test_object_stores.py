@@ -1,18 +1,23 @@
 """builder.object_stores: the AWS variables mapped onto S3A settings and the Python tasks'
 environment of a live session, following the variables as they change; the jars' coordinates
-match the Hadoop that pyspark ships."""
+match the Hadoop that pyspark ships; a session without S3A says so in one line before Spark reads
+an S3 path."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pyspark
+import pytest
 from pyspark.sql import SparkSession
 
 from builder.object_stores import (
     S3A_ARTIFACTS,
     S3A_FILE_SYSTEM,
     apply_object_store_settings,
+    require_s3a,
     s3a_settings,
 )
 from pruner.object_store import AWS_VARIABLES
@@ -76,3 +81,42 @@ def test_the_session_has_the_jars_of_pysparks_hadoop(spark: SparkSession) -> Non
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     assert jvm.java.lang.Class.forName(S3A_FILE_SYSTEM).getName() == S3A_FILE_SYSTEM
+
+
+def test_a_session_with_s3a_may_read_s3_and_any_session_other_paths(spark: SparkSession) -> None:
+    for uri in ("s3://lake/trips", "s3a://lake/trips", "/data/trips", "file:///data/trips"):
+        require_s3a(spark, uri)
+
+
+# A session without the S3A jars needs a JVM of its own (the test session's has them).
+WITHOUT_S3A = """
+import sys
+from pyspark.sql import SparkSession
+from builder.object_stores import require_s3a
+from pruner.errors import SparkSetupError
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+try:
+    require_s3a(spark, "/data/trips")
+    require_s3a(spark, sys.argv[1])
+except SparkSetupError as exc:
+    print(exc)
+finally:
+    spark.stop()
+"""
+
+
+@pytest.mark.spark
+def test_a_session_without_s3a_refuses_an_s3_read_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_S3A, "s3://lake/trips"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    assert done.stdout.strip() == (
+        "this Spark session cannot read s3://lake/trips: Hadoop's S3A file system "
+        f"({S3A_FILE_SYSTEM}) is not on its class path; give spark-submit --jars "
+        '"$(lakeprune spark-job --jars)" (hadoop-aws and the AWS SDK bundle), or add them to the '
+        "session's spark.jars"
+    )
