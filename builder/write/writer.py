@@ -201,17 +201,7 @@ class _Write:
         log.info("%s of %d record(s) (%d after resolving duplicate keys)", self.mode, input_rows, unique_rows)
 
         start = time.perf_counter()
-        tagged = self._persist(self._tag(unique, snapshot))
-        stats = tagged.agg(
-            F.sum(F.when(F.col(OLD_FILE_GROUP).isNotNull(), 1).otherwise(0)).alias("found"),
-            F.sum(
-                F.when(
-                    F.col(OLD_FILE_GROUP).isNotNull() & (F.col(OLD_PARTITION) != F.col(PARTITION)), 1
-                ).otherwise(0)
-            ).alias("moved"),
-        ).first()
-        assert stats is not None
-        found, moved = int(stats["found"] or 0), int(stats["moved"] or 0)
+        tagged, found, moved = self._tag(unique, snapshot)
         self.timer.phase("tag", start)
         if self.mode == WriteMode.INSERT and found:
             existing = tagged.where(F.col(OLD_FILE_GROUP).isNotNull()).select(KEY).limit(5).collect()
@@ -267,13 +257,17 @@ class _Write:
             .drop("_lp_rank", SEQ)
         )
 
-    def _tag(self, unique: DataFrame, snapshot: Snapshot) -> DataFrame:
-        """Join each key with its current location from the record index (null for new keys)."""
+    def _tag(self, unique: DataFrame, snapshot: Snapshot) -> tuple[DataFrame, int, int]:
+        """Join each key with its current location from the record index (null for new keys);
+        with the number of keys found, and of those found in another partition than their new one.
+        A table that nothing was written to yet has no record index: every key is new, so nothing
+        is looked up, persisted again or counted (the first load of a table is often its largest)."""
         view = snapshot.record_index()
         if not view.buckets:
-            return unique.withColumn(OLD_PARTITION, F.lit(None).cast("string")).withColumn(
+            tagged = unique.withColumn(OLD_PARTITION, F.lit(None).cast("string")).withColumn(
                 OLD_FILE_GROUP, F.lit(None).cast("string")
             )
+            return tagged, 0, 0
         schema = T.StructType(
             [T.StructField(n, T.StringType()) for n in (KEY, OLD_PARTITION, OLD_FILE_GROUP)]
         )
@@ -282,7 +276,15 @@ class _Write:
             .repartition(min(len(view.buckets), 64), BUCKET)
             .mapInArrow(tasks.lookup_locations(view), schema)
         )
-        return unique.join(found, on=KEY, how="left")
+        tagged = self._persist(unique.join(found, on=KEY, how="left"))
+        located = F.col(OLD_FILE_GROUP).isNotNull()
+        moved = located & (F.col(OLD_PARTITION) != F.col(PARTITION))
+        counts = tagged.agg(
+            F.sum(F.when(located, 1).otherwise(0)).alias("found"),
+            F.sum(F.when(moved, 1).otherwise(0)).alias("moved"),
+        ).first()
+        assert counts is not None
+        return tagged, int(counts["found"] or 0), int(counts["moved"] or 0)
 
     def _plan(self, tagged: DataFrame, live_files: list[DataFile]) -> DataFrame:
         """Rows to add to (action 0) or keys to remove from (action 1) each target file group."""
