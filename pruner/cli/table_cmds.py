@@ -65,11 +65,19 @@ def _schema_from_file(path: str) -> pa.Schema:
         raise InvalidInputError(f"--schema-from: {path} is not a readable Parquet file ({exc})") from None
 
 
+# Options that `create` and `adopt` share.
+RecordKeyOption = Annotated[str, typer.Option(help="Record key column(s), comma-separated.")]
+PropertyOption = Annotated[
+    list[str] | None, typer.Option("--property", help="Table property key=value (repeatable).")
+]
+TableNameOption = Annotated[str | None, typer.Option(help="Table name (default: the directory name).")]
+
+
 @app.command("create")
 @cli_command
 def create(
     table: TableArgument,
-    record_key: Annotated[str, typer.Option(help="Record key column(s), comma-separated.")],
+    record_key: RecordKeyOption,
     schema: Annotated[
         str | None, typer.Option(help='Columns, e.g. "id bigint, city string, ts timestamp".')
     ] = None,
@@ -80,10 +88,8 @@ def create(
     ordering_field: Annotated[
         str | None, typer.Option(help="Column that decides between duplicate keys in a batch.")
     ] = None,
-    prop: Annotated[
-        list[str] | None, typer.Option("--property", help="Table property key=value (repeatable).")
-    ] = None,
-    name: Annotated[str | None, typer.Option(help="Table name (default: the directory name).")] = None,
+    prop: PropertyOption = None,
+    name: TableNameOption = None,
     warehouse: WarehouseOption = None,
 ) -> None:
     """Create an empty table."""
@@ -112,17 +118,15 @@ def create(
 @cli_command
 def adopt(
     table: TableArgument,
-    record_key: Annotated[str, typer.Option(help="Record key column(s), comma-separated.")],
+    record_key: RecordKeyOption,
     partition_by: Annotated[
         str | None, typer.Option(help="Partition column(s): the col=value directory levels, in order.")
     ] = None,
     ordering_field: Annotated[
         str | None, typer.Option(help="Column that decides between duplicate keys in later writes.")
     ] = None,
-    prop: Annotated[
-        list[str] | None, typer.Option("--property", help="Table property key=value (repeatable).")
-    ] = None,
-    name: Annotated[str | None, typer.Option(help="Table name (default: the directory name).")] = None,
+    prop: PropertyOption = None,
+    name: TableNameOption = None,
     index: Annotated[
         list[str] | None,
         typer.Option("--index", help='A "CREATE INDEX ..." statement to build after adopting (repeatable).'),
