@@ -43,6 +43,7 @@ from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
 from builder.write import tasks
+from builder.write.writer import write_record_index_logs
 from pruner.errors import (
     InvalidInputError,
     InvalidSchemaError,
@@ -410,11 +411,7 @@ def _publish(storage: Storage, config: TableConfig, files: list[DataFile], locat
                 F.lit(OP_UPSERT).cast("tinyint").alias(OP_FIELD),
                 tasks.BUCKET,
             )
-            index_files = (
-                entries.repartition(min(rli_spec.num_buckets, 64), tasks.BUCKET)
-                .mapInArrow(tasks.write_index_logs(storage, rli_spec, instant), "path string")
-                .collect()
-            )
+            index_files = write_record_index_logs(entries, storage, rli_spec, instant)
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, []))
             rows = sum(f.rows for f in added)
             pending.complete(
@@ -422,7 +419,7 @@ def _publish(storage: Storage, config: TableConfig, files: list[DataFile], locat
                     "operation": "adopt",
                     "added": [f.to_json() for f in added],
                     "removed": [],
-                    "index_files": sorted([r["path"] for r in index_files] + files_logs),
+                    "index_files": sorted(index_files + files_logs),
                     "stats": {
                         "inserted": rows,
                         "updated": 0,

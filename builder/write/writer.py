@@ -60,7 +60,8 @@ from pruner.index.specs import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
+from pruner.storage import Storage
 from pruner.table.table import LakeTable, Snapshot
 from pruner.types import TableSchema
 
@@ -128,6 +129,19 @@ def write(
                 "rolled back incomplete instant(s) %s left by an earlier writer", ", ".join(rolled_back)
             )
         return _Write(spark, table.refresh(), mode, sort_columns).run(df)
+
+
+def write_record_index_logs(
+    entries: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
+) -> list[str]:
+    """Record index entries (`key`, `partition`, `file_group`, op, bucket) written by the executors,
+    one log file per bucket; returns the relative paths written."""
+    written = (
+        entries.repartition(min(spec.num_buckets, index_logs.MAX_TASKS), BUCKET)
+        .mapInArrow(tasks.write_index_logs(storage, spec, instant), "path string")
+        .collect()
+    )
+    return [r["path"] for r in written]
 
 
 def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column]:
@@ -393,11 +407,7 @@ class _Write:
                 F.lit(OP_DELETE if deleting else OP_UPSERT).cast("tinyint").alias(OP_FIELD),
                 BUCKET,
             )
-            index_files = (
-                changes.repartition(min(rli_spec.num_buckets, 64), BUCKET)
-                .mapInArrow(tasks.write_index_logs(storage, rli_spec, instant), "path string")
-                .collect()
-            )
+            index_files = write_record_index_logs(changes, storage, rli_spec, instant)
             self.timer.phase("record_index", start)
 
             start = time.perf_counter()
@@ -424,7 +434,7 @@ class _Write:
                     "operation": str(self.mode),
                     "added": [f.to_json() for f in added],
                     "removed": [f.to_json() for f in removed],
-                    "index_files": sorted([r["path"] for r in index_files] + files_logs),
+                    "index_files": sorted(index_files + files_logs),
                     "stats": {k: v for k, v in final.to_json().items() if isinstance(v, int)},
                     "timings_ms": self.timer.phases,
                 }
