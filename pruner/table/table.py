@@ -180,13 +180,14 @@ class Snapshot:
         if columns is not None:
             for name in columns:
                 self.table.config.schema.column(name)  # raises for unknown columns
-        paths = [self.table.storage.path(f.path) for f in self.files()]
+        files = self.files()
+        paths = [self.table.storage.path(f.path) for f in files]
         if not paths:
             table = schema.empty_table()
             return table.select(columns) if columns is not None else table
         try:
             if not self.table.config.path_columns_in_files:
-                return self._read_files(columns, limit)
+                return self._read_files(files, columns, limit)
             dataset = ds.dataset(paths, schema=schema, format="parquet", filesystem=self.table.storage.fs)
             if limit is not None:
                 return dataset.head(limit, columns=columns)
@@ -194,13 +195,13 @@ class Snapshot:
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(f"cannot read snapshot {self.instant}: {exc}") from exc
 
-    def _read_files(self, columns: list[str] | None, limit: int | None) -> pa.Table:
+    def _read_files(self, files: list[DataFile], columns: list[str] | None, limit: int | None) -> pa.Table:
         """File by file, filling the partition columns an adopted file keeps only in its path."""
         config = self.table.config
         wanted = columns if columns is not None else config.schema.names
-        parts: list[pa.Table] = []
+        parts: list[pa.Table] = [config.schema.to_arrow().empty_table().select(wanted)]
         remaining = limit
-        for data_file in self.files():
+        for data_file in files:
             if remaining is not None and remaining <= 0:
                 break
             rows = read_data_file(self.table.storage, data_file.path, config.schema, wanted)
