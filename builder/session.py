@@ -48,7 +48,7 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             builder = builder.config("spark.sql.shuffle.partitions", "8")
             memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
             builder = builder.config("spark.driver.memory", memory)
-            classpath = ":".join(p for p in (s3a_classpath(), _spark_source_jar()) if p)
+            classpath = os.pathsep.join(p for p in (s3a_classpath(), _spark_source_jar()) if p)
             if classpath:
                 builder = builder.config("spark.driver.extraClassPath", classpath)
                 builder = builder.config("spark.executor.extraClassPath", classpath)

@@ -33,7 +33,6 @@ from pruner.predicate.sql.parsing import chain_operands, parse
 from pruner.predicate.sql.spark import SparkFilters, from_spark
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable, table_location
-from pruner.types import TypeKind
 
 logger = logging.getLogger(__name__)
 
@@ -145,9 +144,7 @@ def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
     """The files of a described table's snapshot that may hold rows matching Spark's filters."""
     table = LakeTable.open(str(request["table"]))
     snapshot = request.get("snapshot")
-    floating = [
-        c.name for c in table.config.schema.columns if c.type.kind in (TypeKind.FLOAT, TypeKind.DOUBLE)
-    ]
+    floating = [c.name for c in table.config.schema.columns if c.type.kind.is_floating]
     filters = from_spark(list(request.get("filters") or []), str(request.get("time_zone") or "UTC"), floating)
     where, dropped = _bindable(table, filters)
     if snapshot is None:

@@ -136,11 +136,11 @@ def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
     kind = to.this.name if isinstance(to.this, exp.DataType.Type) else str(to.this)
     if kind not in _CAST_TYPES or (kind.startswith("TIMESTAMP") and not utc):
         raise _UnsupportedError
+    if negate and not isinstance(inner, exp.Literal):
+        raise _UnsupportedError
     if kind == "TIMESTAMPTZ":
         to = exp.DataType.build("TIMESTAMP")
     value = exp.Neg(this=inner.copy()) if negate else inner.copy()
-    if negate and not isinstance(inner, exp.Literal):
-        raise _UnsupportedError
     return exp.Cast(this=value, to=to.copy())
 
 
