@@ -30,6 +30,7 @@ from pruner.service.grpc_service import SERVICE_NAME, PruningServicer
 from pruner.service.handlers import add_servicer
 from pruner.serving.catalog import Catalog
 from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.http import HealthReport
 from pruner.serving.metrics import Metrics
 from pruner.serving.workers import Workers
 
@@ -89,7 +90,9 @@ class Sidecar:
             if self.config.grpc_port is not None:
                 self.grpc_port = self._start_grpc(self.config.grpc_port)
             if self.config.metrics_port is not None:
-                self.metrics_port = self.metrics.serve_http(self.metrics_host, self.config.metrics_port)
+                self.metrics_port = self.metrics.serve_http(
+                    self.metrics_host, self.config.metrics_port, self.health_report
+                )
             if self.config.thrift_port is not None:
                 self._thrift = _thrift_endpoint(self.config, self.catalog, self.metrics, self.reuse_port)
                 self.thrift_port = int(self._thrift.start())
@@ -120,6 +123,10 @@ class Sidecar:
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         return self.ready.wait(timeout)
+
+    def health_report(self) -> HealthReport:
+        """SERVING from the catalog's first load until `stop` (as the gRPC health service says)."""
+        return HealthReport(self.ready.is_set() and not self._stopping.is_set())
 
     def stop(self, grace: float) -> None:
         """Stop serving: NOT_SERVING at once, new calls refused, calls in flight given `grace`."""

@@ -10,12 +10,12 @@ kind and bytes read (`pruner.storage_requests.TOTALS`) and an endpoint's connect
 (`watch_connections`) are read at scrape time.
 
 Metrics live on a `CollectorRegistry` of their own, not prometheus_client's global one, so several
-sidecars in one process (tests) do not clash. `serve_http` exposes them for Prometheus."""
+sidecars in one process (tests) do not clash. `serve_http` exposes them for Prometheus, beside the
+process's health report (`pruner.serving.http`)."""
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_wsgi_server
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -31,6 +31,7 @@ from pruner.metadata.index_partition import BucketCache
 from pruner.planner.result import PruneResult
 from pruner.serving.bounded import shorten
 from pruner.serving.errors import Status, classify
+from pruner.serving.http import HealthReport, serve_http
 from pruner.storage_requests import TOTALS, RequestCounter, RequestKind, StorageRequests
 
 request_log = logging.getLogger("pruner.service.requests")
@@ -119,7 +120,6 @@ class Metrics:
             self.registry.register(_CacheCollector(cache))
         self.registry.register(_StorageCollector(storage_totals))
         self._http: WSGIServer | None = None
-        self._http_thread: threading.Thread | None = None
 
     @contextmanager
     def request(self, api: str, method: str, table: str | None = None) -> Iterator[RequestRecord]:
@@ -154,11 +154,11 @@ class Metrics:
         """Expose an endpoint's connection counts, read from `counts()` at scrape time."""
         self.registry.register(_ConnectionCollector(api, counts))
 
-    def serve_http(self, host: str, port: int) -> int:
-        """Expose the metrics at http://host:port/metrics; returns the bound port."""
-        server, thread = start_wsgi_server(port, addr=host, registry=self.registry)
-        self._http, self._http_thread = server, thread
-        return int(server.server_port)
+    def serve_http(self, host: str, port: int, health: Callable[[], HealthReport]) -> int:
+        """Expose the metrics at http://host:port/metrics and `health()` at /health; returns the
+        bound port."""
+        self._http = serve_http(host, port, self.registry, health)
+        return int(self._http.server_port)
 
     def stop_http(self) -> None:
         if self._http is not None:

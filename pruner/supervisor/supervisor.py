@@ -1,6 +1,7 @@
 """`Supervisor`: runs N workers (`worker`) behind the same gRPC and Thrift ports and keeps them
 running. `start()` holds the ports (`ports`; port 0 becomes one free port, chosen once), serves the
-metrics port itself (the sum over workers, `aggregate`, plus the workers' count and restarts),
+metrics port itself (the sum over workers, `aggregate`, plus the workers' count and restarts; its
+`/health` is SERVING while at least one worker is ready, with the workers by state),
 starts the workers and returns when each has bound the ports; a worker that fails to start is a
 `ConfigError` and nothing is left running. A worker that exits while serving (killed, crashed) is
 logged and replaced after a back-off that grows with each consecutive failure (0.5 s up to 30 s;
@@ -23,11 +24,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, start_wsgi_server
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.http import HealthReport, serve_http
 from pruner.serving.logs import LogFormat
 from pruner.supervisor.aggregate import WorkerMetrics
 from pruner.supervisor.orders import WorkerOrder
@@ -136,6 +138,18 @@ class Supervisor:
         running = [p for p in processes if p.returncode() is None]
         return WorkerStates(len(self._slots), len(running), sum(p.ready.is_set() for p in running), restarts)
 
+    def health_report(self) -> HealthReport:
+        """The sidecar's health as a whole: SERVING while at least one worker is ready and the
+        supervisor is not stopping (new connections go to any worker that has bound the ports, and a
+        worker answers once its catalog is loaded), with the workers by state so that a probe sees
+        a worker being replaced (`ready` < `configured`)."""
+        states = self.states()
+        workers = {"configured": states.configured, "running": states.running, "ready": states.ready}
+        return HealthReport(
+            states.ready > 0 and not self._stopping.is_set(),
+            {"workers": workers, "restarts": states.restarts},
+        )
+
     def stop(self, grace: float | None = None) -> None:
         """Stop every worker gracefully (`grace`: default as configured), then free the ports."""
         if grace is not None:
@@ -191,7 +205,7 @@ class Supervisor:
         registry.register(self.metrics)
         registry.register(_SupervisorCollector(self))
         try:
-            server, _ = start_wsgi_server(port, addr=self.config.host, registry=registry)
+            server = serve_http(self.config.host, port, registry, self.health_report)
         except OSError as exc:
             raise ConfigError(
                 f"cannot listen for metrics on {self.config.host}:{port}: {exc.strerror or exc}"

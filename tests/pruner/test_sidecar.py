@@ -1,4 +1,5 @@
-"""The sidecar's lifecycle: NOT_SERVING until every warehouse root was listed once, a port in use is
+"""The sidecar's lifecycle: NOT_SERVING (gRPC health and HTTP `/health`) until every warehouse root
+was listed once, a port in use is
 a configuration error that leaves nothing running, the Thrift endpoint is started and stopped with
 the rest, and a stop lets calls in flight finish before the server goes away."""
 
@@ -27,6 +28,7 @@ from pruner.serving.metrics import Metrics
 from pruner.sidecar import Sidecar
 from tests.pruner.service.conftest import SCHEMA, TABLE, address, make_config
 from tests.support_hostile import server_log
+from tests.support_http import health
 from tests.support_s3 import SeaweedS3
 
 
@@ -42,17 +44,19 @@ def test_not_serving_until_every_root_was_listed(tmp_path: Path) -> None:
         {"here": str(tmp_path / "here"), "later": str(tmp_path / "later")},
         grpc_port=0,
         thrift_port=None,
-        metrics_port=None,
+        metrics_port=0,
     )
     with Sidecar(config) as sidecar:
         assert not sidecar.wait_ready(0.3)
         for service in ("", "lakeprune.v1.PruningService"):
             assert health_of(sidecar, service) == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert health(sidecar.metrics_port) == (503, {"status": "NOT_SERVING"})
         with PruningClient(address(sidecar)) as client:  # what can be answered is answered
             assert client.list_tables("here")[0].table == "events"
         (tmp_path / "later").mkdir()
         assert sidecar.wait_ready(10)
         assert health_of(sidecar) == health_pb2.HealthCheckResponse.SERVING
+        assert health(sidecar.metrics_port) == (200, {"status": "SERVING"})
 
 
 def test_a_port_in_use_is_a_config_error_and_nothing_keeps_running(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.serving.errors import Status
+from pruner.serving.http import HealthReport
 from pruner.serving.metrics import Metrics
 from pruner.sidecar import Sidecar
 from pruner.storage_requests import RequestCounter, RequestKind, StorageRequests
@@ -133,7 +134,7 @@ def test_the_http_endpoint(sidecar: Sidecar) -> None:
 
 def test_the_http_endpoint_stops() -> None:
     metrics = Metrics()
-    port = metrics.serve_http("127.0.0.1", 0)
+    port = metrics.serve_http("127.0.0.1", 0, lambda: HealthReport(True))
     assert urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).status == 200
     metrics.stop_http()
     with pytest.raises(OSError):

@@ -2,7 +2,8 @@
 table: both serve the gRPC and the Thrift port, a Thrift `GetSplits` listing whose first page one
 worker served and whose later pages the other served is still the one plan (the paging token is
 valid on the worker that did not plan it: same split key), the metrics port shows the sum over the
-workers, a worker killed with SIGKILL is replaced while calls keep succeeding, and a stop leaves no
+workers and `/health` the workers by state (SERVING while one is being replaced), a worker killed
+with SIGKILL is replaced while calls keep succeeding, and a stop leaves no
 worker behind. Which worker a connection lands on is the kernel's choice (SO_REUSEPORT hashes the
 connection): a test opens connections until it has one on each worker, seen in the workers' own
 metrics, within a bound that two fair coins cannot miss in practice (2^-63)."""
@@ -29,6 +30,7 @@ from pruner.supervisor.aggregate import parse
 from pruner.supervisor.supervisor import Supervisor
 from pruner.thrift import idl
 from tests.pruner.thrift.support import bigint_range
+from tests.support_http import health
 
 SCHEMA = "lake"
 TABLE = idl.SchemaTableName(SCHEMA, "events")
@@ -111,6 +113,8 @@ def test_both_workers_serve_the_grpc_port_and_the_metrics_are_their_sum(supervis
     assert requests(after, "grpc") - requests(before, "grpc") == calls
     assert requests(after, "grpc") == sum(per_worker(supervisor, "grpc").values())
     assert after[("lakeprune_workers", (("state", "ready"),))] == 2
+    workers = {"configured": 2, "running": 2, "ready": 2}
+    assert health(supervisor.metrics_port) == (200, {"status": "SERVING", "workers": workers, "restarts": 0})
 
 
 def test_a_listing_paged_across_workers_is_one_plan(supervisor: Supervisor) -> None:
@@ -152,6 +156,9 @@ def test_a_killed_worker_is_replaced_and_calls_keep_succeeding(supervisor: Super
     victim, survivor = supervisor.pids()
     os.kill(victim, signal.SIGKILL)
     wait_until(lambda: supervisor.states().restarts == restarts + 1, "the supervisor saw the worker exit")
+    status, report = health(supervisor.metrics_port)  # the survivor serves: SERVING throughout
+    assert (status, report["status"], report["restarts"]) == (200, "SERVING", restarts + 1)
+    assert report["workers"]["configured"] == 2 and report["workers"]["ready"] >= 1
     address = f"127.0.0.1:{supervisor.grpc_port}"
     for _ in range(10):  # while the replacement starts, the survivor answers
         with PruningClient(address) as client:
@@ -164,6 +171,7 @@ def test_a_killed_worker_is_replaced_and_calls_keep_succeeding(supervisor: Super
             assert [t.table for t in client.list_tables(SCHEMA)] == ["events"]
     after = scrape(supervisor.metrics_port)
     assert after[("lakeprune_worker_restarts_total", ())] == restarts + 1
+    assert health(supervisor.metrics_port)[1]["workers"]["ready"] == 2
     assert requests(after, "grpc") >= requests(before, "grpc") + 20  # the victim's count is kept
 
 
