@@ -5,7 +5,9 @@ answers exactly as DuckDB does over the same files — decimals exact (the Thrif
 carry them as doubles), timestamps to the microsecond, varbinary as bytes — and the sidecar's gRPC
 counters show the pruning; functional-index predicates written as expressions prune; time travel
 and the `$history` / `$files` / `$indexes` tables answer; a join's dynamic filter prunes the probe
-side; a sidecar killed under a catalog gives a clear error while the other catalogs keep serving.
+side; a sidecar killed under a catalog gives a clear error while the other catalogs keep serving,
+and a catalog over two sidecars spreads its calls over both and, when one is killed, answers
+through the other.
 Runs when the plugin can be found or built (see `pruner.engines.plugin`); skipped, with the
 reason, in a checkout without `connector/trino/`."""
 
@@ -25,6 +27,8 @@ from typing import Any
 
 import numpy
 import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
 from pruner.serving.config import ServeConfig
@@ -38,6 +42,8 @@ from tests.e2e.queries import QUERIES, Query, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
 from tests.support_adopt import Adopted, duckdb_rows, snapshot_files
 from tests.support_events import DAYS
+from tests.support_http import get as http_get
+from tests.support_http import health
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 
@@ -45,6 +51,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.engine]
 DOOMED_CATALOG = "lakeprune_doomed"
 DOOMED_TIMEOUT_S = 5
 DOOMED_ATTEMPTS = 2
+# A native catalog over two sidecars: one of its own (killed by a test) and the shared one.
+PAIR_CATALOG = "lakeprune_pair"
 ADOPTED_SCHEMA = "adopted"
 
 
@@ -57,14 +65,22 @@ class Native:
     adopted: Adopted  # a Hive-style directory adopted in place (issue 18), schema ADOPTED_SCHEMA
     doomed: subprocess.Popen[bytes]  # `lakeprune serve` under DOOMED_CATALOG
     doomed_address: str
+    partner: subprocess.Popen[bytes]  # `lakeprune serve` first in PAIR_CATALOG's address list
+    partner_metrics_port: int
 
 
-def _serve_process(warehouse: Path, grpc_port: int) -> subprocess.Popen[bytes]:
+def _serve_process(
+    warehouse: Path, grpc_port: int, metrics_port: int | None = None
+) -> subprocess.Popen[bytes]:
     """`lakeprune serve` (gRPC only) as a process of its own, so that a test can kill it."""
     lakeprune = Path(sys.executable).with_name("lakeprune")
     command = [str(lakeprune), "serve", "-w", f"{SCHEMA_NAME}={warehouse}", "--grpc-port", str(grpc_port)]
-    command += ["--thrift-port", "off", "--metrics-port", "off"]
+    command += ["--thrift-port", "off", "--metrics-port", str(metrics_port or "off"), "--workers", "1"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _catalog_properties(catalog: NativeCatalog) -> dict[str, str]:
+    return {p.key: p.value for p in native_catalog_properties(catalog) if p.enabled}
 
 
 @pytest.fixture(scope="module")
@@ -87,22 +103,42 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
     sidecar = Sidecar(config).start()
     doomed_address = f"127.0.0.1:{free_port()}"
     doomed = _serve_process(lake_warehouse, int(doomed_address.rpartition(":")[2]))
+    partner_port, partner_metrics_port = free_port(), free_port()
+    partner = _serve_process(lake_warehouse, partner_port, partner_metrics_port)
     try:
         assert sidecar.wait_ready(30), "the sidecar did not load its catalog"
         doomed_catalog = NativeCatalog(
             doomed_address, request_timeout=f"{DOOMED_TIMEOUT_S}s", max_attempts=DOOMED_ATTEMPTS
         )
-        properties = native_catalog_properties(doomed_catalog)
-        extra = {DOOMED_CATALOG: {p.key: p.value for p in properties if p.enabled}}
+        pair_catalog = NativeCatalog(
+            f"127.0.0.1:{partner_port},127.0.0.1:{sidecar.grpc_port}",
+            request_timeout=f"{DOOMED_TIMEOUT_S}s",
+            max_attempts=2,
+        )
+        extra = {
+            DOOMED_CATALOG: _catalog_properties(doomed_catalog),
+            PAIR_CATALOG: _catalog_properties(pair_catalog),
+        }
         grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}")
         with local_engine(
             "trino", f"127.0.0.1:{sidecar.thrift_port}", extra, grpc=grpc, plugin=plugin
         ) as engine:
-            yield Native(engine, sidecar, lake_warehouse, events, adopted, doomed, doomed_address)
+            yield Native(
+                engine,
+                sidecar,
+                lake_warehouse,
+                events,
+                adopted,
+                doomed,
+                doomed_address,
+                partner,
+                partner_metrics_port,
+            )
     finally:
-        if doomed.poll() is None:
-            doomed.kill()
-        doomed.wait(10)
+        for process in (doomed, partner):
+            if process.poll() is None:
+                process.kill()
+            process.wait(10)
         sidecar.stop(2)
 
 
@@ -309,3 +345,41 @@ def test_a_killed_sidecar_fails_its_catalog_clearly_and_no_other(native: Native)
         [1]
     ]
     assert native.engine.query(f"SELECT count(*) FROM lakeprune_thrift.{SCHEMA_NAME}.drivers")[0][0] > 0
+
+
+def _grpc_requests(metrics_text: str) -> float:
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(metrics_text)
+        for sample in family.samples
+        if sample.name == "lakeprune_requests_total" and sample.labels.get("api") == "grpc"
+    )
+
+
+def test_a_catalog_over_two_sidecars_shares_the_calls_and_survives_losing_one(native: Native) -> None:
+    sql = f"SELECT count(*), sum(fare) FROM {PAIR_CATALOG}.{SCHEMA_NAME}.trips WHERE trip_id < 30"
+    expected = reference(native.warehouse, sql.replace(f"{PAIR_CATALOG}.{SCHEMA_NAME}.", ""))
+
+    def shared_requests() -> float:
+        return _grpc_requests(generate_latest(native.sidecar.metrics.registry).decode())
+
+    def partner_requests() -> float:
+        status, _, body = http_get(native.partner_metrics_port, "/metrics")
+        assert status == 200
+        return _grpc_requests(body.decode())
+
+    assert health(native.partner_metrics_port) == (200, {"status": "SERVING"})
+    partner_before, shared_before = partner_requests(), shared_requests()
+    for _ in range(3):
+        assert native.engine.query(sql) == expected
+    assert partner_requests() > partner_before, "the first sidecar of the list served none of the calls"
+    assert shared_requests() > shared_before, "the second sidecar of the list served none of the calls"
+
+    os.kill(native.partner.pid, signal.SIGKILL)
+    native.partner.wait(10)
+    shared_before = shared_requests()
+    for _ in range(3):  # calls that would have gone to the dead sidecar move to the other
+        started = time.monotonic()
+        assert native.engine.query(sql) == expected
+        assert time.monotonic() - started < DOOMED_TIMEOUT_S + 10
+    assert shared_requests() > shared_before
