@@ -2,7 +2,8 @@
 
 Steps, under the table lock: roll back what a crashed writer left; validate the input; encode keys
 and resolve duplicates inside the batch (the row with the greatest ordering field wins, nulls
-losing; on a tie, or without an ordering field, the row that comes later in the input wins); tag
+losing; on a tie, or without an ordering field, the row that comes later in the input wins; a
+batch without repeated keys, found by counting the keys alone, skips that resolution); tag
 keys with their current location through the record index; plan targets (updates stay in their
 file group, new keys and keys whose partition path changed go to small or new file groups); then, as one
 instant, rewrite every touched file group as a new file slice, write the record index's, `files`'
@@ -28,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -209,8 +210,7 @@ class _Write:
             )
 
         start = time.perf_counter()
-        unique = self._persist(self._deduplicate(self._annotate(conformed)))
-        unique_rows = unique.count()
+        unique, unique_rows = self._deduplicate(self._persist(self._annotate(conformed)))
         self.timer.phase("prepare", start)
         log.info("%s of %d record(s) (%d after resolving duplicate keys)", self.mode, input_rows, unique_rows)
 
@@ -226,8 +226,9 @@ class _Write:
             )
 
         start = time.perf_counter()
-        work = self._persist(self._plan(tagged, list(live.values())))
-        targets = work.select(FILE_GROUP, PARTITION).distinct().collect()
+        planned, bins = self._plan(tagged, list(live.values()))
+        work = self._persist(planned)
+        targets = self._targets(tagged, found, bins)
         self.timer.phase("plan", start)
         result = WriteResult(
             operation=str(self.mode),
@@ -260,16 +261,27 @@ class _Write:
         )
         return keyed.mapInArrow(fn, schema)
 
-    def _deduplicate(self, annotated: DataFrame) -> DataFrame:
+    def _deduplicate(self, annotated: DataFrame) -> tuple[DataFrame, int]:
+        """The batch with one row per key, and its number of rows. Whether any key repeats is
+        counted over the keys alone (a shuffle of the key column, no sort); only a batch that has
+        repeated keys pays for the window that picks each key's winning row, a shuffle and sort of
+        whole rows (most batches have none, and their first load is often the largest)."""
+        counts = annotated.groupBy(KEY).count()
+        totals = counts.agg(F.count(F.lit(1)).alias("keys"), F.sum("count").alias("rows")).first()
+        assert totals is not None
+        keys = int(totals["keys"])
+        if keys == int(totals["rows"] or 0):
+            return annotated.drop(SEQ), keys
         order = [F.col(SEQ).desc()]
         if self.config.ordering_field and self.mode != WriteMode.DELETE:
             order.insert(0, F.col(self.config.ordering_field).desc_nulls_last())
         window = Window.partitionBy(KEY).orderBy(*order)
-        return (
+        winners = (
             annotated.withColumn("_lp_rank", F.row_number().over(window))
             .where(F.col("_lp_rank") == 1)
             .drop("_lp_rank", SEQ)
         )
+        return self._persist(winners), keys
 
     def _tag(self, unique: DataFrame, snapshot: Snapshot) -> tuple[DataFrame, int, int]:
         """Join each key with its current location from the record index (null for new keys);
@@ -300,11 +312,12 @@ class _Write:
         assert counts is not None
         return tagged, int(counts["found"] or 0), int(counts["moved"] or 0)
 
-    def _plan(self, tagged: DataFrame, live_files: list[DataFile]) -> DataFrame:
-        """Rows to add to (action 0) or keys to remove from (action 1) each target file group."""
+    def _plan(self, tagged: DataFrame, live_files: list[DataFile]) -> tuple[DataFrame, list[InsertBin]]:
+        """Rows to add to (action 0) or keys to remove from (action 1) each target file group, and
+        the bins the new rows were cut into."""
         exists = F.col(OLD_FILE_GROUP).isNotNull()
         if self.mode == WriteMode.DELETE:
-            return self._removals(tagged.where(exists))
+            return self._removals(tagged.where(exists)), []
         same_partition = F.col(OLD_PARTITION) == F.col(PARTITION)
         updates = (
             tagged.where(exists & same_partition)
@@ -314,13 +327,26 @@ class _Write:
         )
         new_rows = tagged.where(~exists | ~same_partition)
         counts = {r[PARTITION]: int(r["count"]) for r in new_rows.groupBy(PARTITION).count().collect()}
-        inserts = self._assign_bins(new_rows, plan_insert_bins(counts, live_files, self.config.properties))
+        bins = plan_insert_bins(counts, live_files, self.config.properties)
+        inserts = self._assign_bins(new_rows, bins)
         columns = self._work_columns()
-        return (
+        work = (
             updates.select(*columns)
             .unionByName(inserts.select(*columns))
             .unionByName(self._removals(tagged.where(exists & ~same_partition)))
         )
+        return work, bins
+
+    def _targets(self, tagged: DataFrame, found: int, bins: list[InsertBin]) -> list[tuple[str, str]]:
+        """(file group, partition) of every group the write changes: each insert bin's (every bin
+        receives rows), and the group each found key is in now (updated in place, left by a move,
+        deleted from). Read from the found keys' locations only when there are any (never for a
+        table's first write), not from the planned rows."""
+        targets = {(b.file_group, b.partition) for b in bins}
+        if found:
+            located = tagged.where(F.col(OLD_FILE_GROUP).isNotNull()).select(OLD_FILE_GROUP, OLD_PARTITION)
+            targets |= {(r[OLD_FILE_GROUP], r[OLD_PARTITION]) for r in located.distinct().collect()}
+        return sorted(targets)
 
     def _work_columns(self) -> list[str]:
         return [*self.config.schema.names, KEY, PARTITION, FILE_GROUP, ACTION, IS_NEW, BUCKET]
@@ -363,13 +389,17 @@ class _Write:
         )
 
     def _commit(
-        self, work: DataFrame, targets: list[Row], live: dict[str, DataFile], result: WriteResult
+        self,
+        work: DataFrame,
+        targets: list[tuple[str, str]],
+        live: dict[str, DataFile],
+        result: WriteResult,
     ) -> WriteResult:
         storage = self.table.storage
         config = self.config
         rli_spec = self.table.record_index_spec
         files_spec = self.table.files_spec
-        partitions = sorted({t[PARTITION] for t in targets})
+        partitions = sorted({partition for _, partition in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
             instant = pending.timestamp
             defined = [d.index_partition for d in self.table.definitions]

@@ -77,6 +77,30 @@ def test_duplicate_keys_in_a_batch_resolved_by_ordering_field(spark: SparkSessio
     assert rows[6]["city"] == "cdg", "on an ordering tie the later input row wins"
 
 
+def test_a_batch_of_unique_keys_and_one_with_a_few_repeats_across_input_partitions(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The repeat check counts keys alone: a batch without repeats is written as given, and one
+    repeated key among many, its rows in different input partitions, still resolves to its winner."""
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    first = [make_row(k, CITIES[k % 3]) for k in range(40)]
+    result = table.insert(to_df(spark, first).repartition(4))
+    assert (result.input_rows, result.duplicates_dropped, result.inserted) == (40, 0, 40)
+    reference = {r["id"]: r for r in first}
+    assert contents(location) == reference
+
+    winner = make_row(7, "ber", version=9)
+    batch = [make_row(k, CITIES[k % 3], version=1) for k in range(30, 50)]
+    rows = [*batch[:10], make_row(7, "ams", version=2), *batch[10:], winner]
+    result = table.upsert(to_df(spark, rows).coalesce(1).repartition(3))
+    assert (result.input_rows, result.duplicates_dropped) == (22, 1)
+    assert (result.inserted, result.updated) == (10, 11)
+    reference.update({r["id"]: r for r in [*batch, winner]})
+    assert contents(location) == reference
+    assert_record_index_consistent(location)
+
+
 def test_small_files_are_topped_up_before_new_file_groups(spark: SparkSession, tmp_path: Path) -> None:
     location = str(tmp_path / "t")
     table = create(
