@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -143,6 +144,33 @@ def write_record_index_logs(
         .collect()
     )
     return [r["path"] for r in written]
+
+
+class RecordsNotKeptError(RuntimeError):
+    """The rewritten file groups do not hold every record exactly once: a bug, never a user's
+    mistake. Raised before the instant is published, so the write is rolled back."""
+
+
+def check_records_kept(written: list[tuple[str, int]], live: dict[str, DataFile], net_added: int) -> None:
+    """Before a commit is published: the rewrite wrote each target file group once (`written`: file
+    group and the rows of its new slice, 0 when it emptied), and its new slices hold the replaced
+    slices' records plus the inserted minus the deleted ones (updates and moves keep the count).
+    A planning or rewrite bug that would lose or duplicate records stops the write here."""
+    groups = Counter(group for group, _ in written)
+    repeated = sorted(group for group, times in groups.items() if times > 1)
+    if repeated:
+        raise RecordsNotKeptError(
+            f"file group(s) {', '.join(repeated[:3])} were written by more than one task; nothing was "
+            "committed (a bug in lakeprune: please report it)"
+        )
+    before = sum(live[group].rows for group in groups if group in live)
+    after = sum(rows for _, rows in written)
+    if after != before + net_added:
+        raise RecordsNotKeptError(
+            f"the rewritten file groups hold {after} record(s) where {before + net_added} were expected "
+            f"({before} before, {net_added:+d} by this write); nothing was committed (a bug in "
+            "lakeprune: please report it)"
+        )
 
 
 def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column]:
@@ -420,6 +448,9 @@ class _Write:
             written = rewritten.where(is_file).select(*tasks.FILE_FIELDS).collect()
             self.timer.phase("write_files", start)
 
+            check_records_kept(
+                [(r["file_group"], int(r["rows"])) for r in written], live, result.inserted - result.deleted
+            )
             added = [
                 DataFile(r["partition"], r["file_name"], r["file_group"], instant, r["size"], r["rows"])
                 for r in written

@@ -7,8 +7,14 @@ import copy
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from builder.write import writer
+from builder.write.plan import InsertBin
+from builder.write.writer import RecordsNotKeptError, check_records_kept
+from pruner.format.timeline import Timeline
+from pruner.metadata.files_index import DataFile
 from pruner.table.table import LakeTable
 from tests.support import (
     CITIES,
@@ -168,3 +174,44 @@ def test_index_compaction_after_many_commits_keeps_contents(spark: SparkSession,
         assert contents(location) == reference
         assert_record_index_consistent(location)
     assert any(compactions), "two log files per bucket must trigger compaction"
+
+
+def test_check_records_kept_refuses_lost_duplicated_or_twice_written_records() -> None:
+    live = {
+        "g1": DataFile("", "f1.parquet", "g1", "1", 100, 10),
+        "g2": DataFile("", "f2.parquet", "g2", "1", 100, 5),
+    }
+    check_records_kept([("g1", 12), ("g2", 0), ("new", 4)], live, net_added=1)  # 15 + 1 == 16
+    with pytest.raises(RecordsNotKeptError, match="hold 15 record"):
+        check_records_kept([("g1", 11), ("g2", 0), ("new", 4)], live, net_added=1)
+    with pytest.raises(RecordsNotKeptError, match="hold 17 record"):
+        check_records_kept([("g1", 12), ("g2", 1), ("new", 4)], live, net_added=1)
+    with pytest.raises(RecordsNotKeptError, match="new were written by more than one task"):
+        check_records_kept([("g1", 12), ("new", 2), ("new", 2)], live, net_added=6)
+
+
+def test_a_plan_that_would_lose_a_record_commits_nothing(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = str(tmp_path / "t")
+    table = create(location, spark)
+    first = [make_row(k, CITIES[k % 3]) for k in range(20)]
+    table.insert(to_df(spark, first))
+    before = LakeTable.open(location).snapshot().instant
+
+    assign = writer._Write._assign_bins
+
+    def losing_one(self: writer._Write, new_rows: DataFrame, bins: list[InsertBin]) -> DataFrame:
+        return assign(self, new_rows, bins).where(F.col("id") != 33)
+
+    monkeypatch.setattr(writer._Write, "_assign_bins", losing_one)
+    with pytest.raises(
+        RecordsNotKeptError, match=r"record\(s\) where \d+ were expected.*nothing was committed"
+    ):
+        table.upsert(
+            to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(20, 30)] + [make_row(33, "ams")])
+        )
+    reopened = LakeTable.open(location)
+    assert reopened.snapshot().instant == before
+    assert contents(location) == {r["id"]: r for r in first}
+    assert Timeline.load(reopened.storage).pending() == []  # rolled back
