@@ -70,6 +70,7 @@ from pruner.types import TableSchema
 log = logging.getLogger(__name__)
 SEQ = "_lp_seq"
 IS_NEW = "_lp_new"
+ORDER = "_lp_order"  # a new row's (sort values, record key) as one struct
 
 
 class WriteMode(StrEnum):
@@ -174,8 +175,9 @@ def check_records_kept(written: list[tuple[str, int]], live: dict[str, DataFile]
 
 
 def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column]:
-    """Spark sort keys for `--sort-by` items: a column, or a registry call over one (same Spark
-    implementation as everywhere else). Raises InvalidInputError for unknown columns / functions."""
+    """Spark expressions for `--sort-by` items: a column, or a registry call over one (same Spark
+    implementation as everywhere else); inserts are ordered by them ascending, nulls first. Raises
+    InvalidInputError for unknown columns / functions."""
     from pruner.functions import parse_expression
 
     types = {c.name: c.type for c in schema.columns}
@@ -189,7 +191,7 @@ def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column
             out.append(F.col(text.lower()))
         else:
             raise InvalidInputError(f"--sort-by: unknown column {text!r} (columns: {', '.join(types)})")
-    return [c.asc_nulls_first() for c in out]
+    return out
 
 
 class _Write:
@@ -395,22 +397,42 @@ class _Write:
         )
 
     def _assign_bins(self, new_rows: DataFrame, bins: list[InsertBin]) -> DataFrame:
-        """Rank new rows by key within their partition and give each rank range its file group."""
-        bins_df = self.spark.createDataFrame(
-            [(b.partition, b.file_group, b.start, b.end) for b in bins],
-            "b_partition string, b_file_group string, b_start bigint, b_end bigint",
-        )
-        # Rank by the typed key columns (not the encoded string) so numeric keys cluster numerically.
+        """Give each new row the file group of its bin. A bin is a range of ranks of its partition's
+        new rows in order of (sort values, typed record key) — typed, so that numeric keys cluster
+        numerically. Keys are unique, so that order is total and a bin is equally the range of order
+        values from its first row's (inclusive) to the next bin's first row's (exclusive). Those
+        boundaries are found by ranking only the order values (a window over a narrow struct, not
+        over whole rows); whole rows are then given their bin by comparing their order value with
+        the boundaries, in a broadcast join: no shuffle or sort of whole rows. The ranking sorts the
+        same struct the join compares, and Spark orders structs field by field as it compares them
+        (nulls first, NaN last, -0.0 = 0.0), so the ranges are exactly the ranking's; equal order
+        values (keys that differ where Spark's ordering does not) stay in one bin, whose neighbour
+        may then get fewer rows. `check_records_kept` guards the outcome before any commit."""
         order = [*self.sort_by, *(F.col(k) for k in self.config.record_key)]
-        rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(*order)) - 1
-        ranked = new_rows.withColumn("_lp_rank", rank)
+        keyed = new_rows.withColumn(ORDER, F.struct(*(c.alias(f"o{i}") for i, c in enumerate(order))))
+        starts = self.spark.createDataFrame(
+            [(b.partition, b.file_group, b.start) for b in bins],
+            "b_partition string, b_file_group string, b_start bigint",
+        )
+        ranked = keyed.select(PARTITION, ORDER).withColumn(
+            "_lp_rank", F.row_number().over(Window.partitionBy(PARTITION).orderBy(F.col(ORDER).asc())) - 1
+        )
+        following = Window.partitionBy("b_partition").orderBy("b_start")
+        boundaries = (
+            ranked.join(
+                F.broadcast(starts),
+                (ranked[PARTITION] == starts["b_partition"]) & (ranked["_lp_rank"] == starts["b_start"]),
+            )
+            .select("b_partition", "b_file_group", "b_start", F.col(ORDER).alias("b_low"))
+            .withColumn("b_high", F.lead("b_low").over(following))
+        )
         condition = (
-            (ranked[PARTITION] == bins_df["b_partition"])
-            & (ranked["_lp_rank"] >= bins_df["b_start"])
-            & (ranked["_lp_rank"] < bins_df["b_end"])
+            (keyed[PARTITION] == boundaries["b_partition"])
+            & (keyed[ORDER] >= boundaries["b_low"])
+            & (boundaries["b_high"].isNull() | (keyed[ORDER] < boundaries["b_high"]))
         )
         return (
-            ranked.join(F.broadcast(bins_df), condition, "inner")
+            keyed.join(F.broadcast(boundaries), condition, "inner")
             .withColumn(FILE_GROUP, F.col("b_file_group"))
             .withColumn(ACTION, F.lit(ACTION_ADD))
             .withColumn(IS_NEW, F.lit(True))
