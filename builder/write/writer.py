@@ -368,10 +368,11 @@ class _Write:
         return work, bins
 
     def _targets(self, tagged: DataFrame, found: int, bins: list[InsertBin]) -> list[tuple[str, str]]:
-        """(file group, partition) of every group the write changes: each insert bin's (every bin
-        receives rows), and the group each found key is in now (updated in place, left by a move,
-        deleted from). Read from the found keys' locations only when there are any (never for a
-        table's first write), not from the planned rows."""
+        """(file group, partition) of every group the write may change: each insert bin's, and the
+        group each found key is in now (updated in place, left by a move, deleted from). Read from
+        the found keys' locations only when there are any (never for a table's first write), not
+        from the planned rows. A bin left without rows (equal order values at its boundary, see
+        `_assign_bins`) is a target that no task rewrites: it only widens the inflight record."""
         targets = {(b.file_group, b.partition) for b in bins}
         if found:
             located = tagged.where(F.col(OLD_FILE_GROUP).isNotNull()).select(OLD_FILE_GROUP, OLD_PARTITION)
