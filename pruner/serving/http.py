@@ -65,10 +65,16 @@ def make_app(registry: CollectorRegistry, health: Callable[[], HealthReport]) ->
 def serve_http(
     host: str, port: int, registry: CollectorRegistry, health: Callable[[], HealthReport]
 ) -> WSGIServer:
-    """Serve metrics and health on host:port (0: a free port, see `server_port`) on a daemon thread;
-    `shutdown()` and `server_close()` the returned server to stop. Raises OSError if it cannot bind."""
+    """Serve metrics and health on host:port (0: a free port, see `server_port`) on a daemon thread
+    until `stop_http(server)`. Raises OSError if it cannot bind."""
     server = make_server(
         host, port, make_app(registry, health), server_class=_ThreadingServer, handler_class=_QuietHandler
     )
     threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
     return server
+
+
+def stop_http(server: WSGIServer) -> None:
+    """Stop serving and free the port."""
+    server.shutdown()
+    server.server_close()

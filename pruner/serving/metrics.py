@@ -31,7 +31,7 @@ from pruner.metadata.index_partition import BucketCache
 from pruner.planner.result import PruneResult
 from pruner.serving.bounded import shorten
 from pruner.serving.errors import Status, classify
-from pruner.serving.http import HealthReport, serve_http
+from pruner.serving.http import HealthReport, serve_http, stop_http
 from pruner.storage_requests import TOTALS, RequestCounter, RequestKind, StorageRequests
 
 request_log = logging.getLogger("pruner.service.requests")
@@ -162,8 +162,7 @@ class Metrics:
 
     def stop_http(self) -> None:
         if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
+            stop_http(self._http)
             self._http = None
 
 

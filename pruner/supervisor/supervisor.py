@@ -29,7 +29,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from pruner.serving.config import ConfigError, ServeConfig
-from pruner.serving.http import HealthReport, serve_http
+from pruner.serving.http import HealthReport, serve_http, stop_http
 from pruner.serving.logs import LogFormat
 from pruner.supervisor.aggregate import WorkerMetrics
 from pruner.supervisor.orders import WorkerOrder
@@ -164,8 +164,7 @@ class Supervisor:
             if self._monitor is not None:
                 self._monitor.join()
             if self._http is not None:
-                self._http.shutdown()
-                self._http.server_close()
+                stop_http(self._http)
             for held in self._held:
                 held.close()
         finally:
