@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from builder.index_logs import CHUNK_STRUCT, ROWS, LogTarget, chunk_batch, chunks, write_by_bucket
 from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
-from builder.intermediates import persist_intermediate
+from builder.intermediates import persist_chunks
 from builder.lock import table_lock
 from builder.write.tasks import BatchFunction
 from pruner.errors import InvalidInputError
@@ -152,7 +152,7 @@ def _require_ready_column_stats(table: LakeTable, definition: IndexDefinition) -
 def build_index(location: str, name: str, spark: SparkSession | None = None) -> str | None:
     """Build a defined index for the files written before it existed; returns the instant it is
     complete up to (None if it was already ready). The rows are computed by executors and kept
-    there (persisted, memory and disk); under the lock, a Spark job keeps those of files still live
+    there (persisted on their disks); under the lock, a Spark job keeps those of files still live
     and writes them bucket by bucket: the driver holds file names, never index rows."""
     table = LakeTable.open(location)
     definition = table.definition(name)
@@ -225,7 +225,7 @@ def _compute_chunks(
     )
     parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
     task = _index_files(table.storage, table.config, definition, spec)
-    computed = persist_intermediate(listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT))
+    computed = persist_chunks(listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT))
     log.info("index %s: %d chunk(s) computed", definition.name, computed.count())
     return computed
 

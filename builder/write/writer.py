@@ -39,7 +39,7 @@ from builder.compaction import compact_locked
 from builder.index_logs import write_by_bucket
 from builder.indexing import file_driven_chunks, log_targets, needs_added_stats
 from builder.instants import rollback_pending, run_instant
-from builder.intermediates import persist_intermediate
+from builder.intermediates import persist_chunks, persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
 from builder.write import tasks
@@ -208,10 +208,10 @@ class _Write:
         self.timer = _Timer()
         self.cached: list[DataFrame] = []
 
-    def _persist(self, df: DataFrame) -> DataFrame:
-        df = persist_intermediate(df)
-        self.cached.append(df)
-        return df
+    def _keep(self, persisted: DataFrame) -> DataFrame:
+        """`persisted`, unpersisted when the write ends."""
+        self.cached.append(persisted)
+        return persisted
 
     def run(self, df: DataFrame) -> WriteResult:
         try:
@@ -240,7 +240,7 @@ class _Write:
             )
 
         start = time.perf_counter()
-        unique, unique_rows = self._deduplicate(self._persist(self._annotate(conformed)))
+        unique, unique_rows = self._deduplicate(self._keep(persist_intermediate(self._annotate(conformed))))
         self.timer.phase("prepare", start)
         log.info("%s of %d record(s) (%d after resolving duplicate keys)", self.mode, input_rows, unique_rows)
 
@@ -257,7 +257,7 @@ class _Write:
 
         start = time.perf_counter()
         planned, bins = self._plan(tagged, list(live.values()))
-        work = self._persist(planned)
+        work = self._keep(persist_intermediate(planned))
         targets = self._targets(tagged, found, bins)
         self.timer.phase("plan", start)
         result = WriteResult(
@@ -311,7 +311,7 @@ class _Write:
             .where(F.col("_lp_rank") == 1)
             .drop("_lp_rank", SEQ)
         )
-        return self._persist(winners), keys
+        return self._keep(persist_intermediate(winners)), keys
 
     def _tag(self, unique: DataFrame, snapshot: Snapshot) -> tuple[DataFrame, int, int]:
         """Join each key with its current location from the record index (null for new keys);
@@ -332,7 +332,7 @@ class _Write:
             .repartition(min(len(view.buckets), 64), BUCKET)
             .mapInArrow(tasks.lookup_locations(view), schema)
         )
-        tagged = self._persist(unique.join(found, on=KEY, how="left"))
+        tagged = self._keep(persist_intermediate(unique.join(found, on=KEY, how="left")))
         located = F.col(OLD_FILE_GROUP).isNotNull()
         moved = located & (F.col(OLD_PARTITION) != F.col(PARTITION))
         counts = tagged.agg(
@@ -462,10 +462,12 @@ class _Write:
             parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
             # Persisted: the index chunks are read again (by the log-writing job) after the file rows
             # are collected, and the rewrite (which writes the data files) must not run twice.
-            rewritten = self._persist(
-                work.repartition(parallelism, FILE_GROUP)
-                .sortWithinPartitions(FILE_GROUP)
-                .mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
+            rewritten = self._keep(
+                persist_chunks(
+                    work.repartition(parallelism, FILE_GROUP)
+                    .sortWithinPartitions(FILE_GROUP)
+                    .mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
+                )
             )
             is_file = F.col(index_logs.INDEX_PARTITION).isNull()
             written = rewritten.where(is_file).select(*tasks.FILE_FIELDS).collect()
