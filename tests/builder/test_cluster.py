@@ -1,7 +1,8 @@
 """The builder on a real Spark standalone cluster (a master and two workers on loopback, the
 `spark_cluster` fixture), submitted with `spark-submit` as the README tells a user to: the
-`lakeprune` command line through its job file (`table create`, `write --mode insert`, `compact`)
-and a Python-API job (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom
+`lakeprune` command line through its job file (`table create`, `write --mode insert`, `sql CREATE
+INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`) and a
+Python-API job (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom
 filters, a secondary and a functional index, then upsert and delete). The table and every input
 live in the tests' S3 bucket, so nothing relies on the driver's disk being the executors'. The
 same submissions with `--master local[*]` write a twin table, and the two must be equal: rows, the
@@ -24,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import strategies as st
 
+from pruner.index.definitions import IndexState
 from pruner.planner.prune import prune
 from pruner.table.table import LakeTable
 from pruner.types import TableSchema
@@ -53,8 +55,11 @@ PREDICATES = (
     "ts_day = '2026-01-03'",
     "date_format(ts, '%Y-%m-%d') BETWEEN '2026-01-02' AND '2026-01-03'",
     "region = 'sa' AND day >= DATE '2026-02-20'",
+    "day = DATE '2026-01-10'",
 )
-# The planner steps of the four indexes the job builds.
+# The secondary index that the command line builds over the inserted files (before the job's upsert).
+CLI_INDEX = "idx_day"
+# The planner steps of the indexes that the command line and the job build.
 INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
 
 
@@ -106,6 +111,8 @@ def build_table(
          "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
          "--property", "write.small_file_limit_bytes=960"],
         [job, "write", location, "--input", inputs.insert, "--mode", "insert"],
+        [job, "sql", f"CREATE INDEX {CLI_INDEX} ON events (day)", "--table", location, "--no-build"],
+        [job, "index", "build", location, CLI_INDEX],
         [CLUSTER_JOB, location, inputs.upsert, inputs.delete],
         [job, "compact", location],
     ]  # fmt: skip
@@ -194,6 +201,8 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
         for location in (twins.cluster, twins.local)
     }
     assert definitions[twins.cluster] == definitions[twins.local]
+    states = {name: state for name, _, _, state in definitions[twins.cluster]}
+    assert states[CLI_INDEX] == IndexState.READY  # built by `index build`, kept by the upsert and delete
     pruned_by = set()
     for where in PREDICATES:
         answer = prune_answer(twins.cluster, where)
@@ -204,7 +213,8 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    assert len(spark_jobs) == 2  # the insert, and the index / upsert / delete job (create, compact: no Spark)
+    # The insert, the index build, and the index / upsert / delete job (create, sql, compact: no tasks).
+    assert len(spark_jobs) == 3
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
         assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)
