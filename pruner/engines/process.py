@@ -61,6 +61,8 @@ STARTUP_TIMEOUT_S = 180.0
 _STARTED_AS = re.compile(r"^(?:INFO: )?started as (\d+)\s*$", re.IGNORECASE | re.MULTILINE)
 STOP_GRACE_S = 30.0
 LOG_EXCERPT_LINES = 20
+IDENTITY_SETTLE_S = 1.0
+IDENTITY_POLL_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -413,7 +415,10 @@ def _log_excerpt(instance: EngineInstance) -> str:
 
 
 def _process_alive(pid: int, data_dir: Path) -> bool:
-    """Whether `pid` runs and is the engine of `data_dir` (its working directory)."""
+    """Whether `pid` runs and is the engine of `data_dir` (its working directory). A starting JVM
+    steps out of its working directory for a moment (HotSpot creates its perf-data file from
+    inside `/tmp/hsperfdata_<user>`, measured ~0.1 s after the launcher execs it): a working
+    directory elsewhere counts only if it stays elsewhere for `IDENTITY_SETTLE_S`."""
     if pid <= 0:
         return False
     try:
@@ -425,12 +430,21 @@ def _process_alive(pid: int, data_dir: Path) -> bool:
     proc = Path("/proc") / str(pid)
     if not proc.is_dir():  # no procfs (macOS): the signal check is all there is
         return True
-    try:
-        if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+    expected = data_dir.resolve()
+    deadline = time.monotonic() + IDENTITY_SETTLE_S
+    while True:
+        try:
+            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+            if Path(os.readlink(proc / "cwd")) == expected:
+                return True
+        except FileNotFoundError:  # it exited
             return False
-        return Path(os.readlink(proc / "cwd")) == data_dir.resolve()
-    except (OSError, IndexError):
-        return False
+        except (OSError, IndexError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(IDENTITY_POLL_S)
 
 
 def _alive(instance: EngineInstance) -> bool:

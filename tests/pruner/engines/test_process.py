@@ -112,6 +112,25 @@ def test_a_reused_pid_is_not_taken_for_the_engine(
     assert stand_in.poll() is None  # never signalled
 
 
+def test_an_engine_stepping_out_of_its_data_dir_for_a_moment_is_still_running(tmp_path: Path) -> None:
+    """A starting JVM visits /tmp/hsperfdata_<user> for a moment; liveness must not end there."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    outside = tmp_path / "stepped-out"
+    script = f"cd / && touch {outside} && sleep 0.3 && cd {data_dir} && exec sleep 300"
+    child = subprocess.Popen(["sh", "-c", script], cwd=data_dir, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not outside.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert outside.exists()
+        assert process._process_alive(child.pid, data_dir)
+        assert not process._process_alive(child.pid, tmp_path / "elsewhere")
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_status_and_stop_of_a_running_instance(
     layout: CacheLayout, stand_in: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
