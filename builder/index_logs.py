@@ -1,8 +1,10 @@
 """Index log files written by Spark executors, bucket by bucket, so that the driver never holds
 index rows. Whoever computes index rows (the write tasks, an index build's tasks, the driver for the
 few rows proportional to files) cuts them into *chunks*: the rows of one index partition's bucket,
-as Arrow IPC, with an order and a source. The chunks are shuffled by (index partition, bucket); one
-task per bucket concatenates its chunks by (order, source) and writes the bucket's log file with
+as Arrow IPC of at most about `CHUNK_MAX_BYTES`, with an order, a source and a piece number (a
+bucket's rows from one source, cut in pieces). The chunks are shuffled by (index partition,
+bucket); one task per bucket concatenates its chunks by (order, source, piece) and writes the
+bucket's log file with
 `pruner.metadata.index_partition.write_logs` (the last row of a key wins), which gives each bucket
 the same log a single `write_logs` call over all of the commit's rows gives it. A secondary index's
 rows are then put tombstones first (`order_for_commit`), as a commit has always ordered them.
@@ -43,12 +45,18 @@ CHUNK_SCHEMA = pa.schema(
         ("bucket", pa.int32()),
         ("order", pa.int8()),
         ("source", pa.string()),
+        ("piece", pa.int32()),
         ("data", pa.binary()),
     ]
 )
 CHUNK_STRUCT = from_arrow_schema(CHUNK_SCHEMA)
 REMOVED_SCHEMA = pa.schema([("partition", pa.string()), ("file_name", pa.string())])
 MAX_TASKS = 64
+# Chunks are persisted between the job that computes them and the one that writes the logs, and
+# Spark's Java serializer keeps the last 100 objects it wrote to a persisted block in the heap
+# (`spark.serializer.objectStreamReset`): with one chunk per cached batch (`builder.intermediates`)
+# this cap bounds that to ~100 MiB per task, whatever the size of the data.
+CHUNK_MAX_BYTES = 1 << 20
 
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -63,8 +71,20 @@ class LogTarget:
     previous: IndexPartitionView | None = None
 
 
+def _pieces(rows: pa.Table, max_bytes: int) -> list[pa.Table]:
+    """`rows` in consecutive slices of at most about `max_bytes` each (at least one row each)."""
+    row_bytes = max(1, rows.nbytes // max(1, rows.num_rows))
+    step = max(1, max_bytes // row_bytes)
+    return [rows.slice(offset, step) for offset in range(0, rows.num_rows, step)]
+
+
 def _split(
-    spec: IndexPartitionSpec, rows: pa.Table, buckets: np.ndarray, order: int, source: str
+    spec: IndexPartitionSpec,
+    rows: pa.Table,
+    buckets: np.ndarray,
+    order: int,
+    source: str,
+    max_bytes: int = CHUNK_MAX_BYTES,
 ) -> list[dict[str, object]]:
     return [
         {
@@ -72,18 +92,23 @@ def _split(
             "bucket": int(bucket),
             "order": order,
             "source": source,
-            "data": to_ipc(rows.filter(pa.array(buckets == bucket))),
+            "piece": piece,
+            "data": to_ipc(part),
         }
         for bucket in np.unique(buckets)
+        for piece, part in enumerate(_pieces(rows.filter(pa.array(buckets == bucket)), max_bytes))
     ]
 
 
-def chunks(spec: IndexPartitionSpec, rows: pa.Table, order: int, source: str) -> list[dict[str, object]]:
-    """Log rows (with their op) of one index partition, one chunk per bucket they touch."""
+def chunks(
+    spec: IndexPartitionSpec, rows: pa.Table, order: int, source: str, max_bytes: int = CHUNK_MAX_BYTES
+) -> list[dict[str, object]]:
+    """Log rows (with their op) of one index partition: chunks of at most about `max_bytes` for
+    each bucket they touch."""
     if rows.num_rows == 0:
         return []
     rows = rows.select(spec.log_schema.names).cast(spec.log_schema)
-    return _split(spec, rows, spec.buckets(rows), order, source)
+    return _split(spec, rows, spec.buckets(rows), order, source, max_bytes)
 
 
 def previous_chunks(spec: IndexPartitionSpec, removed: pa.Table) -> list[dict[str, object]]:
@@ -112,7 +137,7 @@ def _previous_rows(target: LogTarget, bucket: int, removed: pa.Table) -> pa.Tabl
 
 
 def _bucket_rows(target: LogTarget, bucket: int, group: pa.Table) -> pa.Table:
-    """One bucket's log rows from its chunks (sorted by order, then source)."""
+    """One bucket's log rows from its chunks (sorted by order, source and piece)."""
     tables = []
     for order, data in zip(group.column("order").to_pylist(), group.column("data").chunks[0], strict=True):
         rows = from_ipc(data.as_buffer())
@@ -139,6 +164,7 @@ def write_chunks(storage: Storage, targets: dict[str, LogTarget], instant: str) 
                     ("bucket", "ascending"),
                     ("order", "ascending"),
                     ("source", "ascending"),
+                    ("piece", "ascending"),
                 ]
             )
         )

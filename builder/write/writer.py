@@ -556,7 +556,12 @@ class _Write:
         if not self.index_specs:
             return []
         chunks = shipped.select(
-            index_logs.INDEX_PARTITION, "bucket", "order", F.col("file_group").alias("source"), "data"
+            index_logs.INDEX_PARTITION,
+            "bucket",
+            "order",
+            F.col("file_group").alias("source"),
+            "piece",
+            "data",
         )
         stats_partition = needs_added_stats(self.table)
         added_stats = None

@@ -6,6 +6,7 @@ index build no longer write any defined index's logs from the driver."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,27 @@ def test_chunked_per_file_logs_equal_one_driver_write(tmp_path: Path) -> None:
     written = _run_task(storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
 
     assert [p.rpartition("/")[2] for p in written] == sorted(p.rpartition("/")[2] for p in expected)
+    assert _logs(storage, written) == _logs(reference, expected)
+
+
+def test_large_chunks_are_cut_in_pieces_that_reassemble_in_order(tmp_path: Path) -> None:
+    # One source's rows of a bucket beyond the cap arrive as several pieces, in any order; a key
+    # written twice by that source (upsert, then delete) must end as the driver's write ends it.
+    files = [(f"p={i % 3}", f"f-{i:04d}") for i in range(400)]
+    upserts = with_op(_file_rows(files, "x" * 100), OP_UPSERT)
+    deletes = with_op(_file_rows(files[::7], ""), OP_DELETE)
+    rows = pa.concat_tables([upserts, deletes])
+    reference = Storage.from_uri(str(tmp_path / "driver"))
+    expected = write_logs(reference, FILES_SPEC, I2, rows)
+
+    items = chunks(FILES_SPEC, rows, ROWS, "g", max_bytes=4096)
+    per_bucket = Counter(item["bucket"] for item in items)
+    assert len(per_bucket) == 3 and min(per_bucket.values()) >= 3
+    assert all(len(item["data"]) < 2 * 4096 for item in items)
+    random.Random(5).shuffle(items)
+    storage = Storage.from_uri(str(tmp_path / "tasks"))
+    written = _run_task(storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
+
     assert _logs(storage, written) == _logs(reference, expected)
 
 
