@@ -36,6 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from builder import index_logs
 from builder.create import new_config
 from builder.index_build import execute
 from builder.instants import run_instant
@@ -43,7 +44,6 @@ from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
 from builder.write import tasks
-from builder.write.writer import write_record_index_logs
 from pruner.errors import (
     InvalidInputError,
     InvalidSchemaError,
@@ -66,7 +66,7 @@ from pruner.index.sql import CreateIndex, parse_statement
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
-from pruner.metadata.spec import OP_FIELD, OP_UPSERT
+from pruner.metadata.spec import OP_FIELD, OP_UPSERT, IndexPartitionSpec
 from pruner.storage import FileEntry, Storage
 from pruner.table.data_files import read_data_file
 from pruner.types import Column, ColumnType, TableSchema, from_arrow, parse_type
@@ -110,6 +110,19 @@ class _Candidate:
     columns: dict[str, ColumnType]  # as stored in the file
     arrow: pa.Schema
     rows: int
+
+
+def _write_record_index_logs(
+    entries: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
+) -> list[str]:
+    """Record index entries (`key`, `partition`, `file_group`, op, bucket) written by the executors,
+    one log file per bucket; returns the relative paths written."""
+    written = (
+        entries.repartition(min(spec.num_buckets, index_logs.MAX_TASKS), tasks.BUCKET)
+        .mapInArrow(tasks.write_index_logs(storage, spec, instant), "path string")
+        .collect()
+    )
+    return [r["path"] for r in written]
 
 
 def adopt_table(
@@ -411,7 +424,7 @@ def _publish(storage: Storage, config: TableConfig, files: list[DataFile], locat
                 F.lit(OP_UPSERT).cast("tinyint").alias(OP_FIELD),
                 tasks.BUCKET,
             )
-            index_files = write_record_index_logs(entries, storage, rli_spec, instant)
+            index_files = _write_record_index_logs(entries, storage, rli_spec, instant)
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, []))
             rows = sum(f.rows for f in added)
             pending.complete(

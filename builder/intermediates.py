@@ -1,5 +1,5 @@
 """How the builder's jobs keep the intermediate results they read more than once: a write's
-deduplicated, tagged and planned rows and its rewrite results, an index build's computed chunks,
+annotated, deduplicated and tagged rows and its rewrite results, an index build's computed chunks,
 adopt's record keys and duplicates. Such a result is as large as the data, so it is persisted on
 the executors' local disks (`DISK_ONLY`), never in their heaps. With `MEMORY_AND_DISK`, Spark's
 columnar cache kept these results in the JVM heap beside the jobs' execution memory and a `local[*]`

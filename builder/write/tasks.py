@@ -7,7 +7,8 @@ re-implements a format rule.
 - `lookup_locations`: tags keys with their current (partition, file group) from the record index.
 - `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
   the new file's index rows while they are in memory (diffing the old image against the new rows
-  for the secondary indexes), and returns them cut into chunks by bucket for `builder.index_logs`.
+  for the secondary indexes) and the record index's rows of the keys the plan moved to or removed
+  from the group, and returns them cut into chunks by bucket for `builder.index_logs`.
 - `write_index_logs`: writes one index log file per bucket."""
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pruner.index.specs import rows_for_file, spec_for
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import IndexPartitionView, write_logs
 from pruner.metadata.merge import with_op
-from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
+from pruner.metadata.spec import OP_FIELD, OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
 from pruner.table.data_files import read_data_file
 
@@ -41,6 +42,10 @@ BUCKET = "_lp_bucket"
 PARTITION = "_lp_partition"
 FILE_GROUP = "_lp_fg"
 ACTION = "_lp_action"  # 0: add this row to the file group; 1: remove this key from it
+# The record index op the plan gives a row: OP_UPSERT where the key gets this (partition, file
+# group) as its location (new keys, moved keys), OP_DELETE where a delete removes it, null where its
+# location does not change (an update in place, the old copy of a moved key).
+RECORD_OP = "_lp_record_op"
 OLD_PARTITION = "_lp_old_partition"
 OLD_FILE_GROUP = "_lp_old_fg"
 ACTION_ADD = 0
@@ -139,19 +144,35 @@ def file_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
         yield pa.Table.from_batches(pending)
 
 
+def record_index_rows(group: pa.Table) -> pa.Table:
+    """The record index's log rows of one file group's planned rows: those the plan gave an op."""
+    changed = group.filter(pc.is_valid(group.column(RECORD_OP)))
+    return pa.table(
+        {
+            "key": changed.column(KEY),
+            "partition": changed.column(PARTITION),
+            "file_group": changed.column(FILE_GROUP),
+            OP_FIELD: changed.column(RECORD_OP),
+        }
+    )
+
+
 def rewrite_file_groups(
     storage: Storage,
     config: TableConfig,
     definitions: list[IndexDefinition],
+    record_index: IndexPartitionSpec,
     live: dict[str, DataFile],
     instant: str,
 ) -> BatchFunction:
     """For each target file group: old slice minus every touched key, plus the added rows. Also
-    computes the new file's rows for every per-file index while the rows are in memory."""
+    computes the new file's rows for every per-file index while the rows are in memory, and the
+    record index's rows of the group's keys that change location."""
     schema = config.schema.to_arrow()
     key_fields = config.record_key
     row_group_bytes = config.properties.write_row_group_bytes
     specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in definitions}
+    specs[record_index.name] = record_index
     secondaries = [d for d in definitions if d.index_type == IndexType.SECONDARY_INDEX]
 
     def secondary_rows(old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
@@ -184,7 +205,7 @@ def rewrite_file_groups(
             "rows": rows.num_rows,
         }
         # Secondary indexes diff the old image against the new rows, also for a group that empties.
-        log_rows = secondary_rows(old, rows)
+        log_rows = {record_index.name: record_index_rows(group), **secondary_rows(old, rows)}
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)

@@ -36,7 +36,7 @@ from pyspark.sql import types as T
 
 from builder import index_logs
 from builder.compaction import compact_locked
-from builder.index_logs import write_by_bucket
+from builder.index_logs import LogTarget, write_by_bucket
 from builder.indexing import file_driven_chunks, log_targets, needs_added_stats
 from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks, persist_intermediate
@@ -54,6 +54,7 @@ from builder.write.tasks import (
     OLD_FILE_GROUP,
     OLD_PARTITION,
     PARTITION,
+    RECORD_OP,
 )
 from builder.write.validate import conform, count_and_check_nulls
 from pruner.errors import IndexFileMissingError, InvalidInputError
@@ -62,14 +63,12 @@ from pruner.index.specs import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
-from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
-from pruner.storage import Storage
+from pruner.metadata.spec import OP_DELETE, OP_UPSERT
 from pruner.table.table import LakeTable, Snapshot
 from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
 SEQ = "_lp_seq"
-IS_NEW = "_lp_new"
 ORDER = "_lp_order"  # a new row's (sort values, record key) as one struct
 
 
@@ -134,17 +133,9 @@ def write(
         return _Write(spark, table.refresh(), mode, sort_columns).run(df)
 
 
-def write_record_index_logs(
-    entries: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
-) -> list[str]:
-    """Record index entries (`key`, `partition`, `file_group`, op, bucket) written by the executors,
-    one log file per bucket; returns the relative paths written."""
-    written = (
-        entries.repartition(min(spec.num_buckets, index_logs.MAX_TASKS), BUCKET)
-        .mapInArrow(tasks.write_index_logs(storage, spec, instant), "path string")
-        .collect()
-    )
-    return [r["path"] for r in written]
+def _record_op(op: int | None) -> Column:
+    """The record index op a planned row carries (`tasks.RECORD_OP`)."""
+    return F.lit(op).cast("tinyint")
 
 
 class RecordsNotKeptError(RuntimeError):
@@ -256,8 +247,7 @@ class _Write:
             )
 
         start = time.perf_counter()
-        planned, bins = self._plan(tagged, list(live.values()))
-        work = self._keep(persist_intermediate(planned))
+        work, bins = self._plan(tagged, list(live.values()))
         targets = self._targets(tagged, found, bins)
         self.timer.phase("plan", start)
         result = WriteResult(
@@ -347,13 +337,13 @@ class _Write:
         the bins the new rows were cut into."""
         exists = F.col(OLD_FILE_GROUP).isNotNull()
         if self.mode == WriteMode.DELETE:
-            return self._removals(tagged.where(exists)), []
+            return self._removals(tagged.where(exists), OP_DELETE), []
         same_partition = F.col(OLD_PARTITION) == F.col(PARTITION)
         updates = (
             tagged.where(exists & same_partition)
             .withColumn(FILE_GROUP, F.col(OLD_FILE_GROUP))
             .withColumn(ACTION, F.lit(ACTION_ADD))
-            .withColumn(IS_NEW, F.lit(False))
+            .withColumn(RECORD_OP, _record_op(None))
         )
         new_rows = tagged.where(~exists | ~same_partition)
         counts = {r[PARTITION]: int(r["count"]) for r in new_rows.groupBy(PARTITION).count().collect()}
@@ -363,7 +353,7 @@ class _Write:
         work = (
             updates.select(*columns)
             .unionByName(inserts.select(*columns))
-            .unionByName(self._removals(tagged.where(exists & ~same_partition)))
+            .unionByName(self._removals(tagged.where(exists & ~same_partition), None))
         )
         return work, bins
 
@@ -380,10 +370,12 @@ class _Write:
         return sorted(targets)
 
     def _work_columns(self) -> list[str]:
-        return [*self.config.schema.names, KEY, PARTITION, FILE_GROUP, ACTION, IS_NEW, BUCKET]
+        return [*self.config.schema.names, KEY, PARTITION, FILE_GROUP, ACTION, RECORD_OP, BUCKET]
 
-    def _removals(self, located: DataFrame) -> DataFrame:
-        """Remove-rows for keys leaving their current file group (deleted, or moved partition)."""
+    def _removals(self, located: DataFrame, op: int | None) -> DataFrame:
+        """Remove-rows for keys leaving their current file group: deleted (`op` OP_DELETE: the
+        record index drops them), or moved to another partition (`op` None: their new location is
+        the upsert of their added row)."""
         empty_values = [
             F.lit(None).cast(c.type.to_spark_ddl()).alias(c.name) for c in self.config.schema.columns
         ]
@@ -393,7 +385,7 @@ class _Write:
             F.col(OLD_PARTITION).alias(PARTITION),
             F.col(OLD_FILE_GROUP).alias(FILE_GROUP),
             F.lit(ACTION_REMOVE).alias(ACTION),
-            F.lit(False).alias(IS_NEW),
+            _record_op(op).alias(RECORD_OP),
             BUCKET,
         )
 
@@ -436,7 +428,7 @@ class _Write:
             keyed.join(F.broadcast(boundaries), condition, "inner")
             .withColumn(FILE_GROUP, F.col("b_file_group"))
             .withColumn(ACTION, F.lit(ACTION_ADD))
-            .withColumn(IS_NEW, F.lit(True))
+            .withColumn(RECORD_OP, _record_op(OP_UPSERT))
         )
 
     def _commit(
@@ -448,20 +440,22 @@ class _Write:
     ) -> WriteResult:
         storage = self.table.storage
         config = self.config
-        rli_spec = self.table.record_index_spec
         files_spec = self.table.files_spec
         partitions = sorted({partition for _, partition in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
             instant = pending.timestamp
             defined = [d.index_partition for d in self.table.definitions]
-            pending.inflight(partitions, [files_spec.name, rli_spec.name, *defined])
+            pending.inflight(partitions, [files_spec.name, self.table.record_index_spec.name, *defined])
 
             start = time.perf_counter()
             log.info("writing %d file group(s) in %d partition(s)", len(targets), len(partitions))
-            rewrite = tasks.rewrite_file_groups(storage, config, list(self.table.definitions), live, instant)
+            rewrite = tasks.rewrite_file_groups(
+                storage, config, list(self.table.definitions), self.table.record_index_spec, live, instant
+            )
             parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
             # Persisted: the index chunks are read again (by the log-writing job) after the file rows
-            # are collected, and the rewrite (which writes the data files) must not run twice.
+            # are collected, and the rewrite (which writes the data files) must not run twice. The
+            # planned rows are read once, by the rewrite: they are not persisted.
             rewritten = self._keep(
                 persist_chunks(
                     work.repartition(parallelism, FILE_GROUP)
@@ -482,19 +476,6 @@ class _Write:
                 if r["file_name"]
             ]
             removed = [live[r["file_group"]] for r in written if r["file_group"] in live]
-
-            start = time.perf_counter()
-            # Upserts: only keys that are new or moved change location. Deletes: tombstones.
-            deleting = self.mode == WriteMode.DELETE
-            changes = (work if deleting else work.where(F.col(IS_NEW))).select(
-                F.col(KEY).alias("key"),
-                F.col(PARTITION).alias("partition"),
-                F.col(FILE_GROUP).alias("file_group"),
-                F.lit(OP_DELETE if deleting else OP_UPSERT).cast("tinyint").alias(OP_FIELD),
-                BUCKET,
-            )
-            index_files = write_record_index_logs(changes, storage, rli_spec, instant)
-            self.timer.phase("record_index", start)
 
             start = time.perf_counter()
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, removed))
@@ -520,7 +501,7 @@ class _Write:
                     "operation": str(self.mode),
                     "added": [f.to_json() for f in added],
                     "removed": [f.to_json() for f in removed],
-                    "index_files": sorted(index_files + files_logs),
+                    "index_files": sorted(files_logs),
                     "stats": {k: v for k, v in final.to_json().items() if isinstance(v, int)},
                     "timings_ms": self.timer.phases,
                 }
@@ -551,10 +532,9 @@ class _Write:
         removed: list[DataFile],
         live_after: list[DataFile],
     ) -> list[str]:
-        """The defined indexes' logs of this commit, written by executors bucket by bucket from the
-        chunks the rewrite tasks shipped and the few rows (proportional to files) the driver adds."""
-        if not self.index_specs:
-            return []
+        """The record index's and the defined indexes' logs of this commit, written by executors
+        bucket by bucket from the chunks the rewrite tasks shipped and the few rows (proportional to
+        files) the driver adds."""
         chunks = shipped.select(
             index_logs.INDEX_PARTITION,
             "bucket",
@@ -571,9 +551,10 @@ class _Write:
             added_stats = pa.concat_tables(tables) if tables else None
         previous = self.table.snapshot()
         extra = file_driven_chunks(self.table, previous, added_stats, added, removed, live_after)
+        record_index = self.table.record_index_spec
         return write_by_bucket(
             chunks.unionByName(index_logs.as_chunk_frame(self.spark, extra)),
             self.table.storage,
-            log_targets(self.table, previous),
+            {record_index.name: LogTarget(record_index), **log_targets(self.table, previous)},
             instant,
         )

@@ -114,7 +114,7 @@ class KillPoint:
 KILL_POINTS = {
     "locked": KillPoint(_die_when_called("pruner.format.timeline:request"), requested=False),
     "requested": KillPoint(_die_when_called("pruner.format.timeline:mark_inflight"), state=State.REQUESTED),
-    "data_written": KillPoint(_die_when_called("builder.write.tasks:write_index_logs"), data=True),
+    "data_written": KillPoint(_die_when_called("builder.write.writer:write_logs"), data=True),
     "indexes_written": KillPoint(
         _die_when_called("builder.instants:PendingInstant.complete"), data=True, index=True
     ),

@@ -1,5 +1,6 @@
 """The pure parts of the write tasks: how a rewrite task walks its partition file group by file
-group (it holds one group's rows at a time, never the partition)."""
+group (it holds one group's rows at a time, never the partition), and which record index rows it
+ships for a group's planned rows."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builder.write.tasks import FILE_GROUP, file_groups
+from builder.write.tasks import FILE_GROUP, KEY, PARTITION, RECORD_OP, file_groups, record_index_rows
+from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
 
 
 def _batches(groups: list[str], sizes: list[int]) -> list[pa.RecordBatch]:
@@ -52,3 +54,19 @@ def test_groups_equal_the_sorted_rows_grouped(counts: list[int], cuts: list[int]
         [f"g{i:02d}"] * c for i, c in enumerate(counts)
     ]
     assert [n for g in out for n in g.column("n").to_pylist()] == list(range(len(groups)))
+
+
+def test_record_index_rows_are_the_planned_rows_with_an_op() -> None:
+    group = pa.table(
+        {
+            KEY: ["new", "kept", "moved-away", "gone"],
+            PARTITION: ["city=ams", "city=ams", "city=ams", "city=ams"],
+            FILE_GROUP: ["fg1"] * 4,
+            RECORD_OP: pa.array([OP_UPSERT, None, None, OP_DELETE], pa.int8()),
+        }
+    )
+    rows = record_index_rows(group)
+    assert rows.to_pylist() == [
+        {"key": "new", "partition": "city=ams", "file_group": "fg1", OP_FIELD: OP_UPSERT},
+        {"key": "gone", "partition": "city=ams", "file_group": "fg1", OP_FIELD: OP_DELETE},
+    ]
