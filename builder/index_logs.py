@@ -4,10 +4,10 @@ few rows proportional to files) cuts them into *chunks*: the rows of one index p
 as Arrow IPC of at most about `CHUNK_MAX_BYTES`, with an order, a source and a piece number (a
 bucket's rows from one source, cut in pieces). The chunks are shuffled by (index partition,
 bucket); one task per bucket concatenates its chunks by (order, source, piece) and writes the
-bucket's log file with
-`pruner.metadata.index_partition.write_logs` (the last row of a key wins), which gives each bucket
-the same log a single `write_logs` call over all of the commit's rows gives it. A secondary index's
-rows are then put tombstones first (`order_for_commit`), as a commit has always ordered them.
+bucket's log file with `pruner.metadata.index_partition.write_logs` (the last row of a key wins),
+which gives each bucket the same log a single `write_logs` call over all of the commit's rows gives
+it. A secondary index's rows are then put tombstones first (`order_for_commit`), as a commit has
+always ordered them.
 
 Orders: `ROWS` (log rows with their op: upserts, a secondary index's pair changes), `TOMBSTONES`
 (log rows the driver derived from the files a commit removed), `PREVIOUS` (the partition and file
@@ -84,7 +84,7 @@ def _split(
     buckets: np.ndarray,
     order: int,
     source: str,
-    max_bytes: int = CHUNK_MAX_BYTES,
+    max_bytes: int,
 ) -> list[dict[str, object]]:
     return [
         {
@@ -117,7 +117,7 @@ def previous_chunks(spec: IndexPartitionSpec, removed: pa.Table) -> list[dict[st
     if removed.num_rows == 0:
         return []
     buckets = spec.buckets_of_hashes(value_hashes(removed.column("partition")))
-    return _split(spec, removed.cast(REMOVED_SCHEMA), buckets, PREVIOUS, "")
+    return _split(spec, removed.cast(REMOVED_SCHEMA), buckets, PREVIOUS, "", CHUNK_MAX_BYTES)
 
 
 def chunk_batch(items: list[dict[str, object]]) -> Iterator[pa.RecordBatch]:
