@@ -43,7 +43,7 @@ from builder.instants import run_instant
 from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
-from builder.write import tasks
+from builder.task_batches import BatchFunction, runs
 from pruner.errors import (
     InvalidInputError,
     InvalidSchemaError,
@@ -54,7 +54,6 @@ from pruner.errors import (
 from pruner.format.config import TableConfig, create_config
 from pruner.format.keys import (
     NULL_PARTITION,
-    buckets_of,
     encode_record_keys,
     escape_partition_value,
     parse_partition_path,
@@ -66,7 +65,8 @@ from pruner.index.sql import CreateIndex, parse_statement
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
-from pruner.metadata.spec import OP_FIELD, OP_UPSERT, IndexPartitionSpec
+from pruner.metadata.merge import with_op
+from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import FileEntry, Storage
 from pruner.table.data_files import read_data_file
 from pruner.types import Column, ColumnType, TableSchema, from_arrow, parse_type
@@ -81,7 +81,6 @@ KEYS_SCHEMA = pa.schema(
         ("key", pa.string()),
         ("partition", pa.string()),
         ("file_group", pa.string()),
-        (tasks.BUCKET, pa.int32()),
         ("error", pa.string()),
     ]
 )
@@ -112,17 +111,29 @@ class _Candidate:
     rows: int
 
 
+def _record_index_chunks(spec: IndexPartitionSpec) -> BatchFunction:
+    """Per file (its rows are consecutive in the located keys): its keys' record index upserts, in
+    chunks by bucket for `index_logs.write_by_bucket`."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for rows in runs(batches, ["path"]):
+            upserts = with_op(rows.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
+            yield from index_logs.chunk_batch(
+                index_logs.chunks(spec, upserts, index_logs.ROWS, rows.column("path")[0].as_py())
+            )
+
+    return run
+
+
 def _write_record_index_logs(
-    entries: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
+    located: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
 ) -> list[str]:
-    """Record index entries (`key`, `partition`, `file_group`, op, bucket) written by the executors,
-    one log file per bucket; returns the relative paths written."""
-    written = (
-        entries.repartition(min(spec.num_buckets, index_logs.MAX_TASKS), tasks.BUCKET)
-        .mapInArrow(tasks.write_index_logs(storage, spec, instant), "path string")
-        .collect()
+    """The record index of the located keys, written by the executors bucket by bucket; returns the
+    relative paths written."""
+    chunked = located.select("path", *spec.schema.names).mapInArrow(
+        _record_index_chunks(spec), index_logs.CHUNK_STRUCT
     )
-    return [r["path"] for r in written]
+    return index_logs.write_by_bucket(chunked, storage, {spec.name: index_logs.LogTarget(spec)}, instant)
 
 
 def adopt_table(
@@ -300,14 +311,13 @@ def _is_date(text: str) -> bool:
         return False
 
 
-def _key_rows(storage: Storage, config: TableConfig) -> tasks.BatchFunction:
-    """Per file: the encoded record key, partition and bucket of each row, or one row naming why
+def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
+    """Per file: the encoded record key and partition of each row, or one row naming why
     the file cannot be adopted (unreadable; a stored partition column that disagrees with the
     file's directory, which pruning by the path would get wrong)."""
     schema = config.schema
     key_fields = config.record_key
     columns = list(dict.fromkeys([*key_fields, *config.partition_fields]))
-    num_buckets = config.properties.index_record_index_buckets
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -328,7 +338,6 @@ def _key_rows(storage: Storage, config: TableConfig) -> tasks.BatchFunction:
                         keys,
                         pa.array([item["partition"]] * n, pa.string()),
                         pa.array([item["file_group"]] * n, pa.string()),
-                        pa.array(buckets_of(keys, num_buckets), pa.int32()),
                         pa.nulls(n, pa.string()),
                     ],
                     schema=KEYS_SCHEMA,
@@ -417,14 +426,7 @@ def _publish(storage: Storage, config: TableConfig, files: list[DataFile], locat
             rli_spec = record_index.spec(config.properties.index_record_index_buckets)
             files_spec = files_index.spec(config.properties.index_files_buckets)
             pending.inflight(partitions, [files_spec.name, rli_spec.name])
-            entries = located.select(
-                "key",
-                "partition",
-                "file_group",
-                F.lit(OP_UPSERT).cast("tinyint").alias(OP_FIELD),
-                tasks.BUCKET,
-            )
-            index_files = _write_record_index_logs(entries, storage, rli_spec, instant)
+            index_files = _write_record_index_logs(located, storage, rli_spec, instant)
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, []))
             rows = sum(f.rows for f in added)
             pending.complete(

@@ -26,7 +26,7 @@ from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks
 from builder.lock import table_lock
-from builder.write.tasks import BatchFunction
+from builder.task_batches import BatchFunction
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.format.layout import metadata_partition_dir

@@ -3,11 +3,11 @@ index rows. Whoever computes index rows (the write tasks, an index build's tasks
 few rows proportional to files) cuts them into *chunks*: the rows of one index partition's bucket,
 as Arrow IPC of at most about `CHUNK_MAX_BYTES`, with an order, a source and a piece number (a
 bucket's rows from one source, cut in pieces). The chunks are shuffled by (index partition,
-bucket); one task per bucket concatenates its chunks by (order, source, piece) and writes the
-bucket's log file with `pruner.metadata.index_partition.write_logs` (the last row of a key wins),
-which gives each bucket the same log a single `write_logs` call over all of the commit's rows gives
-it. A secondary index's rows are then put tombstones first (`order_for_commit`), as a commit has
-always ordered them.
+bucket) and sorted (`SORT_KEY`); a task takes its buckets one at a time, concatenates a bucket's
+chunks in (order, source, piece) order and writes the bucket's log file with
+`pruner.metadata.index_partition.write_logs` (the last row of a key wins), which gives each bucket
+the same log a single `write_logs` call over all of the commit's rows gives it. A secondary index's
+rows are then put tombstones first (`order_for_commit`), as a commit has always ordered them.
 
 Orders: `ROWS` (log rows with their op: upserts, a secondary index's pair changes), `TOMBSTONES`
 (log rows the driver derived from the files a commit removed), `PREVIOUS` (the partition and file
@@ -16,8 +16,7 @@ them in the previous snapshot, which are proportional to data, so they are read 
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from builder.task_batches import BatchFunction, runs
 from pruner.format.keys import value_hashes
 from pruner.index.secondary import order_for_commit
 from pruner.index.specs import from_ipc, to_ipc
@@ -50,6 +50,8 @@ CHUNK_SCHEMA = pa.schema(
     ]
 )
 CHUNK_STRUCT = from_arrow_schema(CHUNK_SCHEMA)
+# The order of a bucket's chunks: its log is their rows in this order (the last row of a key wins).
+SORT_KEY = (INDEX_PARTITION, "bucket", "order", "source", "piece")
 REMOVED_SCHEMA = pa.schema([("partition", pa.string()), ("file_name", pa.string())])
 MAX_TASKS = 64
 # Chunks are persisted between the job that computes them and the one that writes the logs, and
@@ -57,8 +59,6 @@ MAX_TASKS = 64
 # (`spark.serializer.objectStreamReset`): with one chunk per cached batch (`builder.intermediates`)
 # this cap bounds that to ~100 MiB per task, whatever the size of the data.
 CHUNK_MAX_BYTES = 1 << 20
-
-BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def _previous_rows(target: LogTarget, bucket: int, removed: pa.Table) -> pa.Tabl
 def _bucket_rows(target: LogTarget, bucket: int, group: pa.Table) -> pa.Table:
     """One bucket's log rows from its chunks (sorted by order, source and piece)."""
     tables = []
-    for order, data in zip(group.column("order").to_pylist(), group.column("data").chunks[0], strict=True):
+    for order, data in zip(group.column("order").to_pylist(), group.column("data"), strict=True):
         rows = from_ipc(data.as_buffer())
         if order == PREVIOUS:
             rows = _previous_rows(target, bucket, rows)
@@ -149,36 +149,18 @@ def _bucket_rows(target: LogTarget, bucket: int, group: pa.Table) -> pa.Table:
 
 
 def write_chunks(storage: Storage, targets: dict[str, LogTarget], instant: str) -> BatchFunction:
-    """The task: write one log file per (index partition, bucket) among its chunks."""
+    """The task: write one log file per (index partition, bucket) among its chunks, which arrive
+    sorted by `SORT_KEY`; it holds one bucket's chunks at a time."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        collected = list(batches)
-        if not collected:
-            return
-        table = (
-            pa.Table.from_batches(collected)
-            .cast(CHUNK_SCHEMA)
-            .sort_by(
-                [
-                    (INDEX_PARTITION, "ascending"),
-                    ("bucket", "ascending"),
-                    ("order", "ascending"),
-                    ("source", "ascending"),
-                    ("piece", "ascending"),
-                ]
-            )
-        )
-        names = table.column(INDEX_PARTITION).to_pylist()
-        buckets = table.column("bucket").to_pylist()
         written: list[str] = []
-        start = 0
-        for (name, bucket), run_ in itertools.groupby(zip(names, buckets, strict=True)):
-            size = sum(1 for _ in run_)
-            group = table.slice(start, size).combine_chunks()
-            start += size
-            target = targets[name]
-            written += write_logs(storage, target.spec, instant, _bucket_rows(target, bucket, group))
-        yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
+        for run_ in runs(batches, [INDEX_PARTITION, "bucket"]):
+            bucket_chunks = run_.cast(CHUNK_SCHEMA)
+            target = targets[bucket_chunks.column(INDEX_PARTITION)[0].as_py()]
+            rows = _bucket_rows(target, bucket_chunks.column("bucket")[0].as_py(), bucket_chunks)
+            written += write_logs(storage, target.spec, instant, rows)
+        if written:
+            yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
 
     return run
 
@@ -199,6 +181,7 @@ def write_by_bucket(
     written = (
         chunk_frame.select(*CHUNK_SCHEMA.names)
         .repartition(tasks, INDEX_PARTITION, "bucket")
+        .sortWithinPartitions(*SORT_KEY)
         .mapInArrow(write_chunks(storage, targets, instant), "path string")
         .collect()
     )

@@ -8,14 +8,12 @@ re-implements a format rule.
 - `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
   the new file's index rows while they are in memory (diffing the old image against the new rows
   for the secondary indexes) and the record index's rows of the keys the plan moved to or removed
-  from the group, and returns them cut into chunks by bucket for `builder.index_logs`.
-- `write_index_logs`: writes one index log file per bucket."""
+  from the group, and returns them cut into chunks by bucket for `builder.index_logs`."""
 
 from __future__ import annotations
 
-import itertools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +22,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from builder import index_logs
+from builder.task_batches import BatchFunction, runs
 from pruner.format.config import TableConfig
 from pruner.format.keys import buckets_of, encode_record_keys, partition_paths
 from pruner.format.layout import DataFileName, data_file_path
@@ -31,7 +30,7 @@ from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.metadata.files_index import DataFile
-from pruner.metadata.index_partition import IndexPartitionView, write_logs
+from pruner.metadata.index_partition import IndexPartitionView
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_FIELD, OP_UPSERT, IndexPartitionSpec
 from pruner.storage import Storage
@@ -50,8 +49,6 @@ OLD_PARTITION = "_lp_old_partition"
 OLD_FILE_GROUP = "_lp_old_fg"
 ACTION_ADD = 0
 ACTION_REMOVE = 1
-
-BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
 FILE_FIELDS = ["partition", "file_name", "file_group", "size", "rows"]
@@ -122,26 +119,6 @@ def _write_token() -> str:
     context = TaskContext.get()
     prefix = f"{context.partitionId()}-{context.attemptNumber()}" if context else "0-0"
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def file_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
-    """The rows of each file group in turn, from batches sorted by file group (the writer sorts
-    each partition by it): a task holds one file group's rows at a time, not its whole partition."""
-    pending: list[pa.RecordBatch] = []
-    current = None
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        groups = batch.column(FILE_GROUP).to_numpy(zero_copy_only=False)
-        cuts = [0, *(np.flatnonzero(groups[1:] != groups[:-1]) + 1).tolist(), len(groups)]
-        for start, end in itertools.pairwise(cuts):
-            if pending and groups[start] != current:
-                yield pa.Table.from_batches(pending)
-                pending = []
-            current = groups[start]
-            pending.append(batch.slice(start, end - start))
-    if pending:
-        yield pa.Table.from_batches(pending)
 
 
 def record_index_rows(group: pa.Table) -> pa.Table:
@@ -234,20 +211,9 @@ def rewrite_file_groups(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         token = _write_token()
-        for group in file_groups(batches):
+        for group in runs(batches, [FILE_GROUP]):
             # One batch per row: index chunks are binary blobs (32-bit offsets per batch).
             for item in rewrite(group, token):
                 yield pa.RecordBatch.from_pylist([item], schema=WRITTEN_SCHEMA)
-
-    return run
-
-
-def write_index_logs(storage: Storage, spec: IndexPartitionSpec, instant: str) -> BatchFunction:
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = _collect(batches)
-        if table is None:
-            return
-        written = write_logs(storage, spec, instant, table)
-        yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
 
     return run

@@ -18,13 +18,13 @@ from pyspark.sql import SparkSession
 import builder.index_build
 import builder.write.writer
 from builder.index_logs import (
-    CHUNK_SCHEMA,
     ROWS,
     TOMBSTONES,
     LogTarget,
+    as_chunk_frame,
     chunks,
     previous_chunks,
-    write_chunks,
+    write_by_bucket,
 )
 from pruner.index import secondary
 from pruner.index.secondary import order_for_commit
@@ -53,10 +53,11 @@ VALUES_SPEC = IndexPartitionSpec(
 PAIRS_SPEC = secondary.spec("by_city", parse_type("string"), 4)
 
 
-def _run_task(storage: Storage, targets: dict[str, LogTarget], items: list[dict[str, Any]]) -> list[str]:
-    batches = [pa.RecordBatch.from_pylist([item], schema=CHUNK_SCHEMA) for item in items]
-    out = list(write_chunks(storage, targets, I2)(iter(batches)))
-    return sorted(p for batch in out for p in batch.column("path").to_pylist())
+def _run_tasks(
+    spark: SparkSession, storage: Storage, targets: dict[str, LogTarget], items: list[dict[str, Any]]
+) -> list[str]:
+    """The chunks through Spark as a commit writes them: shuffled by bucket, sorted, written."""
+    return sorted(write_by_bucket(as_chunk_frame(spark, items), storage, targets, I2))
 
 
 def _logs(storage: Storage, paths: list[str]) -> dict[str, pa.Table]:
@@ -68,7 +69,7 @@ def _file_rows(files: list[tuple[str, str]], value: str) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ROW_SCHEMA)
 
 
-def test_chunked_per_file_logs_equal_one_driver_write(tmp_path: Path) -> None:
+def test_chunked_per_file_logs_equal_one_driver_write(spark: SparkSession, tmp_path: Path) -> None:
     added = [(f"p={i % 5}", f"new-{i}") for i in range(30)]
     removed = [(f"p={i % 5}", f"old-{i}") for i in range(12)]
     upserts = with_op(_file_rows(added, "v"), OP_UPSERT)
@@ -80,13 +81,13 @@ def test_chunked_per_file_logs_equal_one_driver_write(tmp_path: Path) -> None:
     items += chunks(FILES_SPEC, tombstones, TOMBSTONES, "")
     random.Random(3).shuffle(items)  # the shuffle delivers chunks in any order
     storage = Storage.from_uri(str(tmp_path / "tasks"))
-    written = _run_task(storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
+    written = _run_tasks(spark, storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
 
     assert [p.rpartition("/")[2] for p in written] == sorted(p.rpartition("/")[2] for p in expected)
     assert _logs(storage, written) == _logs(reference, expected)
 
 
-def test_large_chunks_are_cut_in_pieces_that_reassemble_in_order(tmp_path: Path) -> None:
+def test_large_chunks_are_cut_in_pieces_that_reassemble_in_order(spark: SparkSession, tmp_path: Path) -> None:
     # One source's rows of a bucket beyond the cap arrive as several pieces, in any order; a key
     # written twice by that source (upsert, then delete) must end as the driver's write ends it.
     files = [(f"p={i % 3}", f"f-{i:04d}") for i in range(400)]
@@ -102,12 +103,12 @@ def test_large_chunks_are_cut_in_pieces_that_reassemble_in_order(tmp_path: Path)
     assert all(len(item["data"]) < 2 * 4096 for item in items)
     random.Random(5).shuffle(items)
     storage = Storage.from_uri(str(tmp_path / "tasks"))
-    written = _run_task(storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
+    written = _run_tasks(spark, storage, {FILES_SPEC.name: LogTarget(FILES_SPEC)}, items)
 
     assert _logs(storage, written) == _logs(reference, expected)
 
 
-def test_secondary_chunks_put_tombstones_first_as_the_driver_did(tmp_path: Path) -> None:
+def test_secondary_chunks_put_tombstones_first_as_the_driver_did(spark: SparkSession, tmp_path: Path) -> None:
     # A record that moved between file groups keeping its value: a tombstone from the old group
     # and an upsert from the new one, shipped by different tasks; the upsert must win.
     pair = pa.table({"secondary_key": ["ams"], "key": ["7"]})
@@ -127,7 +128,7 @@ def test_secondary_chunks_put_tombstones_first_as_the_driver_did(tmp_path: Path)
     items = chunks(PAIRS_SPEC, upsert, ROWS, "a-group") + chunks(PAIRS_SPEC, tombstone, ROWS, "z-group")
     items += chunks(PAIRS_SPEC, others, ROWS, "m-group")
     storage = Storage.from_uri(str(tmp_path / "tasks"))
-    written = _run_task(storage, {PAIRS_SPEC.name: LogTarget(PAIRS_SPEC, pairs=True)}, items)
+    written = _run_tasks(spark, storage, {PAIRS_SPEC.name: LogTarget(PAIRS_SPEC, pairs=True)}, items)
 
     assert _logs(storage, written) == _logs(reference, expected)
     merged = IndexPartitionView.load(storage, PAIRS_SPEC, frozenset({I2}), I2).read_all()
@@ -136,7 +137,7 @@ def test_secondary_chunks_put_tombstones_first_as_the_driver_did(tmp_path: Path)
     )
 
 
-def test_previous_chunks_tombstone_the_rows_removed_files_had(tmp_path: Path) -> None:
+def test_previous_chunks_tombstone_the_rows_removed_files_had(spark: SparkSession, tmp_path: Path) -> None:
     storage = Storage.from_uri(str(tmp_path / "t"))
     files = [(f"p={i % 3}", f"f-{i}") for i in range(9)]
     # Two rows per file (the value is part of the key), as a value-list functional index has.
@@ -146,7 +147,8 @@ def test_previous_chunks_tombstone_the_rows_removed_files_had(tmp_path: Path) ->
     gone = files[::4]
     removed = pa.table({"partition": [p for p, _ in gone], "file_name": [f for _, f in gone]})
 
-    written = _run_task(
+    written = _run_tasks(
+        spark,
         storage,
         {VALUES_SPEC.name: LogTarget(VALUES_SPEC, previous=previous)},
         previous_chunks(VALUES_SPEC, removed),
