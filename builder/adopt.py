@@ -75,15 +75,11 @@ log = logging.getLogger(__name__)
 SHOWN = 5  # files named in one error line, at most
 _INTEGER = re.compile(r"-?[0-9]+")
 _INT32 = (-(2**31), 2**31 - 1)
-KEYS_SCHEMA = pa.schema(
-    [
-        ("path", pa.string()),
-        ("key", pa.string()),
-        ("partition", pa.string()),
-        ("file_group", pa.string()),
-        ("error", pa.string()),
-    ]
-)
+# A located key: the file's number (its position in the adopted files) and the encoded record key;
+# or, once per file that cannot be adopted, the file's number and why. The file's path, partition
+# and file group stay on the driver: per row they would make the persisted keys several times larger
+# (at 20M rows with a 1 GiB driver, reading them back ran out of heap in 2 of 16 runs).
+KEYS_SCHEMA = pa.schema([("file", pa.int32()), ("key", pa.string()), ("error", pa.string())])
 
 
 @dataclass(frozen=True)
@@ -111,27 +107,33 @@ class _Candidate:
     rows: int
 
 
-def _record_index_chunks(spec: IndexPartitionSpec) -> BatchFunction:
+def _record_index_chunks(spec: IndexPartitionSpec, files: list[DataFile]) -> BatchFunction:
     """Per file (its rows are consecutive in the located keys): its keys' record index upserts, in
     chunks by bucket for `index_logs.write_by_bucket`."""
+    locations = [(f.partition, f.file_group) for f in files]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for rows in runs(batches, ["path"]):
-            upserts = with_op(rows.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
+        for rows in runs(batches, ["file"]):
+            number = rows.column("file")[0].as_py()
+            partition, file_group = locations[number]
+            n = rows.num_rows
+            entries = pa.table(
+                [rows.column("key"), pa.repeat(partition, n), pa.repeat(file_group, n)], schema=spec.schema
+            )
             yield from index_logs.chunk_batch(
-                index_logs.chunks(spec, upserts, index_logs.ROWS, rows.column("path")[0].as_py())
+                index_logs.chunks(spec, with_op(entries, OP_UPSERT), index_logs.ROWS, str(number))
             )
 
     return run
 
 
 def _write_record_index_logs(
-    located: DataFrame, storage: Storage, spec: IndexPartitionSpec, instant: str
+    located: DataFrame, files: list[DataFile], storage: Storage, spec: IndexPartitionSpec, instant: str
 ) -> list[str]:
     """The record index of the located keys, written by the executors bucket by bucket; returns the
     relative paths written."""
-    chunked = located.select("path", *spec.schema.names).mapInArrow(
-        _record_index_chunks(spec), index_logs.CHUNK_STRUCT
+    chunked = located.select("file", "key").mapInArrow(
+        _record_index_chunks(spec, files), index_logs.CHUNK_STRUCT
     )
     return index_logs.write_by_bucket(chunked, storage, {spec.name: index_logs.LogTarget(spec)}, instant)
 
@@ -182,7 +184,7 @@ def adopt_table(
     session = job_session(spark)
     located = _locate_keys(session, storage, config, files)
     try:
-        _check_keys(storage, located)
+        _check_keys(storage, files, located)
         result = _publish(storage, config, files, located)
     finally:
         located.unpersist()
@@ -312,7 +314,7 @@ def _is_date(text: str) -> bool:
 
 
 def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
-    """Per file: the encoded record key and partition of each row, or one row naming why
+    """Per file (number and path): the encoded record key of each row, or one row naming why
     the file cannot be adopted (unreadable; a stored partition column that disagrees with the
     file's directory, which pruning by the path would get wrong)."""
     schema = config.schema
@@ -328,16 +330,13 @@ def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
                 except (OSError, pa.ArrowInvalid) as exc:
                     error = f"is not a readable Parquet file ({exc})"
                 if error is not None:
-                    yield pa.RecordBatch.from_pylist([{"path": item["path"], "error": error}], KEYS_SCHEMA)
+                    yield pa.RecordBatch.from_pylist([{"file": item["file"], "error": error}], KEYS_SCHEMA)
                     continue
-                keys = encode_record_keys(rows, key_fields)
                 n = rows.num_rows
                 yield pa.RecordBatch.from_arrays(
                     [
-                        pa.array([item["path"]] * n, pa.string()),
-                        keys,
-                        pa.array([item["partition"]] * n, pa.string()),
-                        pa.array([item["file_group"]] * n, pa.string()),
+                        pa.repeat(pa.scalar(item["file"], pa.int32()), n),
+                        encode_record_keys(rows, key_fields),
                         pa.nulls(n, pa.string()),
                     ],
                     schema=KEYS_SCHEMA,
@@ -366,10 +365,7 @@ def _disagreeing(
 def _locate_keys(
     spark: SparkSession, storage: Storage, config: TableConfig, files: list[DataFile]
 ) -> DataFrame:
-    listing = spark.createDataFrame(
-        [(f.path, f.partition, f.file_group) for f in files],
-        "path string, partition string, file_group string",
-    )
+    listing = spark.createDataFrame([(i, f.path) for i, f in enumerate(files)], "file int, path string")
     parallelism = max(1, min(len(files), spark.sparkContext.defaultParallelism * 2))
     keys = listing.repartition(parallelism).mapInArrow(
         _key_rows(storage, config), from_arrow_schema(KEYS_SCHEMA)
@@ -379,29 +375,28 @@ def _locate_keys(
     return located
 
 
-def _check_keys(storage: Storage, located: DataFrame) -> None:
+def _check_keys(storage: Storage, files: list[DataFile], located: DataFrame) -> None:
     """Unreadable files, null keys and duplicate keys, each as one line naming files."""
-    failed = located.where(F.col("error").isNotNull()).select("path", "error").limit(1).collect()
+    failed = located.where(F.col("error").isNotNull()).select("file", "error").limit(1).collect()
     if failed:
-        raise InvalidInputError(
-            f"cannot adopt {storage.uri}: {failed[0]['path']} {failed[0]['error']}; nothing was written"
-        )
-    nulls = located.where(F.col("key").isNull()).select("path").limit(1).collect()
+        path, error = files[failed[0]["file"]].path, failed[0]["error"]
+        raise InvalidInputError(f"cannot adopt {storage.uri}: {path} {error}; nothing was written")
+    nulls = located.where(F.col("key").isNull()).select("file").limit(1).collect()
     if nulls:
         raise InvalidInputError(
-            f"cannot adopt {storage.uri}: {nulls[0]['path']} holds a record with a null record key; "
-            "nothing was written"
+            f"cannot adopt {storage.uri}: {files[nulls[0]['file']].path} holds a record with a null "
+            "record key; nothing was written"
         )
     duplicates = persist_intermediate(
         located.groupBy("key")
-        .agg(F.count(F.lit(1)).alias("n"), F.sort_array(F.collect_set("path")).alias("paths"))
+        .agg(F.count(F.lit(1)).alias("n"), F.collect_set("file").alias("files"))
         .where(F.col("n") > 1)
     )
     try:
         first = duplicates.orderBy("key").limit(1).collect()
         if first:
             total = duplicates.count()
-            paths = list(first[0]["paths"])
+            paths = sorted(files[number].path for number in first[0]["files"])
             where = f"in {', '.join(paths[:SHOWN])}" if len(paths) > 1 else f"twice in {paths[0]}"
             raise InvalidInputError(
                 f"cannot adopt {storage.uri}: duplicate record key {first[0]['key']!r} {where} "
@@ -426,7 +421,7 @@ def _publish(storage: Storage, config: TableConfig, files: list[DataFile], locat
             rli_spec = record_index.spec(config.properties.index_record_index_buckets)
             files_spec = files_index.spec(config.properties.index_files_buckets)
             pending.inflight(partitions, [files_spec.name, rli_spec.name])
-            index_files = _write_record_index_logs(located, storage, rli_spec, instant)
+            index_files = _write_record_index_logs(located, files, storage, rli_spec, instant)
             files_logs = write_logs(storage, files_spec, instant, files_index.changes(added, []))
             rows = sum(f.rows for f in added)
             pending.complete(

@@ -173,6 +173,23 @@ def test_a_duplicate_key_fails_in_one_line_and_writes_nothing(spark: SparkSessio
     assert sorted(p.relative_to(directory) for p in directory.rglob("*")) == before
 
 
+def test_a_null_record_key_fails_naming_its_file_and_writes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    directory = write_hive(spark, tmp_path / "nullkey", ["city"], range(10))
+    source = next((directory / "city=ams").glob("part-*.parquet"))
+    rows = pq.read_table(source)
+    ids = rows.column("id")
+    rows = rows.set_column(rows.schema.get_field_index("id"), "id", pa.nulls(len(ids), ids.type))
+    pq.write_table(rows.slice(0, 1), directory / "city=ams" / "part-99998-nullkey.parquet")
+    with pytest.raises(
+        InvalidInputError,
+        match=r"city=ams/part-99998-nullkey.parquet holds a record with a null record key; nothing",
+    ):
+        adopt_table(spark, str(directory), "id", ["city"])
+    assert not (directory / META_DIR).exists()
+
+
 def test_a_corrupt_file_fails_in_one_line_and_writes_nothing(spark: SparkSession, tmp_path: Path) -> None:
     directory = write_hive(spark, tmp_path / "corrupt", ["city"], range(10))
     (directory / "city=ams" / "part-99999-broken.parquet").write_bytes(b"PAR1 not really")
