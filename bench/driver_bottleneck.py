@@ -8,19 +8,25 @@ PYTHONPATH of a fresh child process, so that each version runs in its own JVM), 
 1. writes the generated rows with a plain `df.write.parquet` (the reference);
 2. creates a lakeprune table with column stats, bloom filters and a secondary index (whose pairs,
    one per row, are what used to reach the driver) and inserts the same rows;
-3. builds a second secondary index over the table now written (`CREATE INDEX`, bootstrap).
+3. builds a second secondary index over the table now written (`CREATE INDEX`, bootstrap);
+4. adopts a Hive-style copy of the rows in place (`table adopt`: every file's keys are read, checked
+   for duplicates and written to the record index by the executors).
 
-It reports each step's seconds, the lakeprune insert over the plain write, and the driver Python
+`--steps` chooses among `insert` (steps 1-3) and `adopt` (step 4); `--repeat N` runs each child N
+times, the versions taking turns, for failures that come and go (each run is recorded). It reports
+each step's seconds, the lakeprune insert over the plain write, and the driver Python
 process's peak resident memory. A child that fails (say, the driver runs out of memory) is recorded
 as a failure with the tail of its error output: that is a result too.
 
     .venv/bin/python bench/driver_bottleneck.py --rows 2000000 20000000 \
         --code before=/work/wt-17base --code after=. [--out bench/results/driver_bottleneck.json]
+    .venv/bin/python bench/driver_bottleneck.py --rows 20000000 --steps adopt --repeat 6 --code ...
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -31,10 +37,14 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results" / "driver_bottleneck.json"
+STEPS = ("insert", "adopt")
 SCHEMA = "id bigint, region string, customer string, account string, amount double, note string"
 
 
@@ -46,12 +56,11 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def child(rows: int) -> dict[str, Any]:
+def child(rows: int, steps: list[str]) -> dict[str, Any]:
     """One code version, one row count, in this process (run with the version on PYTHONPATH)."""
     from pyspark.sql import functions as F
 
     import builder
-    from builder import LakepruneTable
     from builder.session import spark_session
 
     spark = spark_session()
@@ -65,34 +74,12 @@ def child(rows: int) -> dict[str, Any]:
         (key * 0.25).alias("amount"),
         F.concat(F.lit("note-"), key.cast("string")).alias("note"),
     )
-    out: dict[str, Any] = {"builder_module": builder.__file__, "rows": rows}
+    out: dict[str, Any] = {"builder_module": builder.__file__, "rows": rows, "steps": steps}
     try:
-        _progress(f"plain df.write.parquet of {rows:,} rows")
-        t0 = time.perf_counter()
-        data.write.parquet(str(root / "plain"))
-        out["plain_parquet_write_s"] = round(time.perf_counter() - t0, 1)
-        table = LakepruneTable.create(
-            str(root / "t"), SCHEMA, record_key="id", partition_by=["region"], spark=spark
-        )
-        for statement in (
-            "CREATE INDEX stats ON t USING column_stats (id, amount)",
-            "CREATE INDEX blooms ON t USING bloom_filters (note)",
-            "CREATE INDEX by_customer ON t (customer)",
-        ):
-            table.sql(statement)
-        _progress(f"lakeprune insert of {rows:,} rows (record index, column stats, bloom, secondary)")
-        t0 = time.perf_counter()
-        result = table.insert(data)
-        out["lakeprune_insert_s"] = round(time.perf_counter() - t0, 1)
-        out["insert_over_plain"] = round(out["lakeprune_insert_s"] / out["plain_parquet_write_s"], 2)
-        out["insert_phases_ms"] = result.timings_ms
-        out["insert_files"] = result.files_added
-        _progress(f"secondary index build over {rows:,} rows")
-        t0 = time.perf_counter()
-        table.sql("CREATE INDEX by_account ON t (account)")
-        out["secondary_build_s"] = round(time.perf_counter() - t0, 1)
-        snapshot = table.snapshot()
-        out["data_bytes"] = sum(f.size for f in snapshot.files())
+        if "insert" in steps:
+            _insert_steps(spark, data, root, rows, out)
+        if "adopt" in steps:
+            _adopt_step(spark, data, root, rows, out)
     finally:
         out["driver_python_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         shutil.rmtree(root, ignore_errors=True)
@@ -100,9 +87,58 @@ def child(rows: int) -> dict[str, Any]:
     return out
 
 
+def _insert_steps(spark: SparkSession, data: DataFrame, root: Path, rows: int, out: dict[str, Any]) -> None:
+    """Steps 1-3: the plain write, the lakeprune insert, a secondary-index build."""
+    from builder import LakepruneTable
+
+    _progress(f"plain df.write.parquet of {rows:,} rows")
+    t0 = time.perf_counter()
+    data.write.parquet(str(root / "plain"))
+    out["plain_parquet_write_s"] = round(time.perf_counter() - t0, 1)
+    table = LakepruneTable.create(
+        str(root / "t"), SCHEMA, record_key="id", partition_by=["region"], spark=spark
+    )
+    for statement in (
+        "CREATE INDEX stats ON t USING column_stats (id, amount)",
+        "CREATE INDEX blooms ON t USING bloom_filters (note)",
+        "CREATE INDEX by_customer ON t (customer)",
+    ):
+        table.sql(statement)
+    _progress(f"lakeprune insert of {rows:,} rows (record index, column stats, bloom, secondary)")
+    t0 = time.perf_counter()
+    result = table.insert(data)
+    out["lakeprune_insert_s"] = round(time.perf_counter() - t0, 1)
+    out["insert_over_plain"] = round(out["lakeprune_insert_s"] / out["plain_parquet_write_s"], 2)
+    out["insert_phases_ms"] = result.timings_ms
+    out["insert_files"] = result.files_added
+    _progress(f"secondary index build over {rows:,} rows")
+    t0 = time.perf_counter()
+    table.sql("CREATE INDEX by_account ON t (account)")
+    out["secondary_build_s"] = round(time.perf_counter() - t0, 1)
+    snapshot = table.snapshot()
+    out["data_bytes"] = sum(f.size for f in snapshot.files())
+
+
+def _adopt_step(spark: SparkSession, data: DataFrame, root: Path, rows: int, out: dict[str, Any]) -> None:
+    """Step 4: the key, partition and one value column written Hive-style by Spark (16 files), then
+    adopted in place."""
+    from builder.adopt import adopt_table
+
+    directory = root / "adopt"
+    data.select("id", "region", "amount").write.partitionBy("region").parquet(str(directory))
+    _progress(f"adopt of {rows:,} rows in place")
+    t0 = time.perf_counter()
+    result = adopt_table(spark, str(directory), "id", ["region"])
+    out["adopt_s"] = round(time.perf_counter() - t0, 1)
+    out["adopt_files"] = result.files
+
+
 def _commit_of(path: Path) -> str:
     done = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ["git", "-C", str(path), "describe", "--always", "--dirty", "--abbrev=7"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return done.stdout.strip() or "unknown"
 
@@ -111,14 +147,14 @@ def _is_error(line: str) -> bool:
     return ("Error" in line or "Exception" in line) and not line.lstrip().startswith("at ")
 
 
-def run_child(label: str, path: Path, rows: int, memory: str) -> dict[str, Any]:
+def run_child(label: str, path: Path, rows: int, memory: str, steps: list[str]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(path), "LAKEPRUNE_SPARK_DRIVER_MEMORY": memory}
     commit = _commit_of(path)
     _progress(f"{label} ({path}, {commit}): {rows:,} rows, driver memory {memory}")
     load_before = _load()
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", "--rows", str(rows)],
+        [sys.executable, str(Path(__file__).resolve()), "--child", "--rows", str(rows), "--steps", *steps],
         env=env,
         capture_output=True,
         text=True,
@@ -153,16 +189,19 @@ def main() -> None:
     parser.add_argument("--code", action="append", default=[], help="label=path (repeatable)")
     parser.add_argument("--driver-memory", default="1g")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each child")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.rows[0])))
+        print(json.dumps(child(args.rows[0], args.steps)))
         return
     versions = [item.split("=", 1) for item in args.code] or [["current", str(REPO)]]
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
     for rows in args.rows:
-        for label, path in versions:
-            entry = run_child(label, Path(path).resolve(), rows, args.driver_memory)
+        for run, (version, path) in itertools.product(range(1, args.repeat + 1), versions):
+            label = f"{version}-run{run}" if args.repeat > 1 else version
+            entry = run_child(label, Path(path).resolve(), rows, args.driver_memory, args.steps)
             entry["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
             entry["conditions"] = (
                 f"local[*], {os.cpu_count()} cores shared with other engineers' jobs, "
