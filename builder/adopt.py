@@ -80,6 +80,9 @@ _INT32 = (-(2**31), 2**31 - 1)
 # and file group stay on the driver: per row they would make the persisted keys several times larger
 # (at 20M rows with a 1 GiB driver, reading them back ran out of heap in 2 of 16 runs).
 KEYS_SCHEMA = pa.schema([("file", pa.int32()), ("key", pa.string()), ("error", pa.string())])
+# A file's keys reach Spark in batches of at most this many rows: Spark takes each Arrow batch whole
+# into the JVM's direct memory, so one batch per file would make that grow with the largest file.
+KEYS_BATCH_ROWS = 65_536
 
 
 @dataclass(frozen=True)
@@ -333,7 +336,7 @@ def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
                     yield pa.RecordBatch.from_pylist([{"file": item["file"], "error": error}], KEYS_SCHEMA)
                     continue
                 n = rows.num_rows
-                yield pa.RecordBatch.from_arrays(
+                keys = pa.Table.from_arrays(
                     [
                         pa.repeat(pa.scalar(item["file"], pa.int32()), n),
                         encode_record_keys(rows, key_fields),
@@ -341,6 +344,7 @@ def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
                     ],
                     schema=KEYS_SCHEMA,
                 )
+                yield from keys.to_batches(max_chunksize=KEYS_BATCH_ROWS)
 
     return run
 

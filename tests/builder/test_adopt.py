@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
-from builder.adopt import adopt_table, canonical_partition, infer_path_type
+from builder.adopt import KEYS_BATCH_ROWS, adopt_table, canonical_partition, infer_path_type
 from builder.spark_source import recent_prunes
 from pruner.client import PruningClient
 from pruner.errors import InvalidInputError, InvalidSchemaError, SchemaMismatchError, TableExistsError
@@ -171,6 +171,26 @@ def test_a_duplicate_key_fails_in_one_line_and_writes_nothing(spark: SparkSessio
     assert message.count("part-") == 2 and "nothing was written" in message
     assert not (directory / META_DIR).exists()
     assert sorted(p.relative_to(directory) for p in directory.rglob("*")) == before
+
+
+def test_a_file_larger_than_a_keys_batch_is_indexed_and_checked_whole(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rows = KEYS_BATCH_ROWS + 10  # one file's keys reach Spark in two batches
+    directory = tmp_path / "large"
+    directory.mkdir()
+    pq.write_table(pa.table({"id": pa.array(range(rows), pa.int64())}), directory / "part-0.parquet")
+    result = adopt_table(spark, str(directory), "id")
+    assert (result.files, result.rows) == (1, rows)
+    assert_record_index_consistent(str(directory))
+
+    duplicated = tmp_path / "duplicated"  # the key of the first batch's first row, again in the second
+    duplicated.mkdir()
+    ids = pa.array([*range(rows - 1), 0], pa.int64())
+    pq.write_table(pa.table({"id": ids}), duplicated / "part-0.parquet")
+    with pytest.raises(InvalidInputError, match=r"duplicate record key '0' twice in .*part-0.parquet"):
+        adopt_table(spark, str(duplicated), "id")
+    assert not (duplicated / META_DIR).exists()
 
 
 def test_a_null_record_key_fails_naming_its_file_and_writes_nothing(
