@@ -134,13 +134,15 @@ def _adopt_step(spark: SparkSession, data: DataFrame, root: Path, rows: int, out
 
 
 def _commit_of(path: Path) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(path), "describe", "--always", "--dirty", "--abbrev=7"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.stdout.strip() or "unknown"
+    """The version's commit, with `-dirty` if its code differs from it (results files aside)."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short=7", "HEAD") or "unknown"
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results")
+    return f"{commit}-dirty" if changed else commit
 
 
 def _is_error(line: str) -> bool:
