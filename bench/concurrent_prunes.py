@@ -4,10 +4,15 @@ real server process tree, gRPC only, default cache; both run for the whole bench
 the other is measured), and the same random predicates of `prune_shapes.py` pruned over gRPC by 1,
 4 and 16 concurrent clients — separate processes, so that the clients do not share one GIL. Each
 server is warmed up first by 16 clients (every worker's cache then holds what the predicates read);
-then, per client count, the two servers are measured in alternating rounds (1, 2, 2, 1, ...), so
-that a change of the machine's load during the run (other work shares its cores) falls on both
-alike. Prunes per second (calls over the summed wall time of a level's rounds) and the latency
-median and p99 measured in the clients, side by side. Not a test.
+then, per kind of client and client count, the two servers are measured in alternating rounds (1,
+2, 2, 1, ...), so that a change of the machine's load during the run (other work shares its cores)
+falls on both alike. Two kinds of client: `full` ones call `PruningClient.prune` (a GetTable call
+to bind the predicate, then Prune, and every split decoded into Python objects), as a Python
+application would; `raw` ones send Prune requests encoded before the clock starts and do not decode
+the answers, as little client work as a Python process can do per call. The clients run on the
+same cores as the servers, so the `raw` figures are the nearer to what the sidecar itself serves.
+Prunes per second (calls over the summed wall time of a level's rounds) and the latency median and
+p99 measured in the clients, side by side. Not a test.
 
     .venv/bin/python bench/concurrent_prunes.py [--files 2000] [--calls 560] [--rounds 2]
 """
@@ -38,6 +43,9 @@ from support import progress, write_results
 from pruner.table.table import LakeTable
 
 CLIENTS = (1, 4, 16)
+# `full`: `PruningClient.prune` (binds the predicate with a GetTable call, decodes every split);
+# `raw`: requests encoded before the clock starts, answers not decoded (the sidecar's capacity).
+CLIENT_KINDS = ("full", "raw")
 WORKERS = (1, 2)
 REPO = Path(__file__).resolve().parents[1]
 SERVE = "from pruner.cli.main import app\napp()\n"
@@ -90,17 +98,17 @@ def slices(work: Work, clients: int) -> list[Work]:
     return [work[i * per_client : (i + 1) * per_client] for i in range(clients)]
 
 
-def measure(servers: dict[int, Server], work: Work, rounds: int) -> dict[str, Any]:
-    """Per server (by workers) and client count: the summary of every round's calls."""
-    for server in servers.values():
-        over_grpc(server.address, slices(work, 16))  # warm-up: every worker's cache
+def measure(servers: dict[int, Server], work: Work, rounds: int, raw: bool) -> dict[str, Any]:
+    """Per server (by workers) and client count: the summary of every round's calls, made by
+    `PruningClient`s or (`raw`) by clients that send pre-encoded requests and decode nothing."""
+    kind = "raw" if raw else "full"
     results: dict[str, Any] = {f"workers_{workers}": {} for workers in servers}
     for clients in CLIENTS:
         samples: dict[int, list[tuple[str, float, int]]] = {workers: [] for workers in servers}
         walls = dict.fromkeys(servers, 0.0)
         for round_ in range(rounds):
             for workers in sorted(servers, reverse=round_ % 2 == 1):
-                taken, wall = over_grpc(servers[workers].address, slices(work, clients))
+                taken, wall = over_grpc(servers[workers].address, slices(work, clients), raw)
                 samples[workers] += taken
                 walls[workers] += wall
         for workers in servers:
@@ -109,7 +117,18 @@ def measure(servers: dict[int, Server], work: Work, rounds: int) -> dict[str, An
                 "prunes_per_second": round(len(samples[workers]) / walls[workers], 1),
             }
             results[f"workers_{workers}"][f"{clients}_clients"] = level
-            progress(f"  --workers {workers}, {clients:2d} clients: {level['prunes_per_second']} prunes/s")
+            progress(
+                f"  {kind} clients, --workers {workers}, {clients:2d} clients: "
+                f"{level['prunes_per_second']} prunes/s"
+            )
+    results["speedup_2_workers"] = {
+        f"{clients}_clients": round(
+            results["workers_2"][f"{clients}_clients"]["prunes_per_second"]
+            / results["workers_1"][f"{clients}_clients"]["prunes_per_second"],
+            2,
+        )
+        for clients in CLIENTS
+    }
     return results
 
 
@@ -139,7 +158,9 @@ def main() -> None:
             for workers in WORKERS:
                 servers[workers] = Server(workdir, workers, workdir / f"serve-{workers}.log")
             progress(f"servers up: {', '.join(f'--workers {w} at {s.address}' for w, s in servers.items())}")
-            results = measure(servers, work, args.rounds)
+            for server in servers.values():
+                over_grpc(server.address, slices(work, 16))  # warm-up: every worker's cache
+            results = {kind: measure(servers, work, args.rounds, kind == "raw") for kind in CLIENT_KINDS}
         finally:
             for server in servers.values():
                 server.stop()
@@ -153,15 +174,7 @@ def main() -> None:
             "rows": sum(f.rows for f in files),
             "calls_per_round": len(work),
             "rounds": args.rounds,
-            **results,
-            "speedup_2_workers": {
-                f"{clients}_clients": round(
-                    results["workers_2"][f"{clients}_clients"]["prunes_per_second"]
-                    / results["workers_1"][f"{clients}_clients"]["prunes_per_second"],
-                    2,
-                )
-                for clients in CLIENTS
-            },
+            "clients": results,
         }
         write_results(args.out, result_json)
     finally:

@@ -26,13 +26,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import grpc
+from google.protobuf.message import Message
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prune_latency import build  # the sibling benchmark: its table
 from prune_shapes import predicate_shapes
 from support import write_results
 
-from pruner.client import PruningClient
+from pruner.client import MAX_MESSAGE_BYTES, PruningClient
 from pruner.planner.prune import prune
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import TableName
@@ -70,11 +73,56 @@ def _client(address: str, work: Work, ready: Any, start: Any, out: Any) -> None:
     out.put(samples)
 
 
-def over_grpc(address: str, work: list[Work]) -> tuple[list[tuple[str, float, int]], float]:
-    """Run one client process per work list at once; all samples and the wall time."""
+def _method_path(request: Message, name: str) -> str:
+    """The HTTP/2 path of a method of the `PruningService` that `request`'s proto file defines."""
+    return f"/{request.DESCRIPTOR.file.services_by_name['PruningService'].full_name}/{name}"
+
+
+def _raw_client(address: str, work: Work, ready: Any, start: Any, out: Any) -> None:
+    """One client process that sends `Prune` requests encoded before the clock starts and does not
+    decode the answers (an answer too large for one message is fetched with `PruneStream`, as
+    `PruningClient.prune` does). It leaves as little client work on the machine's cores as a
+    Python client can: what it measures is the sidecar's capacity. The samples' third field is the
+    answer's size in bytes."""
+    with PruningClient(address) as client:
+        messages = [(shape, client.prune_request(SCHEMA, TABLE, p)[0]) for shape, p in work]
+    requests = [(shape, message.SerializeToString()) for shape, message in messages]
+    options = [
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.use_local_subchannel_pool", 1),
+    ]
+    samples = []
+    with grpc.insecure_channel(address, options=options) as channel:
+        prune_raw = channel.unary_unary(_method_path(messages[0][1], "Prune"))
+        stream_raw = channel.unary_stream(_method_path(messages[0][1], "PruneStream"))
+        streamed: set[int] = set()
+        grpc.channel_ready_future(channel).result(timeout=60)  # connect before the clock starts
+        ready.put(os.getpid())
+        start.wait()
+        for number, (shape, request) in enumerate(requests):
+            begin = time.perf_counter()
+            if number not in streamed:
+                try:
+                    size = len(prune_raw(request, timeout=60))
+                except grpc.RpcError as exc:
+                    if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                        raise
+                    streamed.add(number)
+            if number in streamed:
+                size = sum(len(message) for message in stream_raw(request, timeout=60))
+            samples.append((shape, (time.perf_counter() - begin) * 1000, size))
+    out.put(samples)
+
+
+def over_grpc(
+    address: str, work: list[Work], raw: bool = False
+) -> tuple[list[tuple[str, float, int]], float]:
+    """Run one client process per work list at once (`raw`: `_raw_client`s, else `PruningClient`s);
+    all samples and the wall time."""
     context = multiprocessing.get_context("spawn")  # no fork of a process running a gRPC server
     ready, start, out = context.Queue(), context.Event(), context.Queue()
-    processes = [context.Process(target=_client, args=(address, w, ready, start, out)) for w in work]
+    target = _raw_client if raw else _client
+    processes = [context.Process(target=target, args=(address, w, ready, start, out)) for w in work]
     for p in processes:
         p.start()
     for _ in processes:  # every client imported and connected: the clock starts now

@@ -173,14 +173,7 @@ class PruningClient:
         sidecar binds it, or a TupleDomain); the result's `widened` says where binding widened it.
         `stream`: True uses PruneStream, False Prune, None (default) Prune and PruneStream only when
         the result is too large for one."""
-        bound = self.bind(schema, table, where)
-        request = spb.PruneRequest(
-            table=_name(schema, table),
-            snapshot=snapshot or "",
-            predicate=codec.encode_tuple_domain(bound.domain),
-            columns=list(columns or ()),
-            explain=explain,
-        )
+        request, bound = self.prune_request(schema, table, where, snapshot, columns, explain)
         if stream:
             return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
         try:
@@ -189,6 +182,27 @@ class PruningClient:
             if stream is None and exc.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
             raise
+
+    def prune_request(
+        self,
+        schema: str,
+        table: str,
+        where: TupleDomain | str,
+        snapshot: str | None = None,
+        columns: Sequence[str] | None = None,
+        explain: bool = False,
+    ) -> tuple[spb.PruneRequest, BoundPredicate]:
+        """The `PruneRequest` that `prune` sends for these arguments, with the bound predicate: for
+        callers that send requests themselves (a load generator sends one request many times)."""
+        bound = self.bind(schema, table, where)
+        request = spb.PruneRequest(
+            table=_name(schema, table),
+            snapshot=snapshot or "",
+            predicate=codec.encode_tuple_domain(bound.domain),
+            columns=list(columns or ()),
+            explain=explain,
+        )
+        return request, bound
 
     def statistics(
         self, schema: str, table: str, where: TupleDomain | str | None = None, snapshot: str | None = None
