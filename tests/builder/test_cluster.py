@@ -1,14 +1,16 @@
 """The builder on a real Spark standalone cluster (a master and two workers on loopback, the
 `spark_cluster` fixture), submitted with `spark-submit` as the README tells a user to: the
 `lakeprune` command line through its job file (`table create`, `write --mode insert`, `sql CREATE
-INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`) and a
-Python-API job (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom
-filters, a secondary and a functional index, then upsert and delete). The table and every input
-live in the tests' S3 bucket, so nothing relies on the driver's disk being the executors'. The
-same submissions with `--master local[*]` write a twin table, and the two must be equal: rows, the
-rows of every file, index definitions, and every index's answers to prunes. The event log of each
-submission shows its tasks ran on executors of both workers. The invariant (no file holding a
-match is pruned) is checked at a reduced size on the cluster-written table."""
+INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
+`table adopt` of a directory written Hive-style) and a Python-API job
+(`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom filters, a secondary
+and a functional index, then upsert and delete). The table and every input live in the tests' S3
+bucket, so nothing relies on the driver's disk being the executors'. The same submissions with
+`--master local[*]` write a twin table (and adopt a twin directory), and the two must be equal:
+rows, the rows of every file, index definitions, every index's answers to prunes, and where the
+adopted tables' record indexes locate each key. The event log of each submission shows its tasks
+ran on executors of both workers. The invariant (no file holding a match is pruned) is checked at a
+reduced size on the cluster-written table."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import strategies as st
@@ -40,6 +43,7 @@ from tests.pruner.planner.conftest import (
     row,
 )
 from tests.pruner.planner.test_invariant import holds_for_random_predicates
+from tests.support import assert_record_index_consistent
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_spark_cluster import SparkCluster, Submission, spark_submit
 
@@ -59,6 +63,9 @@ PREDICATES = (
 )
 # The secondary index that the command line builds over the inserted files (before the job's upsert).
 CLI_INDEX = "idx_day"
+# Files a region in the directory that `table adopt` makes a table of: more files than either
+# side's executors, so that the cluster's adopt tasks run on both workers.
+ADOPTED_FILES_PER_REGION = 2
 # The planner steps of the indexes that the command line and the job build.
 INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
 
@@ -79,6 +86,19 @@ class Twins:
     cluster_submissions: list[Submission]
     local_submissions: list[Submission]
 
+    @property
+    def cluster_adopted(self) -> str:
+        return adopted_location(self.cluster)
+
+    @property
+    def local_adopted(self) -> str:
+        return adopted_location(self.local)
+
+
+def adopted_location(events: str) -> str:
+    """Where a side's directory for `table adopt` is, beside its table."""
+    return f"{events.rpartition('/')[0]}/adopted"
+
 
 def write_inputs(server: SeaweedS3, root: str) -> Inputs:
     """The Parquet inputs of the writes, in the bucket: 600 rows; updates of every 13th (some move
@@ -98,7 +118,21 @@ def write_inputs(server: SeaweedS3, root: str) -> Inputs:
     filesystem = server.filesystem()
     for name, data in batches.items():
         pq.write_table(data, f"{root.removeprefix('s3://')}/inputs/{name}.parquet", filesystem=filesystem)
+    for side in ("cluster", "local"):
+        write_hive_copy(server, batches["insert"], adopted_location(f"{root}/{side}/events"))
     return Inputs(*(f"{root}/inputs/{name}.parquet" for name in batches))
+
+
+def write_hive_copy(server: SeaweedS3, rows: pa.Table, directory: str) -> None:
+    """`rows` as Spark's `partitionBy("region")` writes them, the region only in the path, in
+    `ADOPTED_FILES_PER_REGION` files a region: a directory for `table adopt`."""
+    filesystem = server.filesystem()
+    for region in REGIONS:
+        part = rows.filter(pc.equal(rows.column("region"), region)).drop_columns(["region"])
+        size = math.ceil(part.num_rows / ADOPTED_FILES_PER_REGION)
+        for number in range(ADOPTED_FILES_PER_REGION):
+            path = f"{directory.removeprefix('s3://')}/region={region}/part-{number:05d}.parquet"
+            pq.write_table(part.slice(number * size, size), path, filesystem=filesystem)
 
 
 def build_table(
@@ -115,6 +149,7 @@ def build_table(
         [job, "index", "build", location, CLI_INDEX],
         [CLUSTER_JOB, location, inputs.upsert, inputs.delete],
         [job, "compact", location],
+        [job, "table", "adopt", adopted_location(location), "--record-key", "id", "--partition-by", "region"],
     ]  # fmt: skip
     submissions = []
     for step in steps:
@@ -213,8 +248,9 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    # The insert, the index build, and the index / upsert / delete job (create, sql, compact: no tasks).
-    assert len(spark_jobs) == 3
+    # The insert, the index build, the index / upsert / delete job and the adopt (create, sql, compact:
+    # no tasks).
+    assert len(spark_jobs) == 4
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
         assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)
@@ -222,6 +258,24 @@ def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_clu
     applications = spark_cluster.state()["completedapps"]
     assert isinstance(applications, list)
     assert sum(a["state"] == "FINISHED" for a in applications) >= len(spark_jobs)
+
+
+def adopted_keys(location: str) -> dict[str, tuple[str, str]]:
+    """Each key of an adopted table where its record index puts it: (partition, file path)."""
+    snapshot = LakeTable.open(location).snapshot()
+    paths = {f.file_group: f.path for f in snapshot.files()}
+    entries = snapshot.record_index().read_all().to_pylist()
+    return {e["key"]: (e["partition"], paths[e["file_group"]]) for e in entries}
+
+
+def test_the_cluster_adopts_what_local_adopts(twins: Twins, s3_environment: SeaweedS3) -> None:
+    cluster = adopted_keys(twins.cluster_adopted)
+    assert len(cluster) == 600
+    assert {partition for partition, _ in cluster.values()} == {f"region={r}" for r in REGIONS}
+    assert cluster == adopted_keys(twins.local_adopted)
+    assert_record_index_consistent(twins.cluster_adopted)  # each key in the one file that holds it
+    for where in ("id IN (5, 77, 333)", "region = 'eu' AND seq < 100"):
+        assert prune_answer(twins.cluster_adopted, where) == prune_answer(twins.local_adopted, where)
 
 
 hot_values = st.sampled_from(["a", "h0", "h3", "h12", "zz"])
