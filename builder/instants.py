@@ -1,6 +1,7 @@
 """Running an action as an instant: requested -> inflight (listing the data and index partitions it
 will write into) -> completed, and rolling back an instant that did not complete by deleting every
-file named with it in those partitions. The next writer rolls back what a crashed one left, and
+file named with it in those partitions, and its staging directory (files Spark wrote for it that
+were not yet moved into their partitions). The next writer rolls back what a crashed one left, and
 deletes the temporary files of timeline states it died publishing (local disks); an action that
 fails with an exception rolls itself back at once, except when it lost its instant to another
 writer (a `ConflictError` from the timeline): the instant's files are then that writer's, and are
@@ -16,7 +17,7 @@ from typing import Any
 
 from pruner.errors import ConflictError, TableCorruptError
 from pruner.format import timeline as tl
-from pruner.format.layout import METADATA_DIR, TIMELINE_DIR, DataFileName, IndexFileName
+from pruner.format.layout import METADATA_DIR, TIMELINE_DIR, DataFileName, IndexFileName, staging_dir
 from pruner.format.timeline import Action, Instant, State, Timeline
 from pruner.storage import Storage, is_hidden_temp
 
@@ -98,6 +99,8 @@ def rollback(storage: Storage, timeline: Timeline, instant: Instant) -> int:
                 deleted += _delete_written_by(storage, partition, instant.timestamp)
             for name in index_partitions:
                 deleted += _delete_written_by(storage, f"{METADATA_DIR}/{name}", instant.timestamp)
+        if storage.delete_tree(staging_dir(instant.timestamp)):
+            log.info("deleted the staged files of %s", instant.timestamp)
     tl.remove_pending(storage, instant)
     log.info("rolled back %s %s (%d files deleted)", instant.action, instant.timestamp, deleted)
     return deleted

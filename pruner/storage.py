@@ -274,6 +274,19 @@ class Storage:
             count += 1
         return count
 
+    def move(self, source: str, target: str) -> None:
+        """Move a file (a rename on a local disk, a copy and delete on object stores)."""
+        self._ensure_parent(target)
+        self.fs.move(self.path(source), self.path(target))
+
+    def delete_tree(self, rel_dir: str) -> bool:
+        """Delete a directory and everything under it; False when there was none."""
+        if not self.is_dir(rel_dir):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_dir(self.path(rel_dir))
+        return True
+
     def _ensure_parent(self, rel: str) -> None:
         parent = rel.rpartition("/")[0]
         self.fs.create_dir(self.path(parent), recursive=True)

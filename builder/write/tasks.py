@@ -8,12 +8,16 @@ re-implements a format rule.
 - `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
   the new file's index rows while they are in memory (diffing the old image against the new rows
   for the secondary indexes) and the record index's rows of the keys the plan moved to or removed
-  from the group, and returns them cut into chunks by bucket for `builder.index_logs`."""
+  from the group, and returns them cut into chunks by bucket for `builder.index_logs`.
+- `FileIndexRows`: the index rows of a group's new file, shared with the tasks that index the files
+  Spark wrote for a table's first insert (`builder.write.bulk`)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -134,6 +138,63 @@ def record_index_rows(group: pa.Table) -> pa.Table:
     )
 
 
+@dataclass(frozen=True)
+class FileIndexRows:
+    """The index log rows of a file group's new file, for every index the table maintains: the
+    record index's (from the planned rows' ops, or every key of a new group's file), each secondary
+    index's pair changes (the old image diffed against the new rows), and the per-file indexes'
+    upserts; cut into chunks by bucket for `builder.index_logs`. Shared by the rewrite tasks and by
+    the tasks that index the files Spark wrote for a table's first insert (`builder.write.bulk`)."""
+
+    config: TableConfig
+    definitions: tuple[IndexDefinition, ...]
+    record_index: IndexPartitionSpec
+
+    @cached_property
+    def specs(self) -> dict[str, IndexPartitionSpec]:
+        config = self.config
+        specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in self.definitions}
+        return specs | {self.record_index.name: self.record_index}
+
+    def secondary(self, old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
+        return {
+            d.index_partition: secondary.file_group_changes(
+                old,
+                new,
+                d.columns[0],
+                self.config.record_key,
+                self.specs[d.index_partition],
+                full=d.state != IndexState.READY,
+            )
+            for d in self.definitions
+            if d.index_type == IndexType.SECONDARY_INDEX
+        }
+
+    def per_file(self, rows: pa.Table, partition: str, file_name: str) -> dict[str, pa.Table]:
+        per_file = rows_for_file(rows, self.config.schema, list(self.definitions), partition, file_name)
+        schemas = {index: self.specs[index].schema for index in per_file}
+        return {
+            index: with_op(upserts.select(schemas[index].names).cast(schemas[index]), OP_UPSERT)
+            for index, upserts in per_file.items()
+        }
+
+    def chunks(self, log_rows: dict[str, pa.Table], file_group: str) -> list[dict[str, object]]:
+        """`WRITTEN_SCHEMA` rows of the chunks of `log_rows` (index partition -> rows with op)."""
+        out = []
+        for index, changes in log_rows.items():
+            for chunk in index_logs.chunks(self.specs[index], changes, index_logs.ROWS, file_group):
+                source = chunk.pop("source")
+                out.append({**chunk, "file_group": source})
+        return out
+
+
+def written_batches(items: list[dict[str, object]]) -> Iterator[pa.RecordBatch]:
+    """`WRITTEN_SCHEMA` rows, one batch per row: index chunks are binary blobs (32-bit offsets per
+    batch)."""
+    for item in items:
+        yield pa.RecordBatch.from_pylist([item], schema=WRITTEN_SCHEMA)
+
+
 def rewrite_file_groups(
     storage: Storage,
     config: TableConfig,
@@ -148,17 +209,7 @@ def rewrite_file_groups(
     schema = config.schema.to_arrow()
     key_fields = config.record_key
     row_group_bytes = config.properties.write_row_group_bytes
-    specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in definitions}
-    specs[record_index.name] = record_index
-    secondaries = [d for d in definitions if d.index_type == IndexType.SECONDARY_INDEX]
-
-    def secondary_rows(old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
-        return {
-            d.index_partition: secondary.file_group_changes(
-                old, new, d.columns[0], key_fields, specs[d.index_partition], full=d.state != IndexState.READY
-            )
-            for d in secondaries
-        }
+    indexer = FileIndexRows(config, tuple(definitions), record_index)
 
     def rewrite(group: pa.Table, token: str) -> list[dict[str, object]]:
         file_group = group.column(FILE_GROUP)[0].as_py()
@@ -182,7 +233,7 @@ def rewrite_file_groups(
             "rows": rows.num_rows,
         }
         # Secondary indexes diff the old image against the new rows, also for a group that empties.
-        log_rows = {record_index.name: record_index_rows(group), **secondary_rows(old, rows)}
+        log_rows = {record_index.name: record_index_rows(group), **indexer.secondary(old, rows)}
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)
@@ -197,23 +248,12 @@ def rewrite_file_groups(
                 )
             result["file_name"] = str(name)
             result["size"] = int(storage.fs.get_file_info(storage.path(rel)).size)
-            per_file = rows_for_file(rows, config.schema, definitions, partition, str(name))
-            log_rows |= {
-                index: with_op(upserts.select(specs[index].schema.names).cast(specs[index].schema), OP_UPSERT)
-                for index, upserts in per_file.items()
-            }
-        out = [result]
-        for index, changes in log_rows.items():
-            for chunk in index_logs.chunks(specs[index], changes, index_logs.ROWS, file_group):
-                source = chunk.pop("source")
-                out.append({**chunk, "file_group": source})
-        return out
+            log_rows |= indexer.per_file(rows, partition, str(name))
+        return [result, *indexer.chunks(log_rows, file_group)]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         token = _write_token()
         for group in runs(batches, [FILE_GROUP]):
-            # One batch per row: index chunks are binary blobs (32-bit offsets per batch).
-            for item in rewrite(group, token):
-                yield pa.RecordBatch.from_pylist([item], schema=WRITTEN_SCHEMA)
+            yield from written_batches(rewrite(group, token))
 
     return run

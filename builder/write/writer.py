@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
@@ -42,7 +42,7 @@ from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks, persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
-from builder.write import tasks
+from builder.write import bulk, tasks
 from builder.write.plan import InsertBin, plan_insert_bins
 from builder.write.tasks import (
     ACTION,
@@ -70,6 +70,9 @@ from pruner.types import TableSchema
 log = logging.getLogger(__name__)
 SEQ = "_lp_seq"
 ORDER = "_lp_order"  # a new row's (sort values, record key) as one struct
+# Inserts of more new rows than this cut their file groups at boundaries found in a sample of about
+# this many rows (`_Write._assign_bins`).
+BOUNDARY_SAMPLE_ROWS = 250_000
 
 
 class WriteMode(StrEnum):
@@ -230,6 +233,11 @@ class _Write:
                 f"({len(missing)} in all); the table cannot be written until it is restored"
             )
 
+        if self.mode == WriteMode.INSERT and bulk.applies(self.table, snapshot):
+            bulk_result = self._bulk_insert(conformed, input_rows)
+            if bulk_result is not None:
+                return bulk_result
+
         start = time.perf_counter()
         unique, unique_rows = self._deduplicate(self._keep(persist_intermediate(self._annotate(conformed))))
         self.timer.phase("prepare", start)
@@ -264,7 +272,28 @@ class _Write:
         if not targets:
             log.info("nothing to change")
             return replace(result, timings_ms=self.timer.phases)
-        return self._commit(work, targets, live, result)
+        return self._commit(targets, live, result, lambda at: self._rewrite(work, targets, live, at))
+
+    def _bulk_insert(self, conformed: DataFrame, input_rows: int) -> WriteResult | None:
+        """A table's first insert, its files written by Spark (`builder.write.bulk`); None when the
+        input repeats a key (the general path resolves them)."""
+        start = time.perf_counter()
+        if bulk.has_repeated_keys(conformed, self.config.record_key):
+            log.info("the input repeats record keys: resolving them on the general path")
+            return None
+        with_paths, counts = bulk.with_partition_paths(self.spark, conformed, self.config)
+        self.timer.phase("prepare", start)
+        log.info("insert of %d record(s) into an empty table: written by Spark's Parquet writer", input_rows)
+        start = time.perf_counter()
+        bins = plan_insert_bins(counts, [], self.config.properties)
+        assigned = self._assign_bins(with_paths, bins)
+        targets = sorted({(b.file_group, b.partition) for b in bins})
+        self.timer.phase("plan", start)
+        result = WriteResult(str(self.mode), None, input_rows=input_rows, inserted=input_rows)
+        partitions = dict(targets)
+        return self._commit(
+            targets, {}, result, lambda instant: bulk.write_files(assigned, self.table, instant, partitions)
+        )
 
     def _annotate(self, conformed: DataFrame) -> DataFrame:
         keyed = conformed.withColumn(SEQ, F.monotonically_increasing_id())
@@ -393,35 +422,52 @@ class _Write:
         """Give each new row the file group of its bin. A bin is a range of ranks of its partition's
         new rows in order of (sort values, typed record key) — typed, so that numeric keys cluster
         numerically. Keys are unique, so that order is total and a bin is equally the range of order
-        values from its first row's (inclusive) to the next bin's first row's (exclusive). Those
-        boundaries are found by ranking only the order values (a window over a narrow struct, not
-        over whole rows); whole rows are then given their bin by comparing their order value with
-        the boundaries, in a broadcast join: no shuffle or sort of whole rows. The ranking sorts the
-        same struct the join compares, and Spark orders structs field by field as it compares them
-        (nulls first, NaN last, -0.0 = 0.0), so the ranges are exactly the ranking's; equal order
-        values (keys that differ where Spark's ordering does not) stay in one bin, whose neighbour
-        may then get fewer rows. `check_records_kept` guards the outcome before any commit."""
+        values from its first row's (inclusive) to the next bin's first row's (exclusive); a
+        partition's first bin is open below and its last open above, so that every row has exactly
+        one bin whatever the boundaries. Those boundaries are found by ranking only the order
+        values (a window over a narrow struct, not over whole rows) — all of them when the insert
+        has at most `BOUNDARY_SAMPLE_ROWS` new rows (exact bins), else a random sample of about
+        that many, each bin starting at the sampled row of the same relative rank (bins then hold
+        their planned number of rows to within a few percent, and ranking 20M rows costs what
+        ranking 250K does). Whole rows are then given their bin by comparing their order value
+        with the boundaries, in a broadcast join: no shuffle or sort of whole rows. The ranking
+        sorts the same struct the join compares, and Spark orders structs field by field as it
+        compares them (nulls first, NaN last, -0.0 = 0.0), so the ranges are exactly the ranking's;
+        equal order values (keys that differ where Spark's ordering does not) stay in one bin, whose
+        neighbour may then get fewer rows. A bin whose boundary the sample lacks gets no rows (its
+        neighbour below takes its range). `check_records_kept` guards the outcome before any
+        commit."""
         order = [*self.sort_by, *(F.col(k) for k in self.config.record_key)]
         keyed = new_rows.withColumn(ORDER, F.struct(*(c.alias(f"o{i}") for i, c in enumerate(order))))
+        counts: dict[str, int] = {}
+        for b in bins:
+            counts[b.partition] = max(counts.get(b.partition, 0), b.end)
         starts = self.spark.createDataFrame(
-            [(b.partition, b.file_group, b.start) for b in bins],
-            "b_partition string, b_file_group string, b_start bigint",
+            [(b.partition, b.file_group, b.start, counts[b.partition]) for b in bins],
+            "b_partition string, b_file_group string, b_start bigint, b_count bigint",
         )
-        ranked = keyed.select(PARTITION, ORDER).withColumn(
-            "_lp_rank", F.row_number().over(Window.partitionBy(PARTITION).orderBy(F.col(ORDER).asc())) - 1
-        )
+        ranked = keyed.select(PARTITION, ORDER)
+        total = sum(counts.values())
+        if total > BOUNDARY_SAMPLE_ROWS:
+            ranked = ranked.sample(fraction=BOUNDARY_SAMPLE_ROWS / total, seed=0)
+        by_partition = Window.partitionBy(PARTITION)
+        ranked = ranked.withColumn(
+            "_lp_rank", F.row_number().over(by_partition.orderBy(F.col(ORDER).asc())) - 1
+        ).withColumn("_lp_ranked", F.count(F.lit(1)).over(by_partition))
+        low = F.lit(None).cast(keyed.schema[ORDER].dataType)
+        first = starts.where(F.col("b_start") == 0).withColumn("b_low", low)
+        later_starts = F.broadcast(starts.where(F.col("b_start") > 0))
+        # The sampled row at the bin's relative rank (exactly its first row when nothing is sampled).
+        at_rank = F.expr("b_start * _lp_ranked div b_count")
+        later = ranked.join(
+            later_starts,
+            (ranked[PARTITION] == later_starts["b_partition"]) & (F.col("_lp_rank") == at_rank),
+        ).select("b_partition", "b_file_group", "b_start", "b_count", F.col(ORDER).alias("b_low"))
         following = Window.partitionBy("b_partition").orderBy("b_start")
-        boundaries = (
-            ranked.join(
-                F.broadcast(starts),
-                (ranked[PARTITION] == starts["b_partition"]) & (ranked["_lp_rank"] == starts["b_start"]),
-            )
-            .select("b_partition", "b_file_group", "b_start", F.col(ORDER).alias("b_low"))
-            .withColumn("b_high", F.lead("b_low").over(following))
-        )
+        boundaries = first.unionByName(later).withColumn("b_high", F.lead("b_low").over(following))
         condition = (
             (keyed[PARTITION] == boundaries["b_partition"])
-            & (keyed[ORDER] >= boundaries["b_low"])
+            & (boundaries["b_low"].isNull() | (keyed[ORDER] >= boundaries["b_low"]))
             & (boundaries["b_high"].isNull() | (keyed[ORDER] < boundaries["b_high"]))
         )
         return (
@@ -431,15 +477,39 @@ class _Write:
             .withColumn(RECORD_OP, _record_op(OP_UPSERT))
         )
 
+    def _rewrite(
+        self, work: DataFrame, targets: list[tuple[str, str]], live: dict[str, DataFile], instant: str
+    ) -> DataFrame:
+        """The rewrite of every target file group by Spark tasks (`tasks.rewrite_file_groups`): the
+        written files' rows and index chunks, persisted: the index chunks are read again (by the
+        log-writing job) after the file rows are collected, and the rewrite (which writes the data
+        files) must not run twice. The planned rows are read once, by the rewrite: they are not
+        persisted."""
+        rewrite = tasks.rewrite_file_groups(
+            self.table.storage,
+            self.config,
+            list(self.table.definitions),
+            self.table.record_index_spec,
+            live,
+            instant,
+        )
+        parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
+        return persist_chunks(
+            work.repartition(parallelism, FILE_GROUP)
+            .sortWithinPartitions(FILE_GROUP)
+            .mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
+        )
+
     def _commit(
         self,
-        work: DataFrame,
         targets: list[tuple[str, str]],
         live: dict[str, DataFile],
         result: WriteResult,
+        write_files: Callable[[str], DataFrame],
     ) -> WriteResult:
+        """Write the target file groups (`write_files`: given the instant, the written files' rows
+        and index chunks, persisted), their index logs, and publish the instant."""
         storage = self.table.storage
-        config = self.config
         files_spec = self.table.files_spec
         partitions = sorted({partition for _, partition in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
@@ -449,20 +519,7 @@ class _Write:
 
             start = time.perf_counter()
             log.info("writing %d file group(s) in %d partition(s)", len(targets), len(partitions))
-            rewrite = tasks.rewrite_file_groups(
-                storage, config, list(self.table.definitions), self.table.record_index_spec, live, instant
-            )
-            parallelism = max(1, min(len(targets), self.spark.sparkContext.defaultParallelism * 2))
-            # Persisted: the index chunks are read again (by the log-writing job) after the file rows
-            # are collected, and the rewrite (which writes the data files) must not run twice. The
-            # planned rows are read once, by the rewrite: they are not persisted.
-            rewritten = self._keep(
-                persist_chunks(
-                    work.repartition(parallelism, FILE_GROUP)
-                    .sortWithinPartitions(FILE_GROUP)
-                    .mapInArrow(rewrite, tasks.WRITTEN_STRUCT)
-                )
-            )
+            rewritten = self._keep(write_files(instant))
             is_file = F.col(index_logs.INDEX_PARTITION).isNull()
             written = rewritten.where(is_file).select(*tasks.FILE_FIELDS).collect()
             self.timer.phase("write_files", start)

@@ -19,6 +19,9 @@ LOCK_FILE = f"{META_DIR}/lock.json"
 LOCK_TAKEOVER_DIR = f"{META_DIR}/lock_takeovers"  # one marker per dead lock taken over (builder.lock)
 TIMELINE_DIR = f"{META_DIR}/timeline"
 METADATA_DIR = f"{META_DIR}/metadata"
+# Where Spark's own Parquet writer puts a table's first insert (`builder.write.bulk`) before its
+# files are moved to their partitions under lakeprune's names: one directory per instant.
+STAGING_DIR = f"{META_DIR}/staging"
 
 # ASCII digits only (`\d` also matches other scripts' digits); matched whole (`fullmatch`).
 _DATA_FILE_RE = re.compile(r"([0-9a-f]{32})_([0-9a-z-]+)_([0-9]{17})\.parquet")
@@ -43,6 +46,10 @@ class DataFileName:
 def data_file_path(partition: str, name: DataFileName) -> str:
     """Relative path of a data file; the unpartitioned table keeps files at the top level."""
     return f"{partition}/{name}" if partition else str(name)
+
+
+def staging_dir(instant: str) -> str:
+    return f"{STAGING_DIR}/{instant}"
 
 
 def metadata_partition_dir(partition_name: str) -> str:

@@ -2,12 +2,14 @@
 found over the narrow order values, then a range join. Checked against the definition — each bin
 takes the rows ranked [start, end) within their partition by Spark's own sort of the typed columns
 (nulls first) — on sort values with nulls, NaN, infinities and both zeros, several partitions and
-bins of random sizes (a single bin for a partition, single-row bins)."""
+bins of random sizes (a single bin for a partition, single-row bins). Above the sampling threshold,
+every row still gets exactly one bin, the bins in rank order."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from builder.write.tasks import FILE_GROUP, PARTITION
 from pruner.table.table import LakeTable
 from tests.support import create, make_row, to_df
 
+Assign = Callable[[DataFrame, list[InsertBin]], DataFrame]
 SCORES = [None, float("nan"), float("-inf"), float("inf"), -0.0, 0.0, 1.5, -2.25, 7.0]
 
 
@@ -46,8 +49,8 @@ def _bins(counts: dict[str, int], seed: int) -> list[InsertBin]:
     return bins
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_rows_go_to_the_bin_of_their_rank(spark: SparkSession, tmp_path: Path, seed: int) -> None:
+def _insert(spark: SparkSession, tmp_path: Path, seed: int) -> tuple[DataFrame, list[InsertBin], Assign]:
+    """Random rows, random bins over them, and the bin assignment of an insert sorted by score."""
     location = str(tmp_path / "t")
     create(location, spark)
     table = LakeTable.open(location)
@@ -55,11 +58,14 @@ def test_rows_go_to_the_bin_of_their_rank(spark: SparkSession, tmp_path: Path, s
     write = writer._Write(spark, table, writer.WriteMode.INSERT, sort_by)
     rows = _rows(spark, seed)
     counts = {r[PARTITION]: int(r["count"]) for r in rows.groupBy(PARTITION).count().collect()}
-    bins = _bins(counts, seed)
+    return rows, _bins(counts, seed), write._assign_bins
 
-    assigned = {
-        r["id"]: r[FILE_GROUP] for r in write._assign_bins(rows, bins).select("id", FILE_GROUP).collect()
-    }
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rows_go_to_the_bin_of_their_rank(spark: SparkSession, tmp_path: Path, seed: int) -> None:
+    rows, bins, assign = _insert(spark, tmp_path, seed)
+
+    assigned = {r["id"]: r[FILE_GROUP] for r in assign(rows, bins).select("id", FILE_GROUP).collect()}
 
     rank = (
         F.row_number().over(Window.partitionBy(PARTITION).orderBy(F.col("score").asc_nulls_first(), "id")) - 1
@@ -72,3 +78,26 @@ def test_rows_go_to_the_bin_of_their_rank(spark: SparkSession, tmp_path: Path, s
         for r in ranked
     }
     assert assigned == expected
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_sampled_boundaries_give_every_row_one_bin_in_rank_order(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Above `BOUNDARY_SAMPLE_ROWS` new rows the boundaries come from a sample: bins then hold about
+    their planned rows, but every row still has exactly one bin, and a partition's bins still cut
+    its rows in rank order (bin after bin, none overlapping)."""
+    monkeypatch.setattr(writer, "BOUNDARY_SAMPLE_ROWS", 60)
+    rows, bins, assign = _insert(spark, tmp_path, seed)
+
+    assigned = assign(rows, bins).select("id", FILE_GROUP).collect()
+
+    assert sorted(r["id"] for r in assigned) == sorted(r["id"] for r in rows.select("id").collect())
+    group_of = {r["id"]: r[FILE_GROUP] for r in assigned}
+    position = {b.file_group: (b.partition, b.start) for b in bins}
+    rank = F.row_number().over(Window.partitionBy(PARTITION).orderBy(F.col("score").asc_nulls_first(), "id"))
+    ranked = rows.withColumn("rank", rank).orderBy(PARTITION, "rank").collect()
+    for partition, members in itertools.groupby(ranked, key=lambda r: r[PARTITION]):
+        starts = [position[group_of[r["id"]]] for r in members]
+        assert all(p == partition for p, _ in starts)
+        assert starts == sorted(starts), f"bins of {partition} are not in rank order"
