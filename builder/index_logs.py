@@ -5,8 +5,9 @@ as Arrow IPC of at most about `CHUNK_MAX_BYTES`, with an order, a source and a p
 bucket's rows from one source, cut in pieces). The chunks are shuffled by (index partition,
 bucket) and sorted (`SORT_KEY`); a task takes its buckets one at a time, concatenates a bucket's
 chunks in (order, source, piece) order and writes the bucket's log file with
-`pruner.metadata.index_partition.write_logs` (the last row of a key wins), which gives each bucket
-the same log a single `write_logs` call over all of the commit's rows gives it. A secondary index's
+`pruner.metadata.index_partition.write_bucket_log` (the last row of a key wins; the rows are not
+hashed again), which gives each bucket the same log a single `write_logs` call over all of the
+commit's rows gives it. A secondary index's
 rows are then put tombstones first (`order_for_commit`), as a commit has always ordered them.
 
 Orders: `ROWS` (log rows with their op: upserts, a secondary index's pair changes), `TOMBSTONES`
@@ -29,7 +30,7 @@ from builder.task_batches import BatchFunction, runs
 from pruner.format.keys import value_hashes
 from pruner.index.secondary import order_for_commit
 from pruner.index.specs import from_ipc, to_ipc
-from pruner.metadata.index_partition import IndexPartitionView, write_logs
+from pruner.metadata.index_partition import IndexPartitionView, write_bucket_log
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, IndexPartitionSpec
 from pruner.storage import Storage
@@ -157,8 +158,10 @@ def write_chunks(storage: Storage, targets: dict[str, LogTarget], instant: str) 
         for run_ in runs(batches, [INDEX_PARTITION, "bucket"]):
             bucket_chunks = run_.cast(CHUNK_SCHEMA)
             target = targets[bucket_chunks.column(INDEX_PARTITION)[0].as_py()]
-            rows = _bucket_rows(target, bucket_chunks.column("bucket")[0].as_py(), bucket_chunks)
-            written += write_logs(storage, target.spec, instant, rows)
+            bucket = bucket_chunks.column("bucket")[0].as_py()
+            rows = _bucket_rows(target, bucket, bucket_chunks)
+            if rows.num_rows:  # every chunk holds rows of its bucket only (`chunks`)
+                written.append(write_bucket_log(storage, target.spec, instant, bucket, rows))
         if written:
             yield pa.RecordBatch.from_pydict({"path": written}, schema=pa.schema([("path", pa.string())]))
 

@@ -322,19 +322,26 @@ def write_logs(storage: Storage, spec: IndexPartitionSpec, instant: str, rows: p
         return []
     rows = rows.select(spec.log_schema.names).cast(spec.log_schema)
     buckets = spec.buckets(rows)
-    written = []
-    for bucket in np.unique(buckets):
-        part = rows.filter(pa.array(buckets == bucket))
-        part = _dedupe_keep_last(spec, part)
-        written.append(_write(storage, spec, IndexFileName(int(bucket), "log", instant), part))
-    return written
+    return [
+        write_bucket_log(storage, spec, instant, int(bucket), rows.filter(pa.array(buckets == bucket)))
+        for bucket in np.unique(buckets)
+    ]
+
+
+def write_bucket_log(
+    storage: Storage, spec: IndexPartitionSpec, instant: str, bucket: int, rows: pa.Table
+) -> str:
+    """Write the log file of one bucket from rows (in the log schema, with the op column) that all
+    hash to it, as the caller knows without hashing them again; if a key occurs more than once, its
+    last occurrence wins. Returns the relative path written."""
+    return _write(storage, spec, IndexFileName(bucket, "log", instant), _dedupe_keep_last(spec, rows))
 
 
 def _dedupe_keep_last(spec: IndexPartitionSpec, rows: pa.Table) -> pa.Table:
-    # Sort stably by key and keep the last row of each key run; unlike merge(), ops survive.
-    position = pa.array(np.arange(rows.num_rows, dtype=np.int64))
-    ordered = rows.append_column("_pos", position).sort_by([*spec.sort_keys(), ("_pos", "ascending")])
-    return ordered.filter(last_of_each_key(ordered, spec.key_fields)).drop_columns(["_pos"])
+    # Sort by key and keep the last row of each key run; unlike merge(), ops survive. Arrow's sort is
+    # stable (`sort_indices`), so rows of one key keep their order.
+    ordered = rows.sort_by(spec.sort_keys())
+    return ordered.filter(last_of_each_key(ordered, spec.key_fields))
 
 
 def write_base(storage: Storage, spec: IndexPartitionSpec, bucket: int, instant: str, rows: pa.Table) -> str:
