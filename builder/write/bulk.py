@@ -111,7 +111,9 @@ def stage(
     key, under the instant's staging directory; `partitions`: each file group's partition path."""
     directory = staging_dir(instant)
     spark = assigned.sparkSession
-    parallelism = max(1, min(len(partitions), spark.sparkContext.defaultParallelism * 2))
+    # A task per file group up to 8 per core: each task sorts less (at 20M rows into 16 groups on 2
+    # cores, 16 tasks wrote in 39-41 s where 4 took 45-46 s, their sorts spilling to disk).
+    parallelism = max(1, min(len(partitions), spark.sparkContext.defaultParallelism * 8))
     (
         assigned.select(*config.schema.names, FILE_GROUP)
         .repartition(parallelism, FILE_GROUP)
