@@ -60,19 +60,21 @@ log = logging.getLogger(__name__)
 _COUNT = "_lp_count"
 
 
-def applies(table: LakeTable, snapshot: Snapshot) -> bool:
-    """Whether an insert into `table` at `snapshot` may be written by Spark: the table holds no
-    record (no live file, no record index) and lives on a file system."""
-    return table.storage.is_local and not snapshot.files() and not snapshot.record_index().buckets
+def applies(table: LakeTable, snapshot: Snapshot, live_files: int) -> bool:
+    """Whether an insert into `table` at `snapshot` (with `live_files` live files, as the write has
+    already read them) may be written by Spark: the table holds no record (no live file, no record
+    index) and lives on a file system."""
+    return table.storage.is_local and not live_files and not snapshot.record_index().buckets
 
 
 def with_partition_paths(
-    spark: SparkSession, conformed: DataFrame, config: TableConfig
+    spark: SparkSession, conformed: DataFrame, config: TableConfig, rows: int
 ) -> tuple[DataFrame, dict[str, int]]:
-    """The rows with their partition path, and the number of rows per path."""
+    """The rows (`rows` of them, as validation counted) with their partition path, and the number
+    of rows per path."""
     fields = config.partition_fields
     if not fields:
-        return conformed.withColumn(PARTITION, F.lit("")), {"": conformed.count()}
+        return conformed.withColumn(PARTITION, F.lit("")), {"": rows}
     values = conformed.groupBy(*fields).agg(F.count(F.lit(1)).alias(_COUNT)).toArrow()
     paths = values.append_column(PARTITION, partition_paths(values, fields))
     counts: dict[str, int] = {}

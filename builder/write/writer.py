@@ -233,7 +233,7 @@ class _Write:
                 f"({len(missing)} in all); the table cannot be written until it is restored"
             )
 
-        if self.mode == WriteMode.INSERT and bulk.applies(self.table, snapshot):
+        if self.mode == WriteMode.INSERT and bulk.applies(self.table, snapshot, len(live)):
             bulk_result = self._bulk_insert(conformed, input_rows)
             if bulk_result is not None:
                 return bulk_result
@@ -281,7 +281,7 @@ class _Write:
         if bulk.has_repeated_keys(conformed, self.config.record_key):
             log.info("the input repeats record keys: resolving them on the general path")
             return None
-        with_paths, counts = bulk.with_partition_paths(self.spark, conformed, self.config)
+        with_paths, counts = bulk.with_partition_paths(self.spark, conformed, self.config, input_rows)
         self.timer.phase("prepare", start)
         log.info("insert of %d record(s) into an empty table: written by Spark's Parquet writer", input_rows)
         start = time.perf_counter()
