@@ -68,7 +68,7 @@ from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
 from pruner.storage import FileEntry, Storage
-from pruner.table.data_files import read_data_file
+from pruner.table.data_files import iter_data_file
 from pruner.types import Column, ColumnType, TableSchema, from_arrow, parse_type
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,9 @@ _INT32 = (-(2**31), 2**31 - 1)
 # and file group stay on the driver: per row they would make the persisted keys several times larger
 # (at 20M rows with a 1 GiB driver, reading them back ran out of heap in 2 of 16 runs).
 KEYS_SCHEMA = pa.schema([("file", pa.int32()), ("key", pa.string()), ("error", pa.string())])
-# A file's keys reach Spark in batches of at most this many rows: Spark takes each Arrow batch whole
-# into the JVM's direct memory, so one batch per file would make that grow with the largest file.
+# A file is read, and its keys reach Spark, in batches of at most this many rows: a task holds one
+# batch of a file, not the whole file's key columns, and Spark takes each Arrow batch whole into the
+# JVM's direct memory, so one batch per file would make both grow with the largest file.
 KEYS_BATCH_ROWS = 65_536
 
 
@@ -319,32 +320,38 @@ def _is_date(text: str) -> bool:
 def _key_rows(storage: Storage, config: TableConfig) -> BatchFunction:
     """Per file (number and path): the encoded record key of each row, or one row naming why
     the file cannot be adopted (unreadable; a stored partition column that disagrees with the
-    file's directory, which pruning by the path would get wrong)."""
+    file's directory, which pruning by the path would get wrong). Files are read a batch at a
+    time; a file that fails part way may have sent keys before its error row, which fails the
+    adopt all the same (`_check_keys`)."""
     schema = config.schema
     key_fields = config.record_key
     columns = list(dict.fromkeys([*key_fields, *config.partition_fields]))
+
+    def keys_of(number: int, path: str) -> Iterator[pa.RecordBatch]:
+        for rows in iter_data_file(storage, path, schema, columns, KEYS_BATCH_ROWS):
+            error = _disagreeing(rows, path, schema, config.partition_fields)
+            if error is not None:
+                yield pa.RecordBatch.from_pylist([{"file": number, "error": error}], KEYS_SCHEMA)
+                return
+            n = rows.num_rows
+            keys = pa.Table.from_arrays(
+                [
+                    pa.repeat(pa.scalar(number, pa.int32()), n),
+                    encode_record_keys(rows, key_fields),
+                    pa.nulls(n, pa.string()),
+                ],
+                schema=KEYS_SCHEMA,
+            )
+            yield from keys.to_batches()
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for item in batch.to_pylist():
                 try:
-                    rows = read_data_file(storage, item["path"], schema, columns)
-                    error = _disagreeing(rows, item["path"], schema, config.partition_fields)
+                    yield from keys_of(item["file"], item["path"])
                 except (OSError, pa.ArrowInvalid) as exc:
                     error = f"is not a readable Parquet file ({exc})"
-                if error is not None:
                     yield pa.RecordBatch.from_pylist([{"file": item["file"], "error": error}], KEYS_SCHEMA)
-                    continue
-                n = rows.num_rows
-                keys = pa.Table.from_arrays(
-                    [
-                        pa.repeat(pa.scalar(item["file"], pa.int32()), n),
-                        encode_record_keys(rows, key_fields),
-                        pa.nulls(n, pa.string()),
-                    ],
-                    schema=KEYS_SCHEMA,
-                )
-                yield from keys.to_batches(max_chunksize=KEYS_BATCH_ROWS)
 
     return run
 

@@ -2,11 +2,12 @@
 partition path where the path carries them (adopted Hive-style files, `pruner.format.path_columns`)
 and are NULL otherwise; everything is cast to the table's Arrow types. Used by the pyarrow snapshot
 reader and by the builder's reads of old file images (copy-on-write, index builds), so that all of
-them see an adopted file the same way."""
+them see an adopted file the same way; `iter_data_file` reads a file a batch at a time for tasks that
+need not hold all of it (adopt's key scan)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,6 +27,22 @@ def read_data_file(
     stored = set(parquet.schema_arrow.names)
     rows = parquet.read(columns=[c for c in wanted if c in stored])
     return fill_columns(rows, partition_of(path), schema, wanted)
+
+
+def iter_data_file(
+    storage: Storage, path: str, schema: TableSchema, columns: Sequence[str], batch_rows: int
+) -> Iterator[pa.Table]:
+    """The rows of the data file at `path` as `read_data_file` gives them, in tables of at most
+    `batch_rows` rows read one after the other (a row group is decoded once, not held whole)."""
+    wanted = list(dict.fromkeys(columns))
+    parquet = pq.ParquetFile(storage.open_input_file(path))
+    stored = [c for c in wanted if c in set(parquet.schema_arrow.names)]
+    if not stored:  # every column comes from the path: only the row count is read
+        yield fill_columns(parquet.read(columns=[]), partition_of(path), schema, wanted)
+        return
+    partition = partition_of(path)
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=stored):
+        yield fill_columns(pa.Table.from_batches([batch]), partition, schema, wanted)
 
 
 def fill_columns(rows: pa.Table, partition: str, schema: TableSchema, columns: Sequence[str]) -> pa.Table:
