@@ -12,7 +12,9 @@ application would; `raw` ones send Prune requests encoded before the clock start
 the answers, as little client work as a Python process can do per call. The clients run on the
 same cores as the servers, so the `raw` figures are the nearer to what the sidecar itself serves.
 Prunes per second (calls over the summed wall time of a level's rounds) and the latency median and
-p99 measured in the clients, side by side. Not a test.
+p99 measured in the clients, side by side; and where the machine's CPU time went while a level ran
+(from /proc): the measured server's process tree (CPU ms per prune, cores used) and the whole
+machine's busy cores — the rest is the clients' (and anything else running). Not a test.
 
     .venv/bin/python bench/concurrent_prunes.py [--files 2000] [--calls 560] [--rounds 2]
 """
@@ -20,6 +22,7 @@ p99 measured in the clients, side by side. Not a test.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import random
@@ -29,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,28 @@ class Server:
         self.process.wait(60)
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` and of its descendants now running (Linux /proc)."""
+    ticks, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):  # a process or thread that just ended
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU time all cores spent not idle since boot (Linux /proc/stat, summed over cores)."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split()[1:11]]
+    idle, iowait = ticks[3], ticks[4]
+    return (sum(ticks[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")  # not guest time (in user)
+
+
 def slices(work: Work, clients: int) -> list[Work]:
     """`work` cut into one equal list per client."""
     per_client = len(work) // clients
@@ -105,21 +131,30 @@ def measure(servers: dict[int, Server], work: Work, rounds: int, raw: bool) -> d
     results: dict[str, Any] = {f"workers_{workers}": {} for workers in servers}
     for clients in CLIENTS:
         samples: dict[int, list[tuple[str, float, int]]] = {workers: [] for workers in servers}
-        walls = dict.fromkeys(servers, 0.0)
+        walls, server_cpu, machine_busy = (dict.fromkeys(servers, 0.0) for _ in range(3))
         for round_ in range(rounds):
             for workers in sorted(servers, reverse=round_ % 2 == 1):
-                taken, wall = over_grpc(servers[workers].address, slices(work, clients), raw)
+                server = functools.partial(tree_cpu_seconds, servers[workers].process.pid)
+                meters: dict[str, Callable[[], float]] = {"server": server, "machine": machine_busy_seconds}
+                taken, wall, grown = over_grpc(servers[workers].address, slices(work, clients), raw, meters)
+                server_cpu[workers] += grown["server"]
+                machine_busy[workers] += grown["machine"]
                 samples[workers] += taken
                 walls[workers] += wall
         for workers in servers:
+            calls = len(samples[workers])
             level = {
                 **summary(samples[workers]),
-                "prunes_per_second": round(len(samples[workers]) / walls[workers], 1),
+                "prunes_per_second": round(calls / walls[workers], 1),
+                "server_cpu_ms_per_prune": round(server_cpu[workers] * 1000 / calls, 1),
+                "server_cores": round(server_cpu[workers] / walls[workers], 2),
+                "machine_busy_cores": round(machine_busy[workers] / walls[workers], 2),
             }
             results[f"workers_{workers}"][f"{clients}_clients"] = level
             progress(
                 f"  {kind} clients, --workers {workers}, {clients:2d} clients: "
-                f"{level['prunes_per_second']} prunes/s"
+                f"{level['prunes_per_second']} prunes/s, server {level['server_cpu_ms_per_prune']} "
+                f"CPU ms/prune on {level['server_cores']} cores"
             )
     results["speedup_2_workers"] = {
         f"{clients}_clients": round(

@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -115,10 +116,11 @@ def _raw_client(address: str, work: Work, ready: Any, start: Any, out: Any) -> N
 
 
 def over_grpc(
-    address: str, work: list[Work], raw: bool = False
-) -> tuple[list[tuple[str, float, int]], float]:
+    address: str, work: list[Work], raw: bool = False, meters: Mapping[str, Callable[[], float]] | None = None
+) -> tuple[list[tuple[str, float, int]], float, dict[str, float]]:
     """Run one client process per work list at once (`raw`: `_raw_client`s, else `PruningClient`s);
-    all samples and the wall time."""
+    all samples, the wall time, and how much each of `meters` (e.g. a CPU time) grew while the
+    calls ran (from when every client is connected to when the last one reports)."""
     context = multiprocessing.get_context("spawn")  # no fork of a process running a gRPC server
     ready, start, out = context.Queue(), context.Event(), context.Queue()
     target = _raw_client if raw else _client
@@ -127,13 +129,16 @@ def over_grpc(
         p.start()
     for _ in processes:  # every client imported and connected: the clock starts now
         ready.get(timeout=600)
+    meters = meters or {}
+    before = {name: meter() for name, meter in meters.items()}
     begin = time.perf_counter()
     start.set()
     samples = [s for _ in processes for s in out.get(timeout=900)]
     wall = time.perf_counter() - begin
+    grown = {name: meter() - before[name] for name, meter in meters.items()}
     for p in processes:
         p.join()
-    return samples, wall
+    return samples, wall, grown
 
 
 def main() -> None:
@@ -184,8 +189,8 @@ def main() -> None:
                 local_many = [s for part in pool.map(plan_all, slices) for s in part]
             local_many_wall = time.perf_counter() - begin
 
-            one, one_wall = over_grpc(address, [work])
-            many, many_wall = over_grpc(address, slices)
+            one, one_wall, _ = over_grpc(address, [work])
+            many, many_wall, _ = over_grpc(address, slices)
             cache_end = sidecar.cache.stats()
         result_json = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
