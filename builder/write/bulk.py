@@ -1,25 +1,30 @@
-"""A table's first insert written by Spark's own Parquet writer (as Hudi's bulk insert does).
+"""A table's first insert (as Hudi's bulk insert: no index lookup).
 
 The general write path sends every row through Python twice: annotated with its encoded key,
-partition path and bucket, then rewritten into its file group by pyarrow. An insert into a table
-that holds no record yet needs neither pass: no key can exist already, no file group is rewritten.
-Such an insert is done here instead, with every row staying in the JVM until it is on disk:
+partition path and bucket (to resolve repeated keys and look keys up), then rewritten into its file
+group by pyarrow. An insert into a table that holds no record yet needs neither the resolution nor
+the lookup: no key can exist already, no file group is rewritten. Such an insert is planned here in
+the JVM instead:
 
-1. partition paths: the distinct partition values are counted by Spark and their paths computed on
-   the driver by the format's own function (`partition_paths`), then joined back (a broadcast join);
-2. repeated keys: counted over the key columns alone; a batch with any goes the general way, which
+1. repeated keys: counted over the key columns alone; a batch with any goes the general way, which
    resolves them (partition columns are of types whose equal values Spark and the format agree on:
    integers, booleans, dates, strings);
-3. file groups: the same bins and the same ranking by (sort values, key) as the general path;
-4. the rows, sorted by key within their file group, are written by Spark (`partitionBy` the file
-   group, so that each group is one file) under the instant's staging directory; the executors then
-   move each file to its partition under lakeprune's name, read it back and compute its index rows
-   (`tasks.FileIndexRows`, as the rewrite tasks do), shipped to the commit as the rewrite's are.
+2. partition paths: the distinct partition values are counted by Spark and their paths computed on
+   the driver by the format's own function (`partition_paths`), then joined back (a broadcast join);
+3. file groups: the same bins and the same ranking by (sort values, key) as the general path.
 
-Only tables on a file system (a local disk, or one every executor mounts) take this path: on object
-stores Spark's commit protocol copies every file twice more (there is no rename). The staging
-directory is removed before the commit is published, and by the rollback of an instant that
-failed (`builder.instants.rollback`)."""
+Then the files are written in one of two ways, to the same table:
+
+- on a file system (a local disk, or one every executor mounts; `spark_writes`), by Spark's own
+  Parquet writer, every row staying in the JVM until it is on disk: sorted by key within their file
+  group, written `partitionBy` the file group (so that each group is one file) under the instant's
+  staging directory; the executors then move each file to its partition under lakeprune's name,
+  read it back and compute its index rows (`tasks.FileIndexRows`, as the rewrite tasks do), shipped
+  to the commit as the rewrite's are. The staging directory is removed before the commit is
+  published, and by the rollback of an instant that failed (`builder.instants.rollback`). At 20M
+  rows this took 93 s where the rewrite tasks took 118 s (`bench/README.md`);
+- on object stores, where Spark's commit protocol would copy every file twice more (there is no
+  rename), by the general path's rewrite tasks, which encode the keys the plan left out."""
 
 from __future__ import annotations
 
@@ -62,9 +67,14 @@ _COUNT = "_lp_count"
 
 def applies(table: LakeTable, snapshot: Snapshot, live_files: int) -> bool:
     """Whether an insert into `table` at `snapshot` (with `live_files` live files, as the write has
-    already read them) may be written by Spark: the table holds no record (no live file, no record
-    index) and lives on a file system."""
-    return table.storage.is_local and not live_files and not snapshot.record_index().buckets
+    already read them) may skip resolving and looking up keys: the table holds no record (no live
+    file, no record index)."""
+    return not live_files and not snapshot.record_index().buckets
+
+
+def spark_writes(storage: Storage) -> bool:
+    """Whether Spark's Parquet writer writes the files (a file system), not the rewrite tasks."""
+    return storage.is_local
 
 
 def with_partition_paths(

@@ -8,7 +8,9 @@ re-implements a format rule.
 - `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
   the new file's index rows while they are in memory (diffing the old image against the new rows
   for the secondary indexes) and the record index's rows of the keys the plan moved to or removed
-  from the group, and returns them cut into chunks by bucket for `builder.index_logs`.
+  from the group, and returns them cut into chunks by bucket for `builder.index_logs`. A table's
+  first insert on an object store plans its rows without their encoded keys (`builder.write.bulk`):
+  the rewrite encodes them.
 - `FileIndexRows`: the index rows of a group's new file, shared with the tasks that index the files
   Spark wrote for a table's first insert (`builder.write.bulk`)."""
 
@@ -213,6 +215,8 @@ def rewrite_file_groups(
 
     def rewrite(group: pa.Table, token: str) -> list[dict[str, object]]:
         file_group = group.column(FILE_GROUP)[0].as_py()
+        if KEY not in group.column_names:  # a first insert's plan (`builder.write.bulk`): all adds
+            group = group.append_column(KEY, encode_record_keys(group, key_fields))
         is_add = pc.equal(group.column(ACTION), ACTION_ADD)
         added = group.filter(is_add).select(schema.names).cast(schema)
         existing = live.get(file_group)

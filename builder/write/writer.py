@@ -275,25 +275,30 @@ class _Write:
         return self._commit(targets, live, result, lambda at: self._rewrite(work, targets, live, at))
 
     def _bulk_insert(self, conformed: DataFrame, input_rows: int) -> WriteResult | None:
-        """A table's first insert, its files written by Spark (`builder.write.bulk`); None when the
-        input repeats a key (the general path resolves them)."""
+        """A table's first insert, planned without resolving or looking up keys, its files written
+        by Spark or by the rewrite tasks (`builder.write.bulk`); None when the input repeats a key
+        (the general path resolves them)."""
         start = time.perf_counter()
         if bulk.has_repeated_keys(conformed, self.config.record_key):
             log.info("the input repeats record keys: resolving them on the general path")
             return None
         with_paths, counts = bulk.with_partition_paths(self.spark, conformed, self.config, input_rows)
         self.timer.phase("prepare", start)
-        log.info("insert of %d record(s) into an empty table: written by Spark's Parquet writer", input_rows)
         start = time.perf_counter()
         bins = plan_insert_bins(counts, [], self.config.properties)
         assigned = self._assign_bins(with_paths, bins)
         targets = sorted({(b.file_group, b.partition) for b in bins})
         self.timer.phase("plan", start)
         result = WriteResult(str(self.mode), None, input_rows=input_rows, inserted=input_rows)
-        partitions = dict(targets)
-        return self._commit(
-            targets, {}, result, lambda instant: bulk.write_files(assigned, self.table, instant, partitions)
-        )
+        if bulk.spark_writes(self.table.storage):
+            log.info("first insert of %d record(s): written by Spark's Parquet writer", input_rows)
+            partitions = dict(targets)
+            return self._commit(
+                targets, {}, result, lambda at: bulk.write_files(assigned, self.table, at, partitions)
+            )
+        log.info("first insert of %d record(s): no key lookup", input_rows)
+        work = assigned.select(*self.config.schema.names, PARTITION, FILE_GROUP, ACTION, RECORD_OP)
+        return self._commit(targets, {}, result, lambda at: self._rewrite(work, targets, {}, at))
 
     def _annotate(self, conformed: DataFrame) -> DataFrame:
         keyed = conformed.withColumn(SEQ, F.monotonically_increasing_id())

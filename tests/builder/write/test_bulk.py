@@ -1,6 +1,7 @@
-"""A table's first insert written by Spark's Parquet writer (`builder.write.bulk`): the same table
-as the general path writes (rows, files, every index's rows), the cases that go the general way,
-and a failure after Spark staged the files leaving nothing behind."""
+"""A table's first insert (`builder.write.bulk`), written by Spark's Parquet writer (file systems) or
+by the rewrite tasks (object stores): the same table as the general path writes (rows, files, every
+index's rows), the cases that go the general way, and a failure after Spark staged the files or
+after the files were written leaving nothing behind."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from builder import LakepruneTable
-from builder.write import bulk
+from builder import LakepruneTable, WriteResult
+from builder.write import bulk, writer
 from pruner.format.layout import META_DIR, STAGING_DIR
 from pruner.format.timeline import Timeline
 from pruner.storage import Storage
@@ -47,7 +48,12 @@ def _writers(location: str) -> set[str]:
 
 
 def _by_spark(location: str) -> bool:
-    return all(writer.startswith("parquet-mr") for writer in _writers(location))
+    return all(name.startswith("parquet-mr") for name in _writers(location))
+
+
+def _skipped_lookup(result: WriteResult) -> bool:
+    """Whether the write planned without looking keys up (the general path times a `tag` phase)."""
+    return "prepare" in result.timings_ms and "tag" not in result.timings_ms
 
 
 def _indexed_table(spark: SparkSession, location: str) -> LakepruneTable:
@@ -84,17 +90,21 @@ def _general(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bulk, "applies", lambda table, snapshot, live_files: False)
 
 
-def test_first_insert_by_spark_equals_the_general_path(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("spark_writes", [True, False], ids=["spark_writer", "rewrite_tasks"])
+def test_a_first_insert_equals_the_general_path(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark_writes: bool
 ) -> None:
-    by_spark, general = str(tmp_path / "by_spark" / "t"), str(tmp_path / "general" / "t")
-    result = _indexed_table(spark, by_spark).insert(to_df(spark, ROWS))
+    by_spark, general = str(tmp_path / "bulk" / "t"), str(tmp_path / "general" / "t")
+    with monkeypatch.context() as patch:
+        patch.setattr(bulk, "spark_writes", lambda storage: spark_writes)
+        result = _indexed_table(spark, by_spark).insert(to_df(spark, ROWS))
     assert (result.inserted, result.duplicates_dropped) == (len(ROWS), 0)
-    assert _by_spark(by_spark), _writers(by_spark)
+    assert _skipped_lookup(result), result.timings_ms
+    assert _by_spark(by_spark) == spark_writes, _writers(by_spark)
     with monkeypatch.context() as patch:
         _general(patch)
         reference = _indexed_table(spark, general).insert(to_df(spark, ROWS))
-    assert not _by_spark(general)
+    assert not _by_spark(general) and not _skipped_lookup(reference)
 
     assert contents(by_spark) == contents(general) == {r["id"]: r for r in ROWS}
     assert_record_index_consistent(by_spark)
@@ -143,14 +153,26 @@ def _failing_after(original: Callable[..., Any], name: str) -> Callable[..., Any
     return fail
 
 
-@pytest.mark.parametrize("after", ["stage", "write_files"])
+@pytest.mark.parametrize(
+    ("spark_writes", "where", "after"),
+    [(True, bulk, "stage"), (True, bulk, "write_files"), (False, writer, "write_logs")],
+    ids=["spark_staged", "spark_moved", "rewrite_tasks_wrote"],
+)
 def test_a_failed_first_insert_leaves_nothing(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: str
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spark_writes: bool,
+    where: Any,
+    after: str,
 ) -> None:
+    """Failing after Spark staged the files, after they moved into place, and (rewrite tasks) after
+    the data files were written (`write_logs`: the `files` index's logs come next)."""
     location = str(tmp_path / "t")
     table = create(location, spark)
     with monkeypatch.context() as patch:
-        patch.setattr(bulk, after, _failing_after(getattr(bulk, after), after))
+        patch.setattr(bulk, "spark_writes", lambda storage: spark_writes)
+        patch.setattr(where, after, _failing_after(getattr(where, after), after))
         with pytest.raises(OSError, match="injected failure"):
             table.insert(to_df(spark, ROWS))
     storage = Storage.from_uri(location)
