@@ -65,10 +65,10 @@ log = logging.getLogger(__name__)
 _COUNT = "_lp_count"
 
 
-def applies(table: LakeTable, snapshot: Snapshot, live_files: int) -> bool:
-    """Whether an insert into `table` at `snapshot` (with `live_files` live files, as the write has
-    already read them) may skip resolving and looking up keys: the table holds no record (no live
-    file, no record index)."""
+def applies(snapshot: Snapshot, live_files: int) -> bool:
+    """Whether an insert into the table at `snapshot` (with `live_files` live files, as the write
+    has already read them) may skip resolving and looking up keys: the table holds no record (no
+    live file, no record index)."""
     return not live_files and not snapshot.record_index().buckets
 
 

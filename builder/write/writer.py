@@ -233,7 +233,7 @@ class _Write:
                 f"({len(missing)} in all); the table cannot be written until it is restored"
             )
 
-        if self.mode == WriteMode.INSERT and bulk.applies(self.table, snapshot, len(live)):
+        if self.mode == WriteMode.INSERT and bulk.applies(snapshot, len(live)):
             bulk_result = self._bulk_insert(conformed, input_rows)
             if bulk_result is not None:
                 return bulk_result

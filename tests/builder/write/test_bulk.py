@@ -87,7 +87,7 @@ def _without_file_names(location: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def _general(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bulk, "applies", lambda table, snapshot, live_files: False)
+    monkeypatch.setattr(bulk, "applies", lambda snapshot, live_files: False)
 
 
 @pytest.mark.parametrize("spark_writes", [True, False], ids=["spark_writer", "rewrite_tasks"])
