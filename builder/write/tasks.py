@@ -32,6 +32,7 @@ from builder.task_batches import BatchFunction, runs
 from pruner.format.config import TableConfig
 from pruner.format.keys import buckets_of, encode_record_keys, partition_paths
 from pruner.format.layout import DataFileName, data_file_path
+from pruner.format.parquet_encoding import dictionary_columns
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.index.specs import rows_for_file, spec_for
@@ -248,6 +249,7 @@ def rewrite_file_groups(
                     sink,
                     row_group_size=max(1024, row_group_bytes // per_row),
                     compression="zstd",
+                    use_dictionary=dictionary_columns(rows),
                     coerce_timestamps="us",
                 )
             result["file_name"] = str(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -154,6 +155,23 @@ def test_spark_read_matches_pyarrow_read(spark: SparkSession, tmp_path: Path) ->
     assert table.read().schema.simpleString() == (
         "struct<id:bigint,city:string,amount:decimal(10,2),score:double,ts:timestamp,day:date>"
     )
+
+
+def test_rewritten_files_have_a_dictionary_on_repeating_columns_only(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    location = str(tmp_path / "t")
+    table = create(location, spark, **{"write.target_file_size_bytes": 1 << 20})
+    table.insert(to_df(spark, [make_row(k, CITIES[k % 3]) for k in range(60)]))
+    result = table.upsert(to_df(spark, [make_row(k, CITIES[k % 3], version=1) for k in range(0, 60, 2)]))
+    snapshot = LakeTable.open(location).snapshot()
+    rewritten = [f for f in snapshot.files() if f.instant == result.instant]
+    assert len(rewritten) == len(CITIES), "one file group per city, each rewritten by pyarrow"
+    for file in rewritten:
+        footer = pq.read_metadata(Path(location) / file.path).row_group(0)
+        columns = [footer.column(i) for i in range(footer.num_columns)]
+        dictionary = {column.path_in_schema for column in columns if column.has_dictionary_page}
+        assert dictionary == {"city", "day"}, f"{file.path}: 1 city and 5 days in 20 rows; the rest unique"
 
 
 @pytest.mark.slow
