@@ -8,7 +8,9 @@ parquet-mr (Spark) writes for the same rows (`bench/README.md`). This module dec
 before the write, from an evenly spaced sample of the rows: a dictionary where the sampled values
 repeat (at most half of them distinct) and the dictionary they need stays under the page limit,
 plain encoding (which zstd still compresses) everywhere else. A column is then encoded one way
-throughout the file. The choice only changes encodings: every reader reads both."""
+throughout the file. The choice only changes encodings: every reader reads both. Used for the data
+files the rewrite writes and for index files (logs and bases), whose 4096-row row groups never fall
+back but dictionary-encode their unique keys, which costs more than the keys themselves."""
 
 from __future__ import annotations
 

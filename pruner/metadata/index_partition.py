@@ -11,6 +11,7 @@ add log files per commit and base files at compaction; both are named with their
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 from pruner.errors import IndexFileMissingError, TableCorruptError
 from pruner.format.keys import value_hashes
 from pruner.format.layout import IndexFileName
+from pruner.format.parquet_encoding import dictionary_columns
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.lookup import IndexedRows, admitted, lookup_keys
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
@@ -310,7 +312,12 @@ def _write(storage: Storage, spec: IndexPartitionSpec, name: IndexFileName, rows
     rel = f"{spec.directory}/{name}"
     with storage.open_output_stream(rel) as sink:
         pq.write_table(
-            rows, sink, row_group_size=ROW_GROUP_ROWS, compression="zstd", write_page_checksum=True
+            rows,
+            sink,
+            row_group_size=ROW_GROUP_ROWS,
+            compression="zstd",
+            use_dictionary=dictionary_columns(rows),
+            write_page_checksum=True,
         )
     return rel
 
@@ -376,21 +383,37 @@ def _file_chunks(view: IndexPartitionView, name: IndexFileName) -> Iterator[pa.T
 def _write_chunks(
     storage: Storage, spec: IndexPartitionSpec, name: IndexFileName, chunks: Iterable[pa.Table]
 ) -> str:
-    """Write chunks (sorted, in the partition's schema) as one file of full row groups."""
+    """Write chunks (sorted, in the partition's schema) as one file of full row groups; the columns'
+    encodings are chosen from the first row groups' rows."""
     rel = f"{spec.directory}/{name}"
-    pending: list[pa.Table] = []
+    groups = _full_row_groups(chunks, spec.schema)
+    first = next(groups, spec.schema.empty_table())
     with (
         storage.open_output_stream(rel) as sink,
-        pq.ParquetWriter(sink, spec.schema, compression="zstd", write_page_checksum=True) as out,
+        pq.ParquetWriter(
+            sink,
+            spec.schema,
+            compression="zstd",
+            use_dictionary=dictionary_columns(first),
+            write_page_checksum=True,
+        ) as out,
     ):
-        for chunk in chunks:
-            pending.append(chunk.cast(spec.schema))
-            if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
-                rows = pa.concat_tables(pending)
-                full = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
-                out.write_table(rows.slice(0, full), row_group_size=ROW_GROUP_ROWS)
-                pending = [rows.slice(full)]
-        rest = pa.concat_tables(pending) if pending else spec.schema.empty_table()
-        if rest.num_rows:
-            out.write_table(rest, row_group_size=ROW_GROUP_ROWS)
+        for rows in itertools.chain([first], groups):
+            if rows.num_rows:  # an empty bucket is still a valid file, of no row group
+                out.write_table(rows, row_group_size=ROW_GROUP_ROWS)
     return rel
+
+
+def _full_row_groups(chunks: Iterable[pa.Table], schema: pa.Schema) -> Iterator[pa.Table]:
+    """The chunks' rows (cast to `schema`) regrouped into tables of whole row groups, the last
+    table holding the rest."""
+    pending: list[pa.Table] = []
+    for chunk in chunks:
+        pending.append(chunk.cast(schema))
+        if sum(t.num_rows for t in pending) >= ROW_GROUP_ROWS:
+            rows = pa.concat_tables(pending)
+            full = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
+            yield rows.slice(0, full)
+            pending = [rows.slice(full)]
+    if pending:
+        yield pa.concat_tables(pending)

@@ -233,11 +233,12 @@ def test_compaction_keeps_the_view(history: Storage) -> None:
 
 def test_compaction_of_a_large_bucket_streams_full_row_groups(tmp_path: Path) -> None:
     """Several row groups per file: the streamed base equals the in-memory merge and is cut into
-    full row groups (the last one excepted)."""
+    full row groups (the last one excepted). Logs and base encode the unique keys plain and the
+    repeating partitions and file groups with a dictionary (`pruner.format.parquet_encoding`)."""
     storage = Storage.from_uri(str(tmp_path))
     spec = record_index.spec(1)
     keys = [f"k{i:05d}" for i in range(3 * ROW_GROUP_ROWS + 7)]
-    write_logs(storage, spec, I1, _rows(dict.fromkeys(keys, ("p=a", "g1")), OP_UPSERT))
+    (log,) = write_logs(storage, spec, I1, _rows(dict.fromkeys(keys, ("p=a", "g1")), OP_UPSERT))
     write_logs(storage, spec, I2, _rows(dict.fromkeys(keys[::3], ("", "")), OP_DELETE))
     write_logs(storage, spec, I3, _rows(dict.fromkeys(keys[::5], ("p=b", "g2")), OP_UPSERT))
     before = IndexPartitionView.load(storage, spec, visible=frozenset({I1, I2, I3, I4}), as_of=I3)
@@ -248,6 +249,11 @@ def test_compaction_of_a_large_bucket_streams_full_row_groups(tmp_path: Path) ->
     sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
     assert sum(sizes) == before.read_all().num_rows and len(sizes) > 1
     assert all(size == ROW_GROUP_ROWS for size in sizes[:-1])
+    for written in (log, rel):
+        footer = pq.ParquetFile(storage.path(written)).metadata.row_group(0)
+        columns = [footer.column(i) for i in range(footer.num_columns)]
+        dictionary = {column.path_in_schema for column in columns if column.has_dictionary_page}
+        assert dictionary == {"partition", "file_group", *([OP_FIELD] if written == log else [])}, written
 
 
 @pytest.mark.parametrize("tail", [16 * 1024, 64], ids=["footer in one read", "footer in two reads"])
