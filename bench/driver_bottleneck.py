@@ -10,9 +10,13 @@ PYTHONPATH of a fresh child process, so that each version runs in its own JVM), 
    one per row, are what used to reach the driver) and inserts the same rows;
 3. builds a second secondary index over the table now written (`CREATE INDEX`, bootstrap);
 4. adopts a Hive-style copy of the rows in place (`table adopt`: every file's keys are read, checked
-   for duplicates and written to the record index by the executors).
+   for duplicates and written to the record index by the executors);
+5. upserts ~1% of the keys of step 2's table, spread so that every file group is rewritten (by
+   pyarrow, copy-on-write), then records the table's data and index bytes and the seconds of one
+   full pyarrow read of every live file (what the files' encodings cost a scan).
 
-`--steps` chooses among `insert` (steps 1-3) and `adopt` (step 4); `--repeat N` runs each child N
+`--steps` chooses among `insert` (steps 1-3), `adopt` (step 4) and `upsert` (step 5, after
+`insert`); `--repeat N` runs each child N
 times, the versions taking turns, for failures that come and go (each run is recorded). It reports
 each step's seconds, the lakeprune insert over the plain write, and the driver Python
 process's peak resident memory. A child that fails (say, the driver runs out of memory) is recorded
@@ -44,7 +48,7 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results" / "driver_bottleneck.json"
-STEPS = ("insert", "adopt")
+STEPS = ("insert", "adopt", "upsert")
 SCHEMA = "id bigint, region string, customer string, account string, amount double, note string"
 
 
@@ -80,6 +84,8 @@ def child(rows: int, steps: list[str]) -> dict[str, Any]:
             _insert_steps(spark, data, root, rows, out)
         if "adopt" in steps:
             _adopt_step(spark, data, root, rows, out)
+        if "upsert" in steps:
+            _upsert_step(data, root, rows, out)
     finally:
         out["driver_python_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         shutil.rmtree(root, ignore_errors=True)
@@ -131,6 +137,40 @@ def _adopt_step(spark: SparkSession, data: DataFrame, root: Path, rows: int, out
     result = adopt_table(spark, str(directory), "id", ["region"])
     out["adopt_s"] = round(time.perf_counter() - t0, 1)
     out["adopt_files"] = result.files
+
+
+def _upsert_step(data: DataFrame, root: Path, rows: int, out: dict[str, Any]) -> None:
+    """Step 5: every 101st key upserted (a new amount) into the table of step 2 (an odd stride: every
+    region, so every file group is rewritten); then data and index bytes, and one full read of
+    every live file."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from builder import LakepruneTable
+
+    table = LakepruneTable(str(root / "t"), data.sparkSession)
+    updates = data.where(F.col("id") % 101 == 0).withColumn("amount", F.col("amount") + 1)
+    _progress(f"lakeprune upsert of {rows // 101:,} rows (every file group rewritten)")
+    t0 = time.perf_counter()
+    result = table.upsert(updates)
+    out["upsert_s"] = round(time.perf_counter() - t0, 1)
+    out["upsert_phases_ms"] = result.timings_ms
+    out["upsert_files_rewritten"] = result.files_removed
+    snapshot = table.snapshot()
+    storage = snapshot.table.storage
+    out["upserted_data_bytes"] = sum(f.size for f in snapshot.files())
+    out["upserted_index_bytes"] = {
+        spec.name: sum(
+            storage.fs.get_file_info(storage.path(path)).size
+            for path in snapshot.index_partition(spec).file_paths()
+        )
+        for spec in snapshot.table.index_partition_specs()
+    }
+    _progress("full read of every live file")
+    t0 = time.perf_counter()
+    read = sum(pq.read_table(storage.path(f.path)).num_rows for f in snapshot.files())
+    out["full_read_s"] = round(time.perf_counter() - t0, 2)
+    assert read == rows, f"read {read} rows of {rows}"
 
 
 def _commit_of(path: Path) -> str:
