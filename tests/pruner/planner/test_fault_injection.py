@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
@@ -53,11 +54,19 @@ def _truncate(path: Path) -> None:
 
 
 def _garble(path: Path) -> None:
-    """Flip bytes in the middle of the file: its footer stays valid, a page does not."""
+    """Flip the last byte of every column chunk: the footer stays valid, no chunk's last page does.
+
+    A chunk ends with its last page's (compressed) values, so the flip always lands in a page body,
+    where only the page checksum tells the damage apart from data. Flipping the middle of the file
+    instead lands, in a small index file, in the footer's min/max strings: the footer still parses,
+    the pages still read, and nothing was damaged."""
+    metadata = pq.read_metadata(path)
     data = bytearray(path.read_bytes())
-    middle = len(data) // 2
-    for i in range(max(0, middle - 32), min(len(data), middle + 32)):
-        data[i] ^= 0x5A
+    for group in range(metadata.num_row_groups):
+        for column in range(metadata.num_columns):
+            chunk = metadata.row_group(group).column(column)
+            start = chunk.dictionary_page_offset or chunk.data_page_offset
+            data[start + chunk.total_compressed_size - 1] ^= 0x5A
     path.write_bytes(bytes(data))
 
 
