@@ -1,10 +1,11 @@
 """The configuration of one single-node engine instance, written into its data directory:
-`etc/node.properties`, `etc/jvm.config` (a small heap for a laptop-sized machine, plus the flags
-the engine needs on its Java), `etc/config.properties` (a coordinator that also runs tasks,
-listening on loopback only), `etc/log.properties` and `etc/catalog/`: the lakeprune catalogs
-(`lakeprune` over Thrift; or, on Trino with a gRPC address, `lakeprune` through the native
-connector and, given a Thrift address as well, `lakeprune_thrift`) plus any extra catalogs. The text
-of each file is built by a pure function, so tests check it without starting anything."""
+`etc/node.properties`, `etc/jvm.config` (a small heap for a laptop-sized machine, the flags the
+engine needs on its Java, and the server log's location), `etc/config.properties` (a coordinator
+that also runs tasks, listening on loopback only), `etc/log.properties` and `etc/catalog/`: the
+lakeprune catalogs (`lakeprune` over Thrift; or, on Trino with a gRPC address, `lakeprune` through
+the native connector and, given a Thrift address as well, `lakeprune_thrift`) plus any extra
+catalogs. The text of each file is built by a pure function, so tests check it without starting
+anything."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ from pruner.engines.spec import EngineSpec
 LOOPBACK = "127.0.0.1"
 DEFAULT_HEAP_MB = 2048
 MIN_HEAP_MB = 512
+# Under the data directory: the server's log, and the launcher's (its own output and the JVM's).
+SERVER_LOG = Path("var/log/server.log")
+LAUNCHER_LOG = Path("var/log/launcher.log")
 
 # Trino's recommended flags of that era, minus the ones for big heaps (G1 region size, heap dumps
 # of many GB) and -XX:-UseBiasedLocking (deprecated since Java 15).
@@ -104,7 +108,15 @@ def node_properties(config: InstanceConfig) -> dict[str, str]:
 def jvm_config(config: InstanceConfig) -> str:
     if config.heap_mb < MIN_HEAP_MB:
         raise InvalidEngineConfigError(f"heap must be at least {MIN_HEAP_MB} MB, got {config.heap_mb}")
-    flags = [BASE_JVM_FLAGS[0], f"-Xmx{config.heap_mb}M", *BASE_JVM_FLAGS[1:], *config.spec.extra_jvm_flags]
+    flags = [
+        BASE_JVM_FLAGS[0],
+        f"-Xmx{config.heap_mb}M",
+        *BASE_JVM_FLAGS[1:],
+        *config.spec.extra_jvm_flags,
+        # What the launchers add in their own daemon mode, which `process` does not use.
+        f"-Dlog.output-file={config.data_dir / SERVER_LOG}",
+        "-Dlog.enable-console=false",
+    ]
     return "".join(f"{flag}\n" for flag in flags)
 
 

@@ -1,12 +1,17 @@
 """Starting, stopping and inspecting local engine instances. `start` fetches the engine and its
 Java runtime if needed (and, for Trino's native catalog, gives the instance its plugins), writes the
-instance's configuration, launches the server with the engine's own launcher (a daemon in its own
-session, so its process group is its pid), records the instance in
-`<cache>/run/<engine>-<port>.json`, and returns only once a query on each lakeprune catalog can run
-(`readiness`); if the server exits or the timeout passes, it is stopped and the error shows its log.
-`stop` sends SIGTERM to the process group, then SIGKILL after a grace period. A recorded pid counts
-as the instance only while that process's working directory is the instance's data directory (the
-launcher runs there), so a reused pid is never signalled."""
+instance's configuration, runs the engine's own launcher in the foreground (`launcher run`) as a
+daemon of ours — its own session, so its process group is its pid, stdout and stderr appended to
+launcher.log — records the instance in `<cache>/run/<engine>-<port>.json`, and returns only once a
+query on each lakeprune catalog can run (`readiness`); if the server exits or the timeout passes,
+it is stopped and the error shows its log. The launcher's own daemon mode (`launcher start`) is not
+used: Trino's Airlift launcher forks a copy of itself that decides from the pid file whether it is
+the daemon, while its parent writes that file with a moment unlocked between truncating and writing
+it; 3 and 7 of 300 starts (two runs on this machine, a stand-in `java`) lost their daemon or
+reported a pid that was not the server's, none of 300 with `run`. `stop` sends SIGTERM to the
+process group, then SIGKILL after a grace period. A recorded pid counts as the instance only while
+that process's working directory is the instance's data directory (the launcher runs there), so a
+reused pid is never signalled."""
 
 from __future__ import annotations
 
@@ -14,7 +19,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -34,7 +38,9 @@ from pruner.engines.catalog import (
 )
 from pruner.engines.config import (
     DEFAULT_HEAP_MB,
+    LAUNCHER_LOG,
     LOOPBACK,
+    SERVER_LOG,
     InstanceConfig,
     config_files,
     lakeprune_catalogs,
@@ -58,11 +64,13 @@ from pruner.engines.spec import EngineSpec, engine_spec
 logger = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 180.0
-_STARTED_AS = re.compile(r"^(?:INFO: )?started as (\d+)\s*$", re.IGNORECASE | re.MULTILINE)
 STOP_GRACE_S = 30.0
 LOG_EXCERPT_LINES = 20
 IDENTITY_SETTLE_S = 1.0
 IDENTITY_POLL_S = 0.02
+REAP_TIMEOUT_S = 10.0
+# The daemons this process started, by pid, so that stopping one also reaps it.
+_daemons: dict[int, subprocess.Popen[bytes]] = {}
 
 
 @dataclass(frozen=True)
@@ -89,11 +97,11 @@ class EngineInstance:
 
     @property
     def server_log(self) -> Path:
-        return self.data_dir / "var" / "log" / "server.log"
+        return self.data_dir / SERVER_LOG
 
     @property
     def launcher_log(self) -> Path:
-        return self.data_dir / "var" / "log" / "launcher.log"
+        return self.data_dir / LAUNCHER_LOG
 
     @property
     def pid_file(self) -> Path:
@@ -331,6 +339,9 @@ def _set_aside_old_logs(data_dir: Path) -> None:
 
 
 def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfig) -> EngineInstance:
+    """Run `launcher run` as a daemon: the launcher writes its pid file and executes Java in
+    place, so the pid spawned here is the server's. The server log's location is in jvm.config
+    (see `config.jvm_config`), where `launcher start` would have put it."""
     started_at = time.time()
     grpc = None if config.grpc is None else config.grpc.addresses
     sidecars = catalog_sidecars(config)
@@ -344,53 +355,35 @@ def _launch(spec: EngineSpec, home: Path, java_home: Path, config: InstanceConfi
     command = [
         *interpreter,
         str(home / spec.launcher),
-        "start",
+        "run",
         f"--etc-dir={config.etc}",
         f"--data-dir={config.data_dir}",
         f"--pid-file={placeholder.pid_file}",
-        f"--launcher-log-file={placeholder.launcher_log}",
-        f"--server-log-file={placeholder.server_log}",
     ]
     env = dict(os.environ)
     env["JAVA_HOME"] = str(java_home)  # the launchers run $JAVA_HOME/bin/java ...
     env["PATH"] = f"{java_home / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # ... or `java` on PATH
-    try:
-        result = subprocess.run(
-            command, cwd=config.data_dir, env=env, capture_output=True, text=True, timeout=60, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise EngineStartError(f"{spec.display_name}'s launcher did not return within 60 s") from None
-    output = (result.stdout + result.stderr).strip()
-    pid = launched_pid(output, placeholder.pid_file)
-    if result.returncode != 0 or pid is None:
-        _stop_orphan(placeholder)
-        last = output.splitlines()[-1] if output else "no output"
-        raise EngineStartError(f"{spec.display_name}'s launcher failed (exit {result.returncode}): {last}")
-    return replace(placeholder, pid=pid)
-
-
-def _stop_orphan(placeholder: EngineInstance) -> None:
-    """A launcher that failed may still have left a daemon running from the data directory (its
-    pid file says which): stop it rather than leave it behind."""
-    try:
-        pid = int(placeholder.pid_file.read_text().strip())
-    except (OSError, ValueError):
-        return
-    _terminate(replace(placeholder, pid=pid))
+    # No engine runs from the data directory (checked): a pid file left by an earlier run could
+    # name a process that reused its pid, which the launcher would take for a running server.
     placeholder.pid_file.unlink(missing_ok=True)
-
-
-def launched_pid(output: str, pid_file: Path) -> int | None:
-    """The daemon's pid after `launcher start`: from the pid file, else from the launcher's
-    `Started as <pid>` (launcher.py) or `INFO: started as <pid>` (the Airlift launcher binary);
-    None if it did not say it started."""
-    said = _STARTED_AS.search(output)
-    if said is None:
-        return None
-    try:
-        return int(pid_file.read_text().strip())
-    except (OSError, ValueError):
-        return int(said.group(1))
+    placeholder.launcher_log.parent.mkdir(parents=True, exist_ok=True)
+    with placeholder.launcher_log.open("ab") as log:
+        try:
+            daemon = subprocess.Popen(
+                command,
+                cwd=config.data_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise EngineStartError(
+                f"cannot run {spec.display_name}'s launcher {command[len(interpreter)]}: {exc.strerror}"
+            ) from None
+    _daemons[daemon.pid] = daemon
+    return replace(placeholder, pid=daemon.pid)
 
 
 def _log_excerpt(instance: EngineInstance) -> str:
@@ -454,16 +447,28 @@ def _alive(instance: EngineInstance) -> bool:
 def _terminate(instance: EngineInstance, grace: float = STOP_GRACE_S) -> None:
     """SIGTERM to the instance's process group, SIGKILL after `grace` seconds."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        if not _alive(instance):
+        if _gone(instance):
             return
         _signal(instance.pid, sig)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if not _alive(instance):
+            if _gone(instance):
                 return
             time.sleep(0.2)
-    if _alive(instance):
+    if not _gone(instance):
         raise EngineError(f"could not stop pid {instance.pid}")
+
+
+def _gone(instance: EngineInstance) -> bool:
+    """Whether the instance no longer runs; a daemon of this process that exited is reaped."""
+    if _alive(instance):
+        return False
+    daemon = _daemons.get(instance.pid)
+    if daemon is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # exiting: reaped in a moment
+            daemon.wait(timeout=REAP_TIMEOUT_S)
+            del _daemons[instance.pid]
+    return True
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

@@ -5,6 +5,7 @@ process (a `sleep` in its own session) as they would on an engine."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -19,6 +20,7 @@ from pruner.engines.catalog import catalog_file
 from pruner.engines.config import InstanceConfig
 from pruner.engines.errors import (
     EngineAlreadyRunningError,
+    EngineStartError,
     InvalidEngineConfigError,
     PluginNotFoundError,
     PortInUseError,
@@ -225,24 +227,68 @@ def test_presto_and_trino_records_are_separate(layout: CacheLayout, tmp_path: Pa
     assert not layout.state_file(PRESTO, 8081).exists()
 
 
-def test_the_daemons_pid_from_either_launcher(tmp_path: Path) -> None:
-    pid_file = tmp_path / "launcher.pid"
-    assert process.launched_pid("Started as 4242\n", pid_file) == 4242  # launcher.py
-    assert process.launched_pid("INFO: started as 10788", pid_file) == 10788  # Airlift launcher binary
-    pid_file.write_text("77\n")
-    assert process.launched_pid("INFO: started as 10788", pid_file) == 77
-    assert process.launched_pid("ERROR: JVM config file is missing", pid_file) is None
-    assert process.launched_pid("Already running as 77", pid_file) is None
+# A stand-in for an engine's launcher: `run` writes the pid file and becomes the server (a `sleep`)
+# in place, as the launchers do with Java; with $FAIL set it reports an error and exits instead.
+FAKE_LAUNCHER = """#!/bin/sh
+for arg in "$@"; do
+  case "$arg" in --pid-file=*) pid_file="${arg#*=}" ;; esac
+done
+[ "$1" = run ] || { echo "ERROR: only run is expected, got $1"; exit 3; }
+[ -z "${FAIL:-}" ] || { echo "ERROR: JVM config file is missing"; exit 1; }
+mkdir -p "$(dirname "$pid_file")" && echo $$ > "$pid_file"
+echo "server starting"
+exec sleep 300
+"""
 
 
-def test_a_daemon_left_by_a_failed_launch_is_stopped(
-    stand_in: subprocess.Popen[bytes], tmp_path: Path
+@pytest.fixture
+def fake_home(tmp_path: Path) -> Path:
+    home = tmp_path / "engine"
+    (home / "bin").mkdir(parents=True)
+    launcher = home / TRINO.launcher
+    launcher.write_text(FAKE_LAUNCHER)
+    launcher.chmod(0o755)
+    return home
+
+
+def _launch(home: Path, data_dir: Path) -> EngineInstance:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return process._launch(TRINO, home, Path("/java"), InstanceConfig(TRINO, 18080, data_dir, "h:1"))
+
+
+def test_the_launched_server_is_the_launchers_own_process_in_its_own_session(
+    fake_home: Path, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "data"
-    placeholder = EngineInstance("trino", "476", 1, 0, data_dir, None, Path("/j"), 0.0)
-    placeholder.pid_file.parent.mkdir(parents=True)
-    placeholder.pid_file.write_text(f"{stand_in.pid}\n")
-    process._stop_orphan(placeholder)
-    assert stand_in.wait(timeout=40) == -15
-    assert not placeholder.pid_file.exists()
-    process._stop_orphan(placeholder)  # nothing recorded: nothing to do
+    instance = _launch(fake_home, data_dir)
+    try:
+        deadline = time.monotonic() + 10
+        while not instance.pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert instance.pid_file.read_text().strip() == str(instance.pid)
+        assert os.getsid(instance.pid) == instance.pid  # stopping signals its process group
+        assert process._alive(instance)
+        assert instance.launcher_log.read_text() == "server starting\n"
+    finally:
+        process._terminate(instance, grace=5)
+    assert not process._alive(instance)
+    assert instance.pid not in process._daemons  # reaped, no zombie left
+
+
+def test_a_launcher_that_fails_is_reported_from_its_log(
+    fake_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAIL", "1")
+    instance = _launch(fake_home, tmp_path / "data")
+    deadline = time.monotonic() + 10
+    while process._alive(instance) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process._terminate(instance, grace=1)
+    assert "ERROR: JVM config file is missing" in process._log_excerpt(instance)
+
+
+def test_a_launcher_that_cannot_run_is_a_clear_error(fake_home: Path, tmp_path: Path) -> None:
+    (fake_home / TRINO.launcher).chmod(0o644)
+    denied = r"cannot run Trino's launcher \S+/launcher: Permission denied"
+    with pytest.raises(EngineStartError, match=denied):
+        _launch(fake_home, tmp_path / "data")
