@@ -17,7 +17,14 @@ from typing import Any
 
 from pruner.errors import ConflictError, TableCorruptError
 from pruner.format import timeline as tl
-from pruner.format.layout import METADATA_DIR, TIMELINE_DIR, DataFileName, IndexFileName, staging_dir
+from pruner.format.layout import (
+    METADATA_DIR,
+    STAGING_DIR,
+    TIMELINE_DIR,
+    DataFileName,
+    IndexFileName,
+    staging_dir,
+)
 from pruner.format.timeline import Action, Instant, State, Timeline
 from pruner.storage import Storage, is_hidden_temp
 
@@ -99,11 +106,22 @@ def rollback(storage: Storage, timeline: Timeline, instant: Instant) -> int:
                 deleted += _delete_written_by(storage, partition, instant.timestamp)
             for name in index_partitions:
                 deleted += _delete_written_by(storage, f"{METADATA_DIR}/{name}", instant.timestamp)
-        if storage.delete_tree(staging_dir(instant.timestamp)):
+        if delete_staged(storage, instant.timestamp):
             log.info("deleted the staged files of %s", instant.timestamp)
     tl.remove_pending(storage, instant)
     log.info("rolled back %s %s (%d files deleted)", instant.action, instant.timestamp, deleted)
     return deleted
+
+
+def delete_staged(storage: Storage, instant: str) -> bool:
+    """Delete the instant's staging directory, and the staging root once nothing else is staged
+    (a local disk would keep it as an empty directory; the writer lock keeps other writers from
+    staging meanwhile). False when the instant had staged nothing."""
+    if not storage.delete_tree(staging_dir(instant)):
+        return False
+    if not storage.list_dirs(STAGING_DIR) and not storage.list_files(STAGING_DIR):
+        storage.delete_tree(STAGING_DIR)
+    return True
 
 
 def written_by(name: str) -> str | None:

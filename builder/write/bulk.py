@@ -40,6 +40,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from builder.instants import delete_staged
 from builder.intermediates import persist_chunks
 from builder.task_batches import BatchFunction
 from builder.write.tasks import (
@@ -225,5 +226,5 @@ def write_files(
     task = index_staged_files(storage, config, list(table.definitions), table.record_index_spec)
     written = persist_chunks(listing.repartition(parallelism).mapInArrow(task, WRITTEN_STRUCT))
     written.count()
-    storage.delete_tree(staging_dir(instant))
+    delete_staged(storage, instant)
     return written
