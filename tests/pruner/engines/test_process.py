@@ -235,8 +235,8 @@ for arg in "$@"; do
 done
 [ "$1" = run ] || { echo "ERROR: only run is expected, got $1"; exit 3; }
 [ -z "${FAIL:-}" ] || { echo "ERROR: JVM config file is missing"; exit 1; }
-mkdir -p "$(dirname "$pid_file")" && echo $$ > "$pid_file"
 echo "server starting"
+mkdir -p "$(dirname "$pid_file")" && echo $$ > "$pid_file"
 exec sleep 300
 """
 
