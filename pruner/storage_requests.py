@@ -13,6 +13,8 @@ scope whichever thread reads it later (Arrow reads row groups from its own I/O t
 from __future__ import annotations
 
 import contextvars
+import errno
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,26 +115,40 @@ def record(kind: RequestKind, nbytes: int = 0, into: tuple[RequestCounter, ...] 
 class _CountedReads:
     """A readable file that counts each read as one GET, into the scopes open when it was opened.
     `pa.PythonFile` turns it back into an Arrow file (Arrow's random-access reads become `seek` +
-    `read` here, under the file's lock)."""
+    `read` here, under the file's lock). The position is kept here and every read is a positioned
+    read of the bytes that exist (`read_at`), so the inner file is never asked to seek: pyarrow's
+    Cloud Storage file turns a seek to the end (how `PythonFile` finds the size) into a ranged GET
+    that the server refuses with 416. A read at the end asks for nothing and counts nothing."""
 
     def __init__(self, inner: pa.NativeFile, into: tuple[RequestCounter, ...]) -> None:
         self._inner = inner
         self._into = into
+        self._size = int(inner.size())
+        self._position = 0
         self.closed = False
 
     def read(self, nbytes: int | None = None) -> bytes:
-        data = self._inner.read(nbytes)
+        remaining = max(self._size - self._position, 0)
+        wanted = remaining if nbytes is None or nbytes < 0 else min(nbytes, remaining)
+        if wanted == 0:
+            return b""
+        data = bytes(self._inner.read_at(wanted, self._position))
         record(RequestKind.GET, len(data), self._into)
-        return bytes(data)
+        self._position += len(data)
+        return data
 
     def seek(self, position: int, whence: int = 0) -> int:
-        return int(self._inner.seek(position, whence))
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._position, os.SEEK_END: self._size}[whence]
+        if base + position < 0:
+            raise OSError(errno.EINVAL, f"cannot seek to {base + position}")
+        self._position = base + position
+        return self._position
 
     def tell(self) -> int:
-        return int(self._inner.tell())
+        return self._position
 
     def size(self) -> int:
-        return int(self._inner.size())
+        return self._size
 
     def readable(self) -> bool:
         return True
