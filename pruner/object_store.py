@@ -1,6 +1,8 @@
-"""Conditional creates on object stores, which `pyarrow.fs` cannot make: one PUT through `obstore`
-(the Rust `object_store` crate) that the server refuses when the object exists (S3:
-`If-None-Match: *`, answered 412; Azure Blob: `If-None-Match: *` too, answered 409).
+"""Conditional creates on object stores, which `pyarrow.fs` cannot make: one PUT that the server
+refuses when the object exists. S3 and Azure Blob through `obstore` (the Rust `object_store`
+crate; S3: `If-None-Match: *`, answered 412; Azure Blob: `If-None-Match: *` too, answered 409);
+Google Cloud Storage through Google's own client, `google-cloud-storage` (an upload with
+`ifGenerationMatch=0`, answered 412), which signs in as pyarrow's `GcsFileSystem` does.
 
 S3 clients are configured like pyarrow's S3 file system, from the AWS SDKs' standard variables:
 `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (a custom endpoint, addressed path-style; `http://`
@@ -9,7 +11,10 @@ allowed), `AWS_REGION` or `AWS_DEFAULT_REGION` (else the region pyarrow resolved
 reads no variable for the account, its key or the endpoint: they come from the `abfs://` URI (or
 the `AzureFileSystem` a caller made), so Azure clients take exactly what pyarrow resolved
 (`AzureTarget`); obstore adds the Azure identity variables pyarrow's default credential reads too
-(`AZURE_CLIENT_ID`, `AZURE_TENANT_ID`, `AZURE_CLIENT_SECRET`, `AZURE_FEDERATED_TOKEN_FILE`). Errors
+(`AZURE_CLIENT_ID`, `AZURE_TENANT_ID`, `AZURE_CLIENT_SECRET`, `AZURE_FEDERATED_TOKEN_FILE`). GCS
+clients take what the `GcsFileSystem` holds (`GcsTarget`): its endpoint and scheme, and anonymous
+access, an access token, a service account to impersonate or else Application Default Credentials
+(`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's login, the metadata server), as pyarrow does. Errors
 name the object and the server's one-line reason; credentials never appear in them."""
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from obstore.exceptions import AlreadyExistsError, BaseError, PreconditionError
 from obstore.store import AzureStore, S3Store
 
 if TYPE_CHECKING:
+    from google.auth.credentials import Credentials
+    from google.cloud.storage import Bucket
     from obstore.store import AzureConfig, S3Config  # TypedDicts of the stubs only
 
 _SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
@@ -129,6 +136,83 @@ def _azure_store(target: AzureTarget, container: str) -> AzureStore:
         config["client_secret"] = target.client_secret
     allow_http = target.scheme.lower() == "http"
     return AzureStore(container, config=config, client_options={"allow_http": allow_http})
+
+
+@dataclass(frozen=True)
+class GcsTarget:
+    """The Cloud Storage service and the credentials of a pyarrow `GcsFileSystem` (its options):
+    `endpoint` is `host[:port]` (empty: Google's), and the first of `anonymous`, `access_token` and
+    `target_service_account` that is set says how to sign in; none set means Application Default
+    Credentials, as in pyarrow."""
+
+    scheme: str = "https"
+    endpoint: str = ""
+    anonymous: bool = False
+    access_token: str = field(default="", repr=False)
+    target_service_account: str = ""
+    project_id: str = ""
+
+    @property
+    def api_endpoint(self) -> str:
+        """The service's base URL, always explicit so that no variable can redirect the client
+        away from where pyarrow's file system goes."""
+        return f"{self.scheme or 'https'}://{self.endpoint or GCS_DEFAULT_HOST}"
+
+    def credentials(self) -> Credentials | None:
+        """What the client signs in with; None leaves it to Application Default Credentials."""
+        # Google's client libraries load lazily: they add ~0.3 s to every command otherwise.
+        import google.auth
+        import google.oauth2.credentials
+        from google.auth import impersonated_credentials
+        from google.auth.credentials import AnonymousCredentials
+
+        if self.anonymous:
+            return AnonymousCredentials()  # type: ignore[no-untyped-call]
+        if self.access_token:
+            return google.oauth2.credentials.Credentials(token=self.access_token)  # type: ignore[no-untyped-call]
+        if self.target_service_account:
+            source, _ = google.auth.default(scopes=[GCS_SCOPE])
+            return impersonated_credentials.Credentials(  # type: ignore[no-untyped-call]
+                source_credentials=source,
+                target_principal=self.target_service_account,
+                target_scopes=[GCS_SCOPE],
+            )
+        return None
+
+
+GCS_DEFAULT_HOST = "storage.googleapis.com"
+GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+
+
+def gcs_put_if_absent(target: GcsTarget, bucket: str, key: str, data: bytes) -> bool:
+    """Upload `data` to `key` of the bucket unless the object exists (`ifGenerationMatch=0`): True
+    when created, False when it was there (a lost answer retried may also say False, as for
+    `s3_put_if_absent`). Any other failure, incl. missing credentials, raises `OSError` with a
+    one-line message."""
+    import requests
+    from google.api_core.exceptions import GoogleAPIError, PreconditionFailed
+    from google.auth.exceptions import GoogleAuthError
+
+    where = f"gs://{bucket}/{key}"
+    try:
+        _gcs_bucket(target, bucket).blob(key).upload_from_string(data, if_generation_match=0)
+    except PreconditionFailed:
+        return False
+    except (GoogleAPIError, GoogleAuthError, requests.RequestException) as exc:
+        raise OSError(f"conditional PUT of {where} failed: {_one_line(exc, [target.access_token])}") from None
+    return True
+
+
+@functools.lru_cache(maxsize=16)
+def _gcs_bucket(target: GcsTarget, bucket: str) -> Bucket:
+    from google.cloud import storage as gcs
+
+    client = gcs.Client(
+        project=target.project_id or None,
+        credentials=target.credentials(),
+        client_options={"api_endpoint": target.api_endpoint},
+    )
+    return client.bucket(bucket)
 
 
 def _create(

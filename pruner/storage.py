@@ -5,8 +5,10 @@ methods are relative to the root and use `/`. Two writes make a file appear whol
 rewritten, and `put_if_absent` (creates only; False when the file exists) for files that exactly
 one writer may create (the writer lock, a new table's `table.json`, the timeline's state files):
 a hard link of a hidden temp file on local disks, a conditional PUT (`pruner.object_store`) on
-S3 and Azure Blob, and a `PutIfAbsentUnsupportedError` on other backends, never a
-check-then-write. A path that cannot exist on the filesystem (`cannot_exist`: a name over the
+S3, Azure Blob and Google Cloud Storage, and a `PutIfAbsentUnsupportedError` on other backends
+(HDFS), never a check-then-write. A `gs://` URI goes to the emulator that `STORAGE_EMULATOR_HOST`
+names, signed in anonymously, when that variable is set (as Google's own clients do; pyarrow does
+not read it). A path that cannot exist on the filesystem (`cannot_exist`: a name over the
 file system's limit, a key over the object store's) does not exist and, as a directory, lists
 nothing; a listing that raced with another writer's mkdir is made again; every other storage
 error propagates.
@@ -30,7 +32,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from pruner.errors import PutIfAbsentUnsupportedError
-from pruner.object_store import AzureTarget, azure_put_if_absent, s3_put_if_absent
+from pruner.object_store import (
+    AzureTarget,
+    GcsTarget,
+    azure_put_if_absent,
+    gcs_put_if_absent,
+    s3_put_if_absent,
+)
 from pruner.storage_requests import RequestKind, counted, record
 
 # How often a listing that raced with another writer's mkdir / rmdir is made before giving up.
@@ -40,6 +48,8 @@ _ATOMIC_RENAME = ("local", "hdfs")
 # How storage layers without an errno say that a path is impossible (not merely absent): S3's error
 # code for a key over 1,024 bytes, HDFS's exception for a component over its name limit.
 _IMPOSSIBLE_PATH_MARKERS = ("KeyTooLongError", "PathComponentTooLongException")
+# The variable with which Google's clients reach a Cloud Storage emulator: `[http://]HOST:PORT`.
+GCS_EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
 # The name of a temporary file of `publish` / `put_if_absent` (`Storage._write_hidden_temp`).
 _HIDDEN_TEMP_RE = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
@@ -61,6 +71,13 @@ def _without_password(uri: str) -> str:
     """The URI with any password in its user information replaced by `***`, for messages."""
     password = _password(uri)
     return uri.replace(f":{password}@", ":***@", 1) if password else uri
+
+
+def _gcs_emulator(address: str) -> pafs.GcsFileSystem:
+    """pyarrow's file system for the Cloud Storage emulator at `address` (`[SCHEME://]HOST:PORT`,
+    plain HTTP when no scheme is given, as Google's clients take it), signed in anonymously."""
+    scheme, _, endpoint = address.rpartition("://")
+    return pafs.GcsFileSystem(anonymous=True, scheme=scheme or "http", endpoint_override=endpoint.rstrip("/"))
 
 
 def is_hidden_temp(name: str) -> bool:
@@ -95,6 +112,9 @@ class Storage:
         if "://" not in uri:
             uri = os.path.abspath(os.path.expanduser(uri))
         fs, root = pafs.FileSystem.from_uri(uri)
+        emulator = os.environ.get(GCS_EMULATOR_VARIABLE)
+        if emulator and fs.type_name == "gcs":
+            fs = _gcs_emulator(emulator)
         return cls(fs=fs, root=root.rstrip("/") or "/", uri=uri.rstrip("/"))
 
     def child(self, rel: str) -> Storage:
@@ -178,10 +198,24 @@ class Storage:
             return s3_put_if_absent(bucket, key, data, region=str(getattr(self.fs, "region", "") or ""))
         if self.fs.type_name == "abfs":
             return azure_put_if_absent(self._azure_target(), bucket, key, data)
+        if self.fs.type_name == "gcs":
+            return gcs_put_if_absent(self._gcs_target(), bucket, key, data)
         raise PutIfAbsentUnsupportedError(
             f"{_without_password(self.full_uri(rel))}: lakeprune cannot create a file only-if-absent "
-            f"on {self.fs.type_name} storage yet (local disks, s3:// and abfs:// can), so it cannot "
-            "commit there safely"
+            f"on {self.fs.type_name} storage yet (local disks, s3://, abfs:// and gs:// can), so it "
+            "cannot commit there safely"
+        )
+
+    def _gcs_target(self) -> GcsTarget:
+        """The endpoint and credentials of this `GcsFileSystem`, from its options."""
+        options = self.fs.__reduce__()[1][0]
+        return GcsTarget(
+            scheme=options["scheme"] or "https",
+            endpoint=options["endpoint_override"] or "",
+            anonymous=bool(options["anonymous"]),
+            access_token=options["access_token"] or "",
+            target_service_account=options["target_service_account"] or "",
+            project_id=options["project_id"] or "",
         )
 
     def _azure_target(self) -> AzureTarget:

@@ -1,7 +1,8 @@
 """Shared fixtures. One SparkSession serves the whole test session (Spark on 2 cores is the
 slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedFS S3 server
 (`tests/support_s3.py`), started on first use and stopped at the end; tests that use it are marked
-`s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; and one Spark
+`s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; one
+fake-gcs-server Cloud Storage server (`tests/support_gcs.py`), marked `gcs`; and one Spark
 standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
 `cluster`."""
 
@@ -19,6 +20,7 @@ from pyspark.sql import SparkSession
 
 from pruner.storage import Storage
 from tests.support_azure import Azurite
+from tests.support_gcs import FakeGcs
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_spark_cluster import SparkCluster
 
@@ -46,6 +48,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.s3)
         if "azure_server" in fixtures:
             item.add_marker(pytest.mark.azure)
+        if "gcs_server" in fixtures:
+            item.add_marker(pytest.mark.gcs)
         if "spark_cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
 
@@ -65,6 +69,13 @@ def azure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
 
 
 @pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeGcs]:
+    """The session's Cloud Storage server (fake-gcs-server on loopback, objects in memory)."""
+    with contextlib.closing(FakeGcs.start(tmp_path_factory.mktemp("fake-gcs"))) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
     """The session's Spark standalone cluster (a master and two 1-core workers on loopback)."""
     with contextlib.closing(SparkCluster.start(tmp_path_factory.mktemp("spark-cluster"))) as cluster:
@@ -75,6 +86,14 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkClu
 def azure_storage(azure_server: Azurite) -> Storage:
     """A `Storage` at a new, empty prefix of a container on the session's Azure Blob server."""
     return azure_server.storage("lakeprune-tests", uuid.uuid4().hex)
+
+
+@pytest.fixture
+def gcs_storage(gcs_server: FakeGcs, monkeypatch: pytest.MonkeyPatch) -> Storage:
+    """A `Storage` at a new, empty `gs://` prefix on the session's Cloud Storage server, with
+    `STORAGE_EMULATOR_HOST` pointing every client (and every process started from here) at it."""
+    gcs_server.point_environment_at(monkeypatch)
+    return gcs_server.storage(uuid.uuid4().hex)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from pruner.storage import Storage
-from tests.support_servers import LoopbackServer, port_is_free, start_server, wait_ready
+from tests.support_servers import LoopbackServer, free_port, start_server, wait_ready
 
 # The last Azurite that runs on Node 20 (3.36 and later want Node 21 or 22).
 AZURITE_VERSION = "3.35.0"
@@ -68,15 +68,6 @@ def azurite_blob() -> Path:
     return script
 
 
-def _free_port() -> int:
-    rng = secrets.SystemRandom()
-    for _ in range(200):
-        port = rng.randrange(20_000, 60_000)
-        if port_is_free(port):
-            return port
-    raise RuntimeError("no free loopback port for Azurite")
-
-
 @dataclass
 class Azurite(LoopbackServer):
     """A running Azurite Blob service and the one account it knows."""
@@ -87,7 +78,7 @@ class Azurite(LoopbackServer):
 
     @classmethod
     def start(cls, workdir: Path) -> Azurite:
-        port = _free_port()
+        port = free_port("Azurite")
         account = "lakeprune" + secrets.token_hex(4)
         key = base64.b64encode(secrets.token_bytes(32)).decode()
         data = workdir / "data"

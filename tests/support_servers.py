@@ -1,7 +1,7 @@
 """What the tests' real servers (SeaweedFS S3 in `tests/support_s3.py`, Azurite in
-`tests/support_azure.py`) share: free loopback ports, a child process that the kernel kills should
-the test process die first, a wait until it answers, and a bounded stop by process id (SIGTERM, a
-wait, then SIGKILL)."""
+`tests/support_azure.py`, fake-gcs-server in `tests/support_gcs.py`) share: free loopback ports, a
+child process that the kernel kills should the test process die first, a wait until it answers,
+and a bounded stop by process id (SIGTERM, a wait, then SIGKILL)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -31,6 +32,16 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def free_port(server: str) -> int:
+    """A port, picked at random, that is free on loopback now (for a server that needs one port)."""
+    rng = secrets.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20_000, 60_000)
+        if port_is_free(port):
+            return port
+    raise RuntimeError(f"no free loopback port for {server}")
 
 
 def die_with_parent() -> None:

@@ -1,5 +1,6 @@
-"""builder.lock: the table's writer lock on a local filesystem, on S3 and on Azure Blob (the
-session's SeaweedFS and Azurite servers); the race of writers started together is in test_commit_race.py."""
+"""builder.lock: the table's writer lock on a local filesystem, on S3, on Azure Blob and on Cloud
+Storage (the session's SeaweedFS, Azurite and fake-gcs-server servers); the race of writers
+started together is in test_commit_race.py."""
 
 from __future__ import annotations
 
@@ -185,3 +186,7 @@ def test_lock_on_s3_refuses_a_second_holder(s3_root: str) -> None:
 
 def test_lock_on_azure_refuses_a_second_holder(azure_storage: Storage) -> None:
     _assert_lock_refuses_a_second_holder(azure_storage)
+
+
+def test_lock_on_gcs_refuses_a_second_holder(gcs_storage: Storage) -> None:
+    _assert_lock_refuses_a_second_holder(gcs_storage)

@@ -1,12 +1,13 @@
 """pruner.storage on the local filesystem: path and file:// URIs, atomic publish, put-if-absent
-(also on S3 and Azure Blob, against the session's SeaweedFS and Azurite servers, with two
-processes racing on Azure), listing (a path that cannot exist lists as empty, other errors
-propagate), delete."""
+(also on S3, Azure Blob and Cloud Storage, against the session's SeaweedFS, Azurite and
+fake-gcs-server servers, with two processes racing on Azure and on GCS), listing (a path that
+cannot exist lists as empty, other errors propagate), delete."""
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import datetime
 import errno
 import multiprocessing
 import os
@@ -15,12 +16,18 @@ import uuid
 from pathlib import Path
 from typing import Any, cast
 
+import google.auth
+import google.oauth2.credentials
 import pyarrow.fs as pafs
 import pytest
+from google.auth import impersonated_credentials
+from google.auth.credentials import AnonymousCredentials
 
 from pruner.errors import PutIfAbsentUnsupportedError
-from pruner.storage import FileEntry, Storage, cannot_exist
+from pruner.object_store import GcsTarget
+from pruner.storage import GCS_EMULATOR_VARIABLE, FileEntry, Storage, cannot_exist
 from tests.support_azure import Azurite
+from tests.support_gcs import FakeGcs
 
 
 class _RecordingFileSystem:
@@ -293,8 +300,8 @@ def test_put_if_absent_makes_the_file_appear_whole(tmp_path: Path) -> None:
 
 def test_put_if_absent_is_refused_where_it_cannot_be_done(tmp_path: Path) -> None:
     storage = Storage.from_uri(str(tmp_path))
-    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "gcs")))
-    with pytest.raises(PutIfAbsentUnsupportedError, match="cannot create a file only-if-absent on gcs"):
+    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "hdfs")))
+    with pytest.raises(PutIfAbsentUnsupportedError, match="cannot create a file only-if-absent on hdfs"):
         other.put_if_absent("lock.json", b"x")
     assert _all_files(tmp_path) == []
 
@@ -332,6 +339,11 @@ def test_put_if_absent_on_azure(azure_storage: Storage) -> None:
     _assert_put_if_absent_creates_once(azure_storage)
 
 
+def test_put_if_absent_on_gcs(gcs_storage: Storage) -> None:
+    assert gcs_storage.fs.type_name == "gcs"
+    _assert_put_if_absent_creates_once(gcs_storage)
+
+
 def _contend(storage: Storage, rels: list[str], name: str, barrier: Any, results: Any) -> None:
     """In a child process: for each path, wait for the other contender, then try to create it."""
     wins = []
@@ -342,16 +354,23 @@ def _contend(storage: Storage, rels: list[str], name: str, barrier: Any, results
     results.put((name, wins))
 
 
-def test_concurrent_put_if_absent_on_azure_has_one_winner(azure_storage: Storage) -> None:
+@pytest.mark.parametrize(
+    "store",
+    [
+        pytest.param("azure_storage", marks=pytest.mark.azure),
+        pytest.param("gcs_storage", marks=pytest.mark.gcs),
+    ],
+)
+def test_concurrent_put_if_absent_has_one_winner(store: str, request: pytest.FixtureRequest) -> None:
     """Two processes race for each of 10 paths, started together each time: exactly one creates
     each path, and the path holds the winner's content."""
+    storage: Storage = request.getfixturevalue(store)
     rels = [f"meta/timeline/{i}.commit.completed" for i in range(10)]
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(2)
     results = ctx.Queue()
     processes = [
-        ctx.Process(target=_contend, args=(azure_storage, rels, name, barrier, results))
-        for name in ("a", "b")
+        ctx.Process(target=_contend, args=(storage, rels, name, barrier, results)) for name in ("a", "b")
     ]
     for process in processes:
         process.start()
@@ -362,7 +381,7 @@ def test_concurrent_put_if_absent_on_azure_has_one_winner(azure_storage: Storage
     assert sorted(outcome["a"] + outcome["b"]) == sorted(rels)  # each path won once, none twice
     for name, wins in outcome.items():
         for rel in wins:
-            assert azure_storage.read_bytes(rel) == name.encode()
+            assert storage.read_bytes(rel) == name.encode()
 
 
 def test_azure_errors_name_the_object_and_never_the_secret(azure_server: Azurite) -> None:
@@ -389,11 +408,67 @@ def test_azure_key_in_the_uri_reaches_the_conditional_put(azure_server: Azurite)
     assert storage.put_if_absent("lock.json", b"mine")
     assert not storage.put_if_absent("lock.json", b"theirs")
     assert azure_server.storage("lakeprune-tests", root.partition("/")[2]).read_bytes("lock.json") == b"mine"
-    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "gcs")))
+    other = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _NamedFileSystem(storage.fs, "hdfs")))
     with pytest.raises(PutIfAbsentUnsupportedError) as raised:
         other.put_if_absent("lock.json", b"x")
     assert str(raised.value).startswith(f"abfs://{azure_server.account}:***@{azure_server.authority}/")
     assert key not in str(raised.value) and azure_server.key not in str(raised.value)
+
+
+def test_gcs_errors_name_the_object_and_never_the_token(gcs_server: FakeGcs) -> None:
+    """A failed conditional create (here: no such bucket) is one line naming the object, without
+    the access token the file system signs in with."""
+    token = "ya29." + uuid.uuid4().hex
+    fs = pafs.GcsFileSystem(
+        access_token=token,
+        credential_token_expiration=datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1),
+        scheme="http",
+        endpoint_override=gcs_server.address.removeprefix("http://"),
+    )
+    storage = Storage(fs=fs, root="no-such-bucket/t", uri="gs://no-such-bucket/t")
+    with pytest.raises(OSError) as raised:
+        storage.put_if_absent("f.json", b"x")
+    message = str(raised.value)
+    assert message.startswith("conditional PUT of gs://no-such-bucket/t/f.json failed: NotFound: 404 ")
+    assert "\n" not in message and token not in message
+
+
+@pytest.mark.parametrize("address", ["http://127.0.0.1:4443", "127.0.0.1:4443", "https://gcs.test:8443/"])
+def test_a_gcs_uri_goes_to_the_emulator_the_variable_names(
+    address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Google's own clients: `STORAGE_EMULATOR_HOST` (plain HTTP without a scheme) redirects
+    `gs://` URIs, signed in anonymously; the conditional creates go where the file system goes."""
+    monkeypatch.setenv(GCS_EMULATOR_VARIABLE, address)
+    storage = Storage.from_uri("gs://bucket/table")
+    assert (storage.root, storage.uri) == ("bucket/table", "gs://bucket/table")
+    options = storage.fs.__reduce__()[1][0]
+    scheme, endpoint = (
+        ("https", "gcs.test:8443") if address.startswith("https") else ("http", "127.0.0.1:4443")
+    )
+    assert (options["scheme"], options["endpoint_override"], options["anonymous"]) == (scheme, endpoint, True)
+    assert storage._gcs_target() == GcsTarget(scheme=scheme, endpoint=endpoint, anonymous=True)
+    monkeypatch.delenv(GCS_EMULATOR_VARIABLE)
+    assert Storage.from_uri(str(Path("/tmp/x"))).is_local  # the variable touches gs:// URIs only
+
+
+def test_gcs_credentials_follow_the_file_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conditional creates sign in as pyarrow's GcsFileSystem would: anonymously, with its
+    access token, impersonating its service account, or else with Application Default Credentials;
+    the endpoint is always explicit (Google's unless the file system overrides it)."""
+    assert isinstance(GcsTarget(anonymous=True).credentials(), AnonymousCredentials)
+    token = GcsTarget(access_token="ya29.token").credentials()
+    assert isinstance(token, google.oauth2.credentials.Credentials) and token.token == "ya29.token"
+    assert "ya29.token" not in repr(GcsTarget(access_token="ya29.token"))
+    source = AnonymousCredentials()
+    monkeypatch.setattr(google.auth, "default", lambda scopes: (source, None))
+    impersonated = GcsTarget(target_service_account="writer@p.iam.gserviceaccount.com").credentials()
+    assert isinstance(impersonated, impersonated_credentials.Credentials)
+    assert impersonated._target_principal == "writer@p.iam.gserviceaccount.com"
+    assert isinstance(impersonated._source_credentials, AnonymousCredentials)  # a scoped copy of `source`
+    assert GcsTarget().credentials() is None
+    assert GcsTarget().api_endpoint == "https://storage.googleapis.com"
+    assert GcsTarget(scheme="http", endpoint="127.0.0.1:1").api_endpoint == "http://127.0.0.1:1"
 
 
 def test_s3_errors_name_the_object_and_never_the_secret(
