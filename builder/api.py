@@ -24,7 +24,7 @@ from builder import cleaner, compaction
 from builder.adopt import adopt_table
 from builder.create import SchemaLike, create_table
 from builder.index_build import StatementResult, build_index, execute
-from builder.object_stores import require_s3a
+from builder.object_stores import require_hadoop_file_system
 from builder.partitioning import PartitioningChange, alter_partitioning
 from builder.session import job_session, spark_session
 from builder.spark_source import register
@@ -121,7 +121,7 @@ class LakepruneTable:
         self.snapshot(snapshot)  # a bad snapshot is a one-line error here, before Spark
         spark = job_session(self.spark)
         register(spark)
-        require_s3a(spark, self.location)
+        require_hadoop_file_system(spark, self.location)
         reader = spark.read.format("lakeprune")
         if snapshot is not None:
             reader = reader.option("snapshot", snapshot)

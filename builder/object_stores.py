@@ -7,7 +7,8 @@ variables of the process that runs the job, as every other lakeprune component d
 `AWS_REGION` or `AWS_DEFAULT_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
 `AWS_SESSION_TOKEN`. They are mapped onto `fs.s3a.*` keys of the session's Hadoop configuration
 (which Spark ships to its executors with each job) and copied into the environment of the Python
-tasks (`SparkContext.environment`, shipped with each task) whenever a job starts
+tasks (`SparkContext.environment`, shipped with each task; with `STORAGE_EMULATOR_HOST`, which
+sends `gs://` URIs to a Cloud Storage emulator) whenever a job starts
 (`builder.session.job_session`): a job sees the variables as they are when it starts, on a
 cluster as on `local[*]`. An `fs.s3a.*` key the user set in the Spark configuration
 (`spark.hadoop.fs.s3a.*`) is left as the user set it.
@@ -15,7 +16,8 @@ cluster as on `local[*]`. An `fs.s3a.*` key the user set in the Spark configurat
 Spark's Hadoop version and the AWS SDK bundle it was built with, ~690 MB) come from Maven Central
 into the launcher's cache once and go on the classpath of embedded sessions; a session made
 elsewhere (`spark-submit`, a notebook) brings its own S3A setup, and a Spark read of an S3 path in
-a session without it stops with one line saying so (`require_s3a`) instead of Spark's stack trace.
+a session without it stops with one line saying so (`require_hadoop_file_system`, which does the
+same for other object stores' schemes) instead of Spark's stack trace.
 Secrets never appear in logs: Spark's UI redacts `fs.s3a.*key*` settings, and the task environment
 is not displayed."""
 
@@ -26,6 +28,7 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlparse
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from pruner.engines.cache import CacheLayout
@@ -34,6 +37,7 @@ from pruner.engines.fetch import ensure_artifact
 from pruner.engines.spec import MavenArtifact
 from pruner.errors import SparkSetupError
 from pruner.object_store import AWS_VARIABLES, s3_endpoint, s3_region
+from pruner.storage import GCS_EMULATOR_VARIABLE
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +50,15 @@ S3A_ARTIFACTS = (
 )
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 S3A_SCHEMES = frozenset({"s3", "s3a"})
+# The variables the Python tasks get from the process that runs the job: the AWS SDKs' variables,
+# and the Cloud Storage emulator's address (`gs://` URIs go there when it is set).
+TASK_VARIABLES = (*AWS_VARIABLES, GCS_EMULATOR_VARIABLE)
+# What to add for a scheme Spark has no file system for (`require_hadoop_file_system`).
+_CONNECTORS = {
+    "gs": "Google's Cloud Storage connector (com.google.cloud.bigdataoss:gcs-connector, hadoop3 shaded)",
+    "abfs": "hadoop-azure of Spark's Hadoop version",
+    "abfss": "hadoop-azure of Spark's Hadoop version",
+}
 _TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # Every key `s3a_settings` may set: one the variables no longer call for is unset again.
 _MAPPED_KEYS = (
@@ -94,7 +107,7 @@ def s3a_settings(environ: Mapping[str, str]) -> dict[str, str]:
 
 def apply_object_store_settings(spark: SparkSession, environ: Mapping[str, str] | None = None) -> None:
     """Bring the session's Hadoop configuration and its Python tasks' environment in line with the
-    AWS variables of `environ` (default: this process's environment)."""
+    AWS variables (and `STORAGE_EMULATOR_HOST`) of `environ` (default: this process's environment)."""
     environ = os.environ if environ is None else environ
     context = spark.sparkContext
     user_set = {key.removeprefix("spark.hadoop.") for key, _ in context.getConf().getAll()}
@@ -107,7 +120,7 @@ def apply_object_store_settings(spark: SparkSession, environ: Mapping[str, str] 
             hadoop.set(key, wanted[key])
         else:
             hadoop.unset(key)
-    for name in AWS_VARIABLES:
+    for name in TASK_VARIABLES:
         value = environ.get(name)
         if value:
             context.environment[name] = value
@@ -115,17 +128,30 @@ def apply_object_store_settings(spark: SparkSession, environ: Mapping[str, str] 
             context.environment.pop(name, None)
 
 
-def require_s3a(spark: SparkSession, uri: str) -> None:
-    """Stop with a `SparkSetupError` when Spark is to read `uri` on S3 and the session's JVM has no
-    S3A file system (a `spark-submit` without the jars, a notebook's own session)."""
-    if urlparse(uri).scheme not in S3A_SCHEMES:
+def require_hadoop_file_system(spark: SparkSession, uri: str) -> None:
+    """Stop with a `SparkSetupError` when Spark is to read `uri` and the session's JVM has no Hadoop
+    file system for its scheme: S3A for `s3://` (a `spark-submit` without the jars, a notebook's own
+    session), or none at all for another object store (`gs://` without Google's connector, say)."""
+    scheme = urlparse(uri).scheme
+    if scheme in ("", "file"):
         return
     jvm = spark.sparkContext._jvm
     assert jvm is not None  # a classic (not Spark Connect) session
-    if jvm.org.apache.spark.util.Utils.classIsLoadable(S3A_FILE_SYSTEM):
-        return
-    raise SparkSetupError(
-        f"this Spark session cannot read {uri}: Hadoop's S3A file system ({S3A_FILE_SYSTEM}) is not "
-        'on its class path; give spark-submit --jars "$(lakeprune spark-job --jars)" (hadoop-aws and '
-        "the AWS SDK bundle), or add them to the session's spark.jars"
-    )
+    if scheme in S3A_SCHEMES:
+        if jvm.org.apache.spark.util.Utils.classIsLoadable(S3A_FILE_SYSTEM):
+            return
+        raise SparkSetupError(
+            f"this Spark session cannot read {uri}: Hadoop's S3A file system ({S3A_FILE_SYSTEM}) is "
+            'not on its class path; give spark-submit --jars "$(lakeprune spark-job --jars)" (hadoop-aws '
+            "and the AWS SDK bundle), or add them to the session's spark.jars"
+        )
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    try:
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, hadoop)
+    except Py4JJavaError:
+        connector = _CONNECTORS.get(scheme, "the Hadoop file system for it")
+        raise SparkSetupError(
+            f"this Spark session cannot read {uri}: no Hadoop file system for {scheme}:// is on its "
+            f"class path; add {connector} to the session's spark.jars (lakeprune's own jobs read and "
+            f"write {scheme}:// tables without it, through pyarrow)"
+        ) from None

@@ -53,13 +53,13 @@ def write(
     source = Storage.from_uri(input_path)
     _check_input(source, input_path)
 
-    from builder.object_stores import require_s3a
+    from builder.object_stores import require_hadoop_file_system
     from builder.session import spark_session
     from builder.write.writer import write as run_write
 
     with err_console.status("starting Spark"):
         spark = spark_session()
-    require_s3a(spark, source.uri)
+    require_hadoop_file_system(spark, source.uri)
     try:
         result = run_write(spark, location, spark.read.parquet(source.uri), write_mode, sort_by or ())
     except Exception as exc:  # a file of the input Spark cannot read is the user's; the rest is not

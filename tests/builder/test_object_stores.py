@@ -17,10 +17,12 @@ from builder.object_stores import (
     S3A_ARTIFACTS,
     S3A_FILE_SYSTEM,
     apply_object_store_settings,
-    require_s3a,
+    require_hadoop_file_system,
     s3a_settings,
 )
+from pruner.errors import SparkSetupError
 from pruner.object_store import AWS_VARIABLES
+from pruner.storage import GCS_EMULATOR_VARIABLE
 
 ENVIRONMENT = {
     "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
@@ -85,19 +87,42 @@ def test_the_session_has_the_jars_of_pysparks_hadoop(spark: SparkSession) -> Non
 
 def test_a_session_with_s3a_may_read_s3_and_any_session_other_paths(spark: SparkSession) -> None:
     for uri in ("s3://lake/trips", "s3a://lake/trips", "/data/trips", "file:///data/trips"):
-        require_s3a(spark, uri)
+        require_hadoop_file_system(spark, uri)
+
+
+def test_a_session_without_a_connector_refuses_a_gs_read_in_one_line(spark: SparkSession) -> None:
+    """The test session has no Cloud Storage connector: Spark cannot read `gs://`, and says so in
+    one line naming what to add (lakeprune's own jobs do not need it)."""
+    with pytest.raises(SparkSetupError) as raised:
+        require_hadoop_file_system(spark, "gs://lake/trips")
+    assert str(raised.value).startswith(
+        "this Spark session cannot read gs://lake/trips: no Hadoop file system for gs:// is on its "
+        "class path; add Google's Cloud Storage connector (com.google.cloud.bigdataoss:gcs-connector"
+    )
+    assert "\n" not in str(raised.value)
+
+
+def test_the_python_tasks_get_the_cloud_storage_emulator(spark: SparkSession) -> None:
+    context = spark.sparkContext
+    try:
+        apply_object_store_settings(spark, {GCS_EMULATOR_VARIABLE: "http://127.0.0.1:4443"})
+        assert context.environment.get(GCS_EMULATOR_VARIABLE) == "http://127.0.0.1:4443"
+        apply_object_store_settings(spark, {})
+        assert GCS_EMULATOR_VARIABLE not in context.environment
+    finally:
+        apply_object_store_settings(spark)
 
 
 # A session without the S3A jars needs a JVM of its own (the test session's has them).
 WITHOUT_S3A = """
 import sys
 from pyspark.sql import SparkSession
-from builder.object_stores import require_s3a
+from builder.object_stores import require_hadoop_file_system
 from pruner.errors import SparkSetupError
 spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
 try:
-    require_s3a(spark, "/data/trips")
-    require_s3a(spark, sys.argv[1])
+    require_hadoop_file_system(spark, "/data/trips")
+    require_hadoop_file_system(spark, sys.argv[1])
 except SparkSetupError as exc:
     print(exc)
 finally:

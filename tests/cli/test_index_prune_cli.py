@@ -1,5 +1,5 @@
-"""`lakeprune sql`, `lakeprune index build` and `lakeprune prune` through the CLI, on a local disk
-and on S3."""
+"""`lakeprune sql`, `lakeprune index build` and `lakeprune prune` through the CLI, on a local disk,
+on S3 and on Cloud Storage."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from pathlib import Path
 import pytest
 
 from pruner.storage import Storage
-from tests.cli.test_cli import create_trips, write_input, write_trips
+from tests.cli.test_cli import create_trips, warehouse_root, write_input, write_trips
 from tests.cli.test_cli import lakeprune as run
 
 
 @pytest.mark.usefixtures("spark")
-@pytest.mark.parametrize("backend", ["local", "s3"])
+@pytest.mark.parametrize(
+    "backend", ["local", pytest.param("s3", marks=pytest.mark.s3), pytest.param("gcs", marks=pytest.mark.gcs)]
+)
 def test_indexes_and_prune_from_the_command_line(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    warehouse = str(tmp_path / "wh") if backend == "local" else request.getfixturevalue("s3_root")
+    warehouse = warehouse_root(backend, tmp_path, request)
     create_trips(
         warehouse,
         "--property",
