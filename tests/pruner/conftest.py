@@ -14,11 +14,12 @@ from pyspark.sql import SparkSession
 from builder import LakepruneTable
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
+from tests.support_gcs import FakeGcs
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 
 def build_indexed_table(spark: SparkSession, location: str) -> str:
-    """Create and fill the indexed table at `location` (a path or an `s3://` URI)."""
+    """Create and fill the indexed table at `location` (a path, an `s3://` or a `gs://` URI)."""
     table = LakepruneTable.create(
         location,
         SCHEMA,
@@ -56,6 +57,16 @@ def indexed_s3_table(spark: SparkSession, s3_server: SeaweedS3) -> tuple[str, Or
 
 
 @pytest.fixture(scope="session")
+def indexed_gcs_table(spark: SparkSession, gcs_server: FakeGcs) -> tuple[str, Oracle]:
+    """The same table written by lakeprune into the session's Cloud Storage server, and its oracle
+    (read from there). Tests that use it need `STORAGE_EMULATOR_HOST` pointing there too."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        gcs_server.point_environment_at(monkeypatch)
+        location = build_indexed_table(spark, gcs_server.storage(f"{uuid.uuid4().hex}/events").uri)
+        return location, Oracle(LakeTable.open(location).snapshot())
+
+
+@pytest.fixture(scope="session")
 def lake(indexed_table: str) -> str:
     """The warehouse root holding the shared indexed table (read only)."""
     return str(Path(indexed_table).parent)
@@ -75,11 +86,16 @@ def oracle(indexed_table: str) -> Oracle:
 
 
 def indexed_table_on(backend: str, request: pytest.FixtureRequest) -> tuple[str, Oracle]:
-    """The indexed table and its oracle on a local disk (`local`) or on S3 (`s3`, with the AWS
-    variables pointing at the session's server for the rest of the test), for tests parametrized
-    by backend."""
+    """The indexed table and its oracle on a local disk (`local`), on S3 (`s3`, with the AWS
+    variables pointing at the session's server for the rest of the test) or on Cloud Storage
+    (`gcs`, likewise `STORAGE_EMULATOR_HOST`), for tests parametrized by backend."""
     if backend == "s3":
         request.getfixturevalue("s3_environment")
         location, oracle = request.getfixturevalue("indexed_s3_table")
+        return location, oracle
+    if backend == "gcs":
+        server: FakeGcs = request.getfixturevalue("gcs_server")
+        server.point_environment_at(request.getfixturevalue("monkeypatch"))
+        location, oracle = request.getfixturevalue("indexed_gcs_table")
         return location, oracle
     return request.getfixturevalue("indexed_table"), request.getfixturevalue("oracle")
