@@ -138,6 +138,11 @@ def _azure_store(target: AzureTarget, container: str) -> AzureStore:
     return AzureStore(container, config=config, client_options={"allow_http": allow_http})
 
 
+# Google's Cloud Storage service, and the scope an impersonated service account is asked for.
+GCS_DEFAULT_HOST = "storage.googleapis.com"
+GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+
+
 @dataclass(frozen=True)
 class GcsTarget:
     """The Cloud Storage service and the credentials of a pyarrow `GcsFileSystem` (its options):
@@ -178,10 +183,6 @@ class GcsTarget:
                 target_scopes=[GCS_SCOPE],
             )
         return None
-
-
-GCS_DEFAULT_HOST = "storage.googleapis.com"
-GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
 
 
 def gcs_put_if_absent(target: GcsTarget, bucket: str, key: str, data: bytes) -> bool:
