@@ -1,9 +1,9 @@
 """Racing committers: two processes, started together, contend 20 rounds for one table, on a local
-disk and on S3 (the session's SeaweedFS server). For the writer lock (`builder.lock`), for the
-takeover of a lock a dead process left, and for one instant on the timeline
-(`pruner.format.timeline.request`, both with the same timestamp), every round exactly one wins and
-commits; the other fails with `ConflictError` and leaves nothing behind;
-the timeline stays readable and holds exactly the winners' commits, each with its data file."""
+disk, on S3 and on Cloud Storage (the session's SeaweedFS and fake-gcs-server servers). For the
+writer lock (`builder.lock`), for the takeover of a lock a dead process left, and for one instant
+on the timeline (`pruner.format.timeline.request`, both with the same timestamp), every round
+exactly one wins and commits; the other fails with `ConflictError` and leaves nothing behind; the
+timeline stays readable and holds exactly the winners' commits, each with its data file."""
 
 from __future__ import annotations
 
@@ -100,12 +100,16 @@ def contender(
         done.wait(WAIT_S)
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(
+    params=["local", pytest.param("s3", marks=pytest.mark.s3), pytest.param("gcs", marks=pytest.mark.gcs)]
+)
 def table_uri(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "local":
-        yield str(tmp_path / "table")
-    else:
+    if request.param == "s3":
         yield request.getfixturevalue("s3_root") + "/table"
+    elif request.param == "gcs":
+        yield request.getfixturevalue("gcs_storage").uri + "/table"
+    else:
+        yield str(tmp_path / "table")
 
 
 @pytest.mark.parametrize("how", sorted(CONTENDERS))
