@@ -19,10 +19,11 @@ Then the files are written in one of two ways, to the same table:
   Parquet writer, every row staying in the JVM until it is on disk: sorted by key within their file
   group, written `partitionBy` the file group (so that each group is one file) under the instant's
   staging directory; the executors then move each file to its partition under lakeprune's name,
-  read it back and compute its index rows (`tasks.FileIndexRows`, as the rewrite tasks do), shipped
-  to the commit as the rewrite's are. The staging directory is removed before the commit is
-  published, and by the rollback of an instant that failed (`builder.instants.rollback`). At 20M
-  rows this took 93 s where the rewrite tasks took 118 s (`bench/README.md`);
+  read back the columns the indexes need and compute its index rows (`tasks.FileIndexRows`, as
+  the rewrite tasks do), shipped to the commit as the rewrite's are. The staging directory is
+  removed before the commit is published, and by the rollback of an instant that failed
+  (`builder.instants.rollback`). At 20M rows this took 93 s where the rewrite tasks took 118 s
+  (`bench/README.md`);
 - on object stores, where Spark's commit protocol would copy every file twice more (there is no
   rename), by the general path's rewrite tasks, which encode the keys the plan left out."""
 
@@ -170,7 +171,7 @@ def index_staged_files(
         rel = data_file_path(partition, name)
         if storage.exists(item["staged"]):
             storage.move(item["staged"], rel)
-        rows = read_data_file(storage, rel, config.schema)
+        rows = read_data_file(storage, rel, config.schema, indexer.columns)  # not the unindexed ones
         n = rows.num_rows
         keys = pa.table(
             {

@@ -159,6 +159,13 @@ class FileIndexRows:
         specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in self.definitions}
         return specs | {self.record_index.name: self.record_index}
 
+    @cached_property
+    def columns(self) -> tuple[str, ...]:
+        """The table columns these index rows are computed from: the record key's and every
+        index's (a functional index's source column)."""
+        indexed = (name for d in self.definitions for name in d.columns)
+        return tuple(dict.fromkeys((*self.config.record_key, *indexed)))
+
     def secondary(self, old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
         return {
             d.index_partition: secondary.file_group_changes(

@@ -37,6 +37,13 @@ INDEXES = [
     "CREATE INDEX by_day ON t (day)",
     "CREATE INDEX ts_hour ON t USING column_stats(hour(ts))",
 ]
+# Indexes on some columns only (`amount` has none): the files Spark wrote are read back for those.
+SOME_COLUMNS = [
+    "CREATE INDEX stats ON t USING column_stats (score)",
+    "CREATE INDEX bf ON t USING bloom_filters (city)",
+    "CREATE INDEX by_day ON t (day)",
+    "CREATE INDEX ts_hour ON t USING column_stats(hour(ts))",
+]
 ROWS = [make_row(k, CITIES[k % 3]) for k in range(200)]
 
 
@@ -56,9 +63,9 @@ def _skipped_lookup(result: WriteResult) -> bool:
     return "prepare" in result.timings_ms and "tag" not in result.timings_ms
 
 
-def _indexed_table(spark: SparkSession, location: str) -> LakepruneTable:
+def _indexed_table(spark: SparkSession, location: str, indexes: list[str]) -> LakepruneTable:
     table = create(location, spark)
-    for statement in INDEXES:
+    for statement in indexes:
         table.sql(statement)
     return table
 
@@ -90,20 +97,28 @@ def _general(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bulk, "applies", lambda snapshot, live_files: False)
 
 
-@pytest.mark.parametrize("spark_writes", [True, False], ids=["spark_writer", "rewrite_tasks"])
+@pytest.mark.parametrize(
+    ("spark_writes", "indexes"),
+    [(True, INDEXES), (False, INDEXES), (True, SOME_COLUMNS)],
+    ids=["spark_writer", "rewrite_tasks", "spark_writer_some_columns_indexed"],
+)
 def test_a_first_insert_equals_the_general_path(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark_writes: bool
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spark_writes: bool,
+    indexes: list[str],
 ) -> None:
     by_spark, general = str(tmp_path / "bulk" / "t"), str(tmp_path / "general" / "t")
     with monkeypatch.context() as patch:
         patch.setattr(bulk, "spark_writes", lambda storage: spark_writes)
-        result = _indexed_table(spark, by_spark).insert(to_df(spark, ROWS))
+        result = _indexed_table(spark, by_spark, indexes).insert(to_df(spark, ROWS))
     assert (result.inserted, result.duplicates_dropped) == (len(ROWS), 0)
     assert _skipped_lookup(result), result.timings_ms
     assert _by_spark(by_spark) == spark_writes, _writers(by_spark)
     with monkeypatch.context() as patch:
         _general(patch)
-        reference = _indexed_table(spark, general).insert(to_df(spark, ROWS))
+        reference = _indexed_table(spark, general, indexes).insert(to_df(spark, ROWS))
     assert not _by_spark(general) and not _skipped_lookup(reference)
 
     assert contents(by_spark) == contents(general) == {r["id"]: r for r in ROWS}
