@@ -13,10 +13,19 @@ PYTHONPATH of a fresh child process, so that each version runs in its own JVM), 
    for duplicates and written to the record index by the executors);
 5. upserts ~1% of the keys of step 2's table, spread so that every file group is rewritten (by
    pyarrow, copy-on-write), then records the table's data and index bytes and the seconds of one
-   full pyarrow read of every live file (what the files' encodings cost a scan).
+   full pyarrow read of every live file (what the files' encodings cost a scan);
+6. `floor`: what Spark itself needs, with no lakeprune code, for the data and the two indexes of
+   step 2 that hold one row per input row: the rows generated and dropped (`noop`, the cost of
+   the source), the plain write, the rows written partitioned by region, the record index's rows
+   (key, partition) and the secondary index's pairs (customer, key), each shuffled by its key and
+   sorted within its shuffle partition, as a key-bucketed, sorted index must be, and written
+   with `df.write.parquet`. The floor of an indexed write is the partitioned write plus the two
+   index writes less their source each (a lower estimate: the source of all columns is
+   subtracted from jobs that read two). It tells whether a target for the indexed write over the
+   plain write is within reach of any Spark job on this machine.
 
-`--steps` chooses among `insert` (steps 1-3), `adopt` (step 4) and `upsert` (step 5, after
-`insert`); `--repeat N` runs each child N
+`--steps` chooses among `insert` (steps 1-3), `adopt` (step 4), `upsert` (step 5, after
+`insert`) and `floor` (step 6); `--repeat N` runs each child N
 times, the versions taking turns, for failures that come and go (each run is recorded). It reports
 each step's seconds, the lakeprune insert over the plain write, and the driver Python
 process's peak resident memory. A child that fails (say, the driver runs out of memory) is recorded
@@ -39,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +58,7 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results" / "driver_bottleneck.json"
-STEPS = ("insert", "adopt", "upsert")
+STEPS = ("insert", "adopt", "upsert", "floor")
 SCHEMA = "id bigint, region string, customer string, account string, amount double, note string"
 
 
@@ -86,6 +96,8 @@ def child(rows: int, steps: list[str]) -> dict[str, Any]:
             _adopt_step(spark, data, root, rows, out)
         if "upsert" in steps:
             _upsert_step(data, root, rows, out)
+        if "floor" in steps:
+            _floor_step(data, root, rows, out)
     finally:
         out["driver_python_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         shutil.rmtree(root, ignore_errors=True)
@@ -171,6 +183,47 @@ def _upsert_step(data: DataFrame, root: Path, rows: int, out: dict[str, Any]) ->
     read = sum(pq.read_table(storage.path(f.path)).num_rows for f in snapshot.files())
     out["full_read_s"] = round(time.perf_counter() - t0, 2)
     assert read == rows, f"read {read} rows of {rows}"
+
+
+def _floor_step(data: DataFrame, root: Path, rows: int, out: dict[str, Any]) -> None:
+    """Step 6: Spark alone, no lakeprune code: the source, the plain and partitioned writes, and the
+    record and secondary indexes' rows shuffled by key, sorted and written. Two passes: the first
+    warms the JVM (it is kept as `floor_warmup`), the second gives the figures."""
+    from pyspark.sql import functions as F
+
+    key = F.col("id").cast("string").alias("key")
+
+    def jobs(directory: Path) -> dict[str, Callable[[], object]]:
+        return {
+            "source_noop_s": lambda: data.write.format("noop").mode("overwrite").save(),
+            "plain_write_s": lambda: data.write.parquet(str(directory / "plain")),
+            "partitioned_write_s": lambda: data.write.partitionBy("region").parquet(str(directory / "part")),
+            "record_index_rows_s": lambda: (
+                data.select(key, F.col("region").alias("partition"))
+                .repartition("key")
+                .sortWithinPartitions("key")
+                .write.parquet(str(directory / "record-index"))
+            ),
+            "secondary_pairs_s": lambda: (
+                data.select("customer", key)
+                .repartition("customer")
+                .sortWithinPartitions("customer", "key")
+                .write.parquet(str(directory / "secondary"))
+            ),
+        }
+
+    for label in ("floor_warmup", "floor"):
+        floor: dict[str, float] = {}
+        for name, job in jobs(root / label).items():
+            _progress(f"{label}: {name.removesuffix('_s')} of {rows:,} rows")
+            t0 = time.perf_counter()
+            job()
+            floor[name] = round(time.perf_counter() - t0, 1)
+        index_jobs = ("record_index_rows_s", "secondary_pairs_s")
+        indexes = sum(max(0.0, floor[name] - floor["source_noop_s"]) for name in index_jobs)
+        floor["indexed_write_floor_s"] = round(floor["partitioned_write_s"] + indexes, 1)
+        floor["floor_over_plain"] = round(floor["indexed_write_floor_s"] / floor["plain_write_s"], 2)
+        out[label] = floor
 
 
 def _commit_of(path: Path) -> str:
