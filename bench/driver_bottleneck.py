@@ -27,7 +27,8 @@ PYTHONPATH of a fresh child process, so that each version runs in its own JVM), 
 `--steps` chooses among `insert` (steps 1-3), `adopt` (step 4), `upsert` (step 5, after
 `insert`) and `floor` (step 6); `--repeat N` runs each child N
 times, the versions taking turns, for failures that come and go (each run is recorded). It reports
-each step's seconds, the lakeprune insert over the plain write, and the driver Python
+each step's seconds, the lakeprune insert over the plain write, the builder's log lines (with
+the seconds since the child started), and the driver Python
 process's peak resident memory. A child that fails (say, the driver runs out of memory) is recorded
 as a failure with the tail of its error output: that is a result too.
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import logging
 import os
 import resource
 import shutil
@@ -70,6 +72,19 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+class _BuilderLog(logging.Handler):
+    """The builder's INFO lines (e.g. how long Spark took to write a first insert's files), each
+    with the seconds since the child started."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.started = time.perf_counter()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{time.perf_counter() - self.started:7.1f} s {record.getMessage()}")
+
+
 def child(rows: int, steps: list[str]) -> dict[str, Any]:
     """One code version, one row count, in this process (run with the version on PYTHONPATH)."""
     from pyspark.sql import functions as F
@@ -89,6 +104,9 @@ def child(rows: int, steps: list[str]) -> dict[str, Any]:
         F.concat(F.lit("note-"), key.cast("string")).alias("note"),
     )
     out: dict[str, Any] = {"builder_module": builder.__file__, "rows": rows, "steps": steps}
+    log = _BuilderLog()
+    logging.getLogger("builder").addHandler(log)
+    logging.getLogger("builder").setLevel(logging.INFO)
     try:
         if "insert" in steps:
             _insert_steps(spark, data, root, rows, out)
@@ -99,6 +117,7 @@ def child(rows: int, steps: list[str]) -> dict[str, Any]:
         if "floor" in steps:
             _floor_step(data, root, rows, out)
     finally:
+        out["builder_log"] = log.lines
         out["driver_python_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         shutil.rmtree(root, ignore_errors=True)
         spark.stop()
