@@ -1,8 +1,10 @@
 """The cleaner: deletes data file slices and index files that no retained snapshot needs, and
-orphans (files of failed or rolled-back instants). Retained snapshots are the completed instants
+orphans (a retried task's second copy of a file). Retained snapshots are the completed instants
 from the `clean.retain_commits`-th newest commit on; older snapshots stop being readable, which the
 clean instant records as `earliest_retained`. Only files that parse as lakeprune data or index files
-are ever deleted: anything else a user put in the table directory is left alone."""
+are ever deleted, and only those a completed instant wrote: anything else a user put in the table
+directory, and files of instants the timeline does not hold (`pruner.table.integrity`), are left
+alone."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass
 
-from builder.instants import rollback_pending, run_instant, written_by
+from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
-from pruner.format.layout import META_DIR, METADATA_DIR, IndexFileName
+from pruner.format.layout import META_DIR, METADATA_DIR, IndexFileName, written_by
 from pruner.format.timeline import Action
 from pruner.metadata.index_partition import select_bucket_files
 from pruner.table.table import LakeTable
@@ -45,14 +47,15 @@ def clean_locked(table: LakeTable) -> CleanReport:
     retained = sorted(t for t in completed if t >= earliest)
 
     needed_data = {f.path for instant in retained for f in table.snapshot(instant).files()}
-    doomed_data = [
+    unneeded_data = [
         e.rel
         for e in table.storage.list_files("", recursive=True)
         if not e.rel.startswith(f"{META_DIR}/")
         and written_by(e.rel.rpartition("/")[2])
         and e.rel not in needed_data
     ]
-    doomed_index = _unneeded_index_files(table, completed, retained)
+    doomed_data = _of_completed_instants(unneeded_data, completed)
+    doomed_index = _of_completed_instants(_unneeded_index_files(table, completed, retained), completed)
     if not doomed_data and not doomed_index and earliest == table.earliest_retained():
         return CleanReport(None, earliest, 0, 0)
     with run_instant(table.storage, Action.CLEAN, {"earliest_retained": earliest}) as pending:
@@ -74,6 +77,22 @@ def clean_locked(table: LakeTable) -> CleanReport:
         earliest,
     )
     return CleanReport(pending.timestamp, earliest, len(doomed_data), len(doomed_index))
+
+
+def _of_completed_instants(paths: list[str], completed: frozenset[str]) -> list[str]:
+    """The files among `paths` that a completed instant wrote. A file of an instant the timeline
+    does not hold is never deleted: the instant's timeline files may have been lost, and the file
+    may hold committed rows (`lakeprune table check` reports it). Rolled-back instants leave no
+    files behind (their rollback deletes them before their timeline files)."""
+    kept = [rel for rel in paths if written_by(rel.rpartition("/")[2]) not in completed]
+    if kept:
+        log.warning(
+            "clean keeps %d file(s) of instants the timeline does not hold (e.g. %s); "
+            "`lakeprune table check` reports them",
+            len(kept),
+            kept[0],
+        )
+    return [rel for rel in paths if written_by(rel.rpartition("/")[2]) in completed]
 
 
 def _unneeded_index_files(table: LakeTable, completed: frozenset[str], retained: list[str]) -> list[str]:

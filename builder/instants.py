@@ -15,18 +15,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pruner.errors import ConflictError, TableCorruptError
+from pruner.errors import ConflictError, TableCorruptError, TableDamagedError
 from pruner.format import timeline as tl
 from pruner.format.layout import (
     METADATA_DIR,
     STAGING_DIR,
     TIMELINE_DIR,
-    DataFileName,
-    IndexFileName,
     staging_dir,
+    written_by,
 )
+from pruner.format.manifest import IndexFileManifest
 from pruner.format.timeline import Action, Instant, State, Timeline
 from pruner.storage import Storage, is_hidden_temp
+from pruner.table.integrity import require_intact
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,15 @@ def rollback(storage: Storage, timeline: Timeline, instant: Instant) -> int:
     remain would be worse than failing: readers would not see those files (their instant never
     completes) and `clean` deletes them eventually, but a later instant that reuses the timestamp
     (the next instant is only chosen after the latest one *on the timeline*, and a clock can step
-    back) would adopt them, and their index log rows (tombstones included) would join its commit."""
+    back) would adopt them, and their index log rows (tombstones included) would join its commit.
+
+    Only an instant of the timeline's tail (newer than every completed one) is rolled back: below
+    a completed instant an incomplete one is damage, and its files may be committed rows."""
+    if instant not in timeline.tail():
+        raise TableDamagedError(
+            f"table {storage.uri}: instant {instant.timestamp} is not newer than every completed "
+            "instant, so it is not rolled back; nothing was deleted. `lakeprune table check` says more"
+        )
     content: dict[str, Any] = {}
     if instant.state == State.INFLIGHT:
         try:
@@ -124,15 +133,6 @@ def delete_staged(storage: Storage, instant: str) -> bool:
     return True
 
 
-def written_by(name: str) -> str | None:
-    """The instant that wrote a data or index file, from its name (None: not a lakeprune file)."""
-    data = DataFileName.parse(name)
-    if data is not None:
-        return data.instant
-    index = IndexFileName.parse(name)
-    return index.instant if index is not None else None
-
-
 def _delete_written_by(storage: Storage, directory: str, timestamp: str, recursive: bool = False) -> int:
     doomed = [
         e.rel
@@ -143,12 +143,14 @@ def _delete_written_by(storage: Storage, directory: str, timestamp: str, recursi
 
 
 def rollback_pending(storage: Storage) -> list[str]:
-    """Roll back every instant that is not completed, and delete the temporary files of timeline
-    states that a writer killed while publishing them left (call with the table lock held)."""
-    _delete_unfinished_publishes(storage)
+    """Roll back the incomplete instants a dead writer left (the timeline's tail), and delete the
+    temporary files of timeline states that a writer killed while publishing them left (call with
+    the table lock held). A damaged timeline raises `TableDamagedError` before anything is deleted."""
     timeline = Timeline.load(storage)
+    require_intact(storage, timeline, IndexFileManifest.of(timeline))
+    _delete_unfinished_publishes(storage)
     done = []
-    for instant in timeline.pending():
+    for instant in timeline.tail():
         rollback(storage, timeline, instant)
         done.append(instant.timestamp)
     return done

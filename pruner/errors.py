@@ -21,6 +21,13 @@ class TableCorruptError(LakepruneError):
     """Table metadata exists but cannot be read or fails validation."""
 
 
+class TableDamagedError(TableCorruptError):
+    """The table's timeline contradicts its files (a completion marker deleted, the timeline gone
+    while data remains, an instant the `files` index names missing): no command reads it or
+    deletes anything of it until it is repaired (`lakeprune table check`). Not transient, unlike
+    other corruption, so callers are not told to retry."""
+
+
 class IndexFileMissingError(TableCorruptError):
     """An index file that a completed instant wrote is not in storage any more."""
 

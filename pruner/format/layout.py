@@ -69,3 +69,12 @@ class IndexFileName:
     def parse(cls, name: str) -> IndexFileName | None:
         match = _INDEX_FILE_RE.fullmatch(name)
         return cls(int(match.group(1)), match.group(2), match.group(3)) if match else None
+
+
+def written_by(name: str) -> str | None:
+    """The instant that wrote a data or index file, from its name (None: not a lakeprune file)."""
+    data = DataFileName.parse(name)
+    if data is not None:
+        return data.instant
+    index = IndexFileName.parse(name)
+    return index.instant if index is not None else None

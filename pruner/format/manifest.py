@@ -15,12 +15,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pruner.errors import TableCorruptError
 from pruner.format.layout import METADATA_DIR, IndexFileName
-from pruner.format.timeline import Action, Instant, Timeline
+from pruner.format.timeline import PREVIOUS, Action, Instant, Timeline
 
 # Parsed entries kept (an entry is a few hundred bytes to a few KB of file names).
 CACHED_ENTRIES = 65_536
@@ -35,19 +35,24 @@ class IndexFileManifest:
     written: Mapping[str, tuple[IndexFileName, ...]]
     # Completed instants that may have written index files without recording which.
     unrecorded: frozenset[str]
+    # Each completed instant whose entry names the completed instant before it (None: the first).
+    previous: Mapping[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, timeline: Timeline) -> IndexFileManifest:
         written: dict[str, list[IndexFileName]] = defaultdict(list)
         unrecorded = set()
+        previous: dict[str, str | None] = {}
         for instant in timeline.completed():
-            record = _recorded(timeline, instant)
-            if record is None:
+            entry = _entry(timeline, instant)
+            if entry.names_previous:
+                previous[instant.timestamp] = entry.previous
+            if entry.written is None:
                 unrecorded.add(instant.timestamp)
                 continue
-            for partition, names in record.items():
+            for partition, names in entry.written.items():
                 written[partition].extend(names)
-        return cls({p: tuple(sorted(n)) for p, n in written.items()}, frozenset(unrecorded))
+        return cls({p: tuple(sorted(n)) for p, n in written.items()}, frozenset(unrecorded), previous)
 
     def files(self, partition: str, as_of: str, after: str | None) -> list[IndexFileName] | None:
         """The files of `partition` written by completed instants in (`after`, `as_of`]; None when
@@ -94,17 +99,30 @@ def _parse_record(action: Action, timestamp: str, content: Mapping[str, Any]) ->
     return None
 
 
-_cache: OrderedDict[tuple[str, str, int], _Written | None] = OrderedDict()
+@dataclass(frozen=True)
+class _Entry:
+    """What the manifest keeps of one completed timeline entry."""
+
+    written: _Written | None
+    names_previous: bool  # entries written before instants named their predecessor do not
+    previous: str | None
+
+
+_cache: OrderedDict[tuple[str, str, int], _Entry] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def _recorded(timeline: Timeline, instant: Instant) -> _Written | None:
+def _entry(timeline: Timeline, instant: Instant) -> _Entry:
     key = (timeline.storage.uri, instant.file_name(), timeline.sizes.get(instant.file_name(), -1))
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    record = parse_record(instant.action, instant.timestamp, timeline.read(instant))
+    content = timeline.read(instant)
+    previous = content.get(PREVIOUS)
+    if previous is not None and not isinstance(previous, str):
+        raise TableCorruptError(f"timeline entry {instant.file_name()} names {previous!r} as its predecessor")
+    record = _Entry(parse_record(instant.action, instant.timestamp, content), PREVIOUS in content, previous)
     with _cache_lock:
         _cache[key] = record
         while len(_cache) > CACHED_ENTRIES:

@@ -89,6 +89,19 @@ class Timeline:
     def pending(self) -> list[Instant]:
         return [i for i in self.instants if not i.is_completed]
 
+    def tail(self) -> list[Instant]:
+        """Incomplete instants newer than every completed one: what a writer that died mid-action
+        leaves, and the only instants a rollback may touch."""
+        latest = self.latest_completed()
+        return [i for i in self.pending() if latest is None or i.timestamp > latest.timestamp]
+
+    def holes(self) -> list[Instant]:
+        """Incomplete instants older than a completed one. No writer leaves these (each instant
+        is requested after every instant on the timeline, under the writer lock): a completion
+        marker of the instant was deleted, and the table is damaged."""
+        latest = self.latest_completed()
+        return [i for i in self.pending() if latest is not None and i.timestamp < latest.timestamp]
+
     def commits(self) -> list[Instant]:
         """Completed data commits, oldest first."""
         return [i for i in self.completed() if i.action == Action.COMMIT]
@@ -157,8 +170,17 @@ def mark_inflight(storage: Storage, instant: Instant, content: dict[str, Any]) -
     return _create(storage, Instant(instant.timestamp, instant.action, State.INFLIGHT), content)
 
 
+# The key of a completed entry naming the completed instant before it (null for the first), so
+# that an instant whose timeline files all went missing is noticed by the one after it.
+PREVIOUS = "previous"
+
+
 def complete(storage: Storage, instant: Instant, content: dict[str, Any]) -> Instant:
-    """Create the completed state, whole or not at all: from here on readers see the instant."""
+    """Create the completed state, whole or not at all: from here on readers see the instant. The
+    entry names the latest completed instant before it (`PREVIOUS`): under the writer lock that is
+    the one this instant follows."""
+    before = [i.timestamp for i in Timeline.load(storage).completed() if i.timestamp < instant.timestamp]
+    content = {**content, PREVIOUS: before[-1] if before else None}
     return _create(storage, Instant(instant.timestamp, instant.action, State.COMPLETED), content)
 
 

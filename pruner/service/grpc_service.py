@@ -201,7 +201,13 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         _abort(context, failure)
 
 
+# The trailer that carries a failure's reason (`pruner.serving.errors.Failure.reason`).
+REASON_TRAILER = "lakeprune-reason"
+
+
 def _abort(context: grpc.ServicerContext, failure: Failure) -> NoReturn:
+    if failure.reason is not None:
+        context.set_trailing_metadata(((REASON_TRAILER, failure.reason),))
     context.abort(grpc_code(failure.status), failure.message)
     raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
 

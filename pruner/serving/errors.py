@@ -8,6 +8,8 @@ imports neither.
 - a malformed request (unknown column, a value that does not fit its column, an inverted range,
   an empty or too long IN list, a bad instant)              -> INVALID_ARGUMENT
 - a result too large for one response                      -> RESOURCE_EXHAUSTED
+- a damaged table (its timeline contradicts its files: `pruner.table.integrity`)
+                                                            -> FAILED_PRECONDITION (retrying will not help)
 - storage failures, unreadable table metadata, a locked table or another writer's conflicting
   commit                                                    -> UNAVAILABLE (retrying may help)
 - the request's deadline passed                            -> DEADLINE_EXCEEDED
@@ -35,6 +37,7 @@ from pruner.errors import (
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableCorruptError,
+    TableDamagedError,
     TableNotFoundError,
 )
 from pruner.serving.bounded import MESSAGE_CHARS, shorten
@@ -71,15 +74,23 @@ class UnauthenticatedError(RequestError):
     status = Status.UNAUTHENTICATED
 
 
+# A failure's reason, for callers that must tell it apart within its status (the Trino connector
+# reports a damaged table as LAKEPRUNE_BAD_DATA, not as a bad request); gRPC sends it as the
+# `lakeprune-reason` trailer.
+TABLE_DAMAGED = "TABLE_DAMAGED"
+
+
 @dataclass(frozen=True)
 class Failure:
     status: Status
     message: str
+    reason: str | None = None
 
 
 _BY_TYPE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Status], ...] = (
     ((TableNotFoundError, SnapshotNotFoundError), Status.NOT_FOUND),
     ((InvalidInputError, InvalidSchemaError, SchemaMismatchError), Status.INVALID_ARGUMENT),
+    (TableDamagedError, Status.FAILED_PRECONDITION),
     ((TableCorruptError, ConflictError), Status.UNAVAILABLE),
     (LakepruneError, Status.FAILED_PRECONDITION),
 )
@@ -91,7 +102,8 @@ def classify(exc: BaseException, redact: Callable[[str], str] | None = None) -> 
     status, message = _status_and_message(exc)
     if redact is not None:
         message = redact(message)
-    return Failure(status, shorten(message, MESSAGE_CHARS))
+    reason = TABLE_DAMAGED if isinstance(exc, TableDamagedError) else None
+    return Failure(status, shorten(message, MESSAGE_CHARS), reason)
 
 
 def _status_and_message(exc: BaseException) -> tuple[Status, str]:

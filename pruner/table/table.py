@@ -30,6 +30,7 @@ from pruner.metadata.index_partition import BucketCache, IndexPartitionView
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.storage import Storage
 from pruner.table.data_files import read_data_file
+from pruner.table.integrity import damaged, files_index_damage, require_intact
 from pruner.types import TableSchema
 
 
@@ -57,10 +58,15 @@ class LakeTable:
     )
 
     @classmethod
-    def open(cls, location: str, cache: BucketCache | None = None) -> LakeTable:
+    def open(cls, location: str, cache: BucketCache | None = None, *, intact: bool = True) -> LakeTable:
+        """The table at `location`. A damaged timeline raises `TableDamagedError` unless `intact`
+        is False (for `lakeprune table check`, which reports the damage)."""
         storage = Storage.from_uri(location)
         config = load_config(storage)
-        return cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)), cache)
+        table = cls(storage, config, Timeline.load(storage), tuple(load_definitions(storage)), cache)
+        if intact:
+            require_intact(storage, table.timeline, table.manifest)
+        return table
 
     def refresh(self) -> LakeTable:
         return LakeTable.open(self.storage.uri, self.cache)
@@ -169,7 +175,12 @@ class Snapshot:
         return view
 
     def files(self) -> list[DataFile]:
-        return files_index.from_rows(self.index_partition(self.table.files_spec).read_all())
+        files = files_index.from_rows(self.index_partition(self.table.files_spec).read_all())
+        if self.instant is not None:
+            stray = files_index_damage(files, self.table.timeline.completed_timestamps(), self.instant)
+            if stray is not None:
+                raise damaged(self.table.storage.uri, [stray])
+        return files
 
     def record_index(self) -> IndexPartitionView:
         return self.index_partition(self.table.record_index_spec)

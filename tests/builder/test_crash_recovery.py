@@ -49,10 +49,9 @@ from pyspark.sql import SparkSession
 from builder import LakepruneTable
 from builder.cleaner import clean
 from builder.compaction import compact
-from builder.instants import written_by
 from builder.session import spark_session
 from pruner.errors import TableLockedError
-from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, META_DIR, TABLE_JSON, TIMELINE_DIR
+from pruner.format.layout import LOCK_FILE, LOCK_TAKEOVER_DIR, META_DIR, TABLE_JSON, TIMELINE_DIR, written_by
 from pruner.format.timeline import Action, State
 from pruner.metadata.files_index import DataFile
 from pruner.storage import Storage

@@ -16,6 +16,7 @@ from pruner.format import timeline as timeline_module
 from pruner.format.instant import format_instant, is_instant, next_instant, parse_instant
 from pruner.format.layout import TIMELINE_DIR
 from pruner.format.timeline import (
+    PREVIOUS,
     Action,
     Instant,
     State,
@@ -55,7 +56,7 @@ def test_instant_lifecycle(storage: Storage) -> None:
     assert timeline.instants == (done,)
     # Earlier state files stay on storage; loading picks the latest state, whatever the listing order.
     assert sorted(_timeline_files(storage)) == sorted(done.file_name(s) for s in State)
-    assert timeline.read(done) == {"rows": 3}
+    assert timeline.read(done) == {"rows": 3, PREVIOUS: None}, "the first completed instant follows none"
     assert timeline.read(done, State.INFLIGHT) == {"files": ["a"]}
     assert timeline.read(done, State.REQUESTED) == {"op": "insert"}
 
@@ -238,7 +239,7 @@ def test_timeline_files_are_created_once(storage: Storage) -> None:
         complete(storage, inflight, {"rows": 4})
     timeline = Timeline.load(storage)
     assert timeline.instants == (done,)
-    assert timeline.read(done) == {"rows": 3}
+    assert timeline.read(done) == {"rows": 3, PREVIOUS: None}
     assert timeline.read(done, State.INFLIGHT) == {"files": ["a"]}
     assert sorted(_timeline_files(storage)) == sorted(done.file_name(s) for s in State)
 
@@ -279,3 +280,19 @@ def test_requests_of_two_actions_for_one_timestamp_both_back_out(
     with pytest.raises(ConflictError, match=f"took instant {stamp}"):
         request(storage, Action.COMMIT, {"op": "insert"}, timestamp=stamp)
     assert _timeline_files(storage) == [rival.rpartition("/")[2]]
+
+
+def test_a_completed_instant_names_the_one_it_follows(storage: Storage) -> None:
+    first = complete(storage, request(storage, Action.COMMIT, {}), {})
+    second = complete(storage, request(storage, Action.COMPACTION, {}), {})
+    assert Timeline.load(storage).read(second)[PREVIOUS] == first.timestamp
+
+
+def test_only_incomplete_instants_above_every_completed_one_are_the_tail(storage: Storage) -> None:
+    below = request(storage, Action.COMMIT, {})
+    done = complete(storage, request(storage, Action.COMMIT, {}), {})
+    above = mark_inflight(storage, request(storage, Action.COMMIT, {}), {})
+    timeline = Timeline.load(storage)
+    assert timeline.latest_completed() == done
+    assert timeline.tail() == [above]
+    assert timeline.holes() == [below]

@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import static com.google.common.collect.ImmutableList.toImmutableList;
+import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_INVALID_REQUEST;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_SIDECAR_ERROR;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_SIDECAR_UNAVAILABLE;
@@ -44,6 +45,9 @@ public class SidecarClient
 {
     private static final Logger log = Logger.get(SidecarClient.class);
     private static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    // Why a call failed, where its status alone does not say (the sidecar's serving/errors.py).
+    static final Metadata.Key<String> REASON = Metadata.Key.of("lakeprune-reason", Metadata.ASCII_STRING_MARSHALLER);
+    static final String TABLE_DAMAGED = "TABLE_DAMAGED";
 
     private final List<Endpoint> endpoints;
     private final Duration requestTimeout;
@@ -153,6 +157,10 @@ public class SidecarClient
     {
         Status status = e.getStatus();
         String message = format("lakeprune sidecar %s: %s: %s", address, method, describe(status));
+        Metadata trailers = e.getTrailers();
+        if (trailers != null && TABLE_DAMAGED.equals(trailers.get(REASON))) {
+            return new TrinoException(LAKEPRUNE_BAD_DATA, message, e);
+        }
         return switch (status.getCode()) {
             case NOT_FOUND -> new NotFoundException(Optional.ofNullable(status.getDescription()).orElse(message));
             case INVALID_ARGUMENT, OUT_OF_RANGE, FAILED_PRECONDITION -> new TrinoException(LAKEPRUNE_INVALID_REQUEST, message, e);

@@ -1,6 +1,7 @@
 package io.lakeprune.trino;
 
 import io.airlift.units.Duration;
+import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_INVALID_REQUEST;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_SIDECAR_UNAVAILABLE;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_UNAUTHENTICATED;
@@ -41,12 +43,19 @@ class TestSidecarClient
         private final int failures;
         private final Status status;
         private final boolean hang;
+        private final Metadata trailers;
 
         FakeSidecar(int failures, Status status, boolean hang)
+        {
+            this(failures, status, hang, new Metadata());
+        }
+
+        FakeSidecar(int failures, Status status, boolean hang, Metadata trailers)
         {
             this.failures = failures;
             this.status = status;
             this.hang = hang;
+            this.trailers = trailers;
         }
 
         @Override
@@ -57,7 +66,7 @@ class TestSidecarClient
                 return; // never answers: only the deadline ends the call
             }
             if (call <= failures) {
-                responseObserver.onError(status.asRuntimeException());
+                responseObserver.onError(status.asRuntimeException(trailers));
                 return;
             }
             responseObserver.onNext(ListTablesResponse.newBuilder().addSchemas("demo").build());
@@ -186,5 +195,19 @@ class TestSidecarClient
         assertThatThrownBy(() -> listTables(client))
                 .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LAKEPRUNE_UNAUTHENTICATED.toErrorCode()))
                 .hasMessageContaining("lakeprune.sidecar.token");
+    }
+
+    @Test
+    void testADamagedTableIsBadData()
+            throws IOException
+    {
+        Metadata trailers = new Metadata();
+        trailers.put(SidecarClient.REASON, SidecarClient.TABLE_DAMAGED);
+        FakeSidecar sidecar = new FakeSidecar(10, Status.FAILED_PRECONDITION.withDescription("table lake.t is damaged: ..."), false, trailers);
+        SidecarClient client = client(new Duration(5, SECONDS), 3, serve("damaged", sidecar));
+        assertThatThrownBy(() -> listTables(client))
+                .isInstanceOfSatisfying(TrinoException.class, e -> assertThat(e.getErrorCode()).isEqualTo(LAKEPRUNE_BAD_DATA.toErrorCode()))
+                .hasMessageContaining("is damaged");
+        assertThat(sidecar.calls.get()).isEqualTo(1);
     }
 }
