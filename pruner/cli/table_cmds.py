@@ -1,7 +1,8 @@
-"""`lakeprune table create | adopt | alter-partitioning | show | read | history`: define a table,
-adopt a directory of Parquet files as a table in place, change the partitioning of its future
-writes (partition evolution), describe it, read a snapshot's rows (printed, or written to Parquet /
-CSV), list its instants. Only `adopt` starts Spark (to read and index the record keys)."""
+"""`lakeprune table create | adopt | alter-partitioning | show | read | history | check`: define a
+table, adopt a directory of Parquet files as a table in place, change the partitioning of its
+future writes (partition evolution), describe it, read a snapshot's rows (printed, or written to
+Parquet / CSV), list its instants, verify it (and re-create a missing completion marker). Only
+`adopt` starts Spark (to read and index the record keys)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import typer
+from rich.markup import escape
 from rich.table import Column as RichColumn
 from rich.table import Table as RichTable
 
@@ -305,3 +307,49 @@ def history(table: TableArgument, warehouse: WarehouseOption = None, as_json: Js
         counts = [str(stats.get(k, "")) for k in ("inserted", "updated", "deleted")]
         grid.add_row(e["instant"], e["operation"] or e["action"], *counts, files)
     console.print(grid)
+
+
+# `table check`'s exit status when it finds damage (a user mistake, as elsewhere, is 2).
+DAMAGE_FOUND_EXIT = 1
+
+
+@app.command("check")
+@cli_command
+def check(
+    table: TableArgument,
+    warehouse: WarehouseOption = None,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Re-create a missing completion marker where everything its instant wrote is present.",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Verify the timeline, the files index and the index files; exit 1 if anything is damaged."""
+    from pruner.table.check import check as check_table
+
+    location = resolve(table, warehouse)
+    outcomes = []
+    if repair:
+        from builder.repair import repair as repair_table
+
+        outcomes = repair_table(location)
+    report = check_table(location)
+    if as_json:
+        repairs = [{"instant": o.instant, "repaired": o.repaired, "reason": o.reason} for o in outcomes]
+        typer.echo(json.dumps({**report.to_json(), "repairs": repairs}, indent=2))
+    else:
+        for outcome in outcomes:
+            verb = "re-created the completion marker of" if outcome.repaired else "did not repair"
+            console.print(f"{verb} {outcome.instant}: {escape(outcome.reason)}", highlight=False)
+        if report.intact:
+            console.print(
+                f"{report.location}: intact (snapshot {report.snapshot or 'none'})", highlight=False
+            )
+        for finding in report.findings:
+            console.print(f"[red]damaged:[/] {escape(finding.what)}", highlight=False, soft_wrap=True)
+            console.print(f"  repair: {escape(finding.repair)}", highlight=False, soft_wrap=True)
+    if not report.intact:
+        raise typer.Exit(DAMAGE_FOUND_EXIT)

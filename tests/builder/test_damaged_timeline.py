@@ -11,10 +11,12 @@ is byte-for-byte what it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pyarrow as pa
@@ -136,3 +138,71 @@ def test_every_command_refuses_a_damaged_table_and_deletes_nothing(
         assert (REASON_TRAILER, TABLE_DAMAGED) in tuple(call.value.trailing_metadata() or ())
 
     assert _fingerprint(location) == before, "a command changed or deleted data or index files"
+
+
+def _check(location: Path, *extra: str, expect: int) -> dict[str, Any]:
+    result = runner.invoke(app, ["table", "check", str(location), "--json", *extra])
+    assert result.exit_code == expect, (result.stdout, result.stderr, result.exception)
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def _rows(location: Path) -> list[dict[str, Any]]:
+    return sorted(LakeTable.open(str(location)).snapshot().read().to_pylist(), key=lambda r: r["id"])
+
+
+def _timeline(location: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (location / TIMELINE_DIR).glob("*")}
+
+
+def test_check_finds_an_intact_table_intact(pristine: Path) -> None:
+    report = _check(pristine, expect=0)
+    assert report["intact"] and report["findings"] == []
+    assert report["snapshot"] == Timeline.load(Storage.from_uri(str(pristine))).commits()[-1].timestamp
+
+
+def test_repair_recreates_a_deleted_completion_marker_and_the_table_reads_as_before(
+    pristine: Path, tmp_path: Path
+) -> None:
+    location = tmp_path / "t"
+    shutil.copytree(pristine, location)
+    _remove_completion_marker(location)
+    found = _check(location, expect=1)["findings"]
+    assert len(found) == 1 and "completion marker is missing" in found[0]["what"]
+    assert "--repair" in found[0]["repair"]
+
+    report = _check(location, "--repair", expect=0)
+    assert [r["repaired"] for r in report["repairs"]] == [True]
+    assert _rows(location) == _rows(pristine)
+    entry = Timeline.load(Storage.from_uri(str(location))).commits()[0]
+    assert Timeline.load(Storage.from_uri(str(location))).read(entry)["repaired"] is True
+
+
+def test_repair_changes_nothing_when_a_file_of_the_instant_is_gone(pristine: Path, tmp_path: Path) -> None:
+    location = tmp_path / "t"
+    shutil.copytree(pristine, location)
+    first = _first_commit(location)
+    _remove_completion_marker(location)
+    next((location / ".lakeprune" / "metadata" / "files").glob(f"*.log.{first}.parquet")).unlink()
+    timeline, files = _timeline(location), _fingerprint(location)
+
+    report = _check(location, "--repair", expect=1)
+    assert [r["repaired"] for r in report["repairs"]] == [False]
+    assert "a log may be missing" in report["repairs"][0]["reason"]
+    assert _timeline(location) == timeline and _fingerprint(location) == files
+
+
+def test_check_reports_a_missing_data_file_and_the_timeline_damage_it_cannot_repair(
+    pristine: Path, tmp_path: Path
+) -> None:
+    location = tmp_path / "t"
+    shutil.copytree(pristine, location)
+    live = LakeTable.open(str(location)).snapshot().files()[0]
+    (location / live.path).unlink()
+    found = _check(location, expect=1)["findings"]
+    assert [f["what"] for f in found] == [f"data file(s) the files index lists are missing: {live.path}"]
+
+    _remove_timeline(location)
+    timeline_gone = _check(location, "--repair", expect=1)
+    assert "no completed instant" in timeline_gone["findings"][0]["what"]
+    assert "backup" in timeline_gone["findings"][0]["repair"]
