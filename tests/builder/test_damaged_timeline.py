@@ -3,7 +3,8 @@
 copy as an operator's mistake or a storage lifecycle rule would (the first commit's completion
 marker deleted; the whole timeline deleted; every timeline file of the first commit deleted), then
 every command is run against it: `table show`, `table read`, `table history`, `prune`, `compact`,
-`clean` and a write through the CLI, and a prune through the sidecar's gRPC service. Each refuses
+`clean`, a write, `index build` and `sql` through the CLI, and a prune through the sidecar's gRPC
+service. Each refuses
 with one line naming the damage (CLI exit 2, gRPC FAILED_PRECONDITION with the `lakeprune-reason`
 trailer the Trino connector maps to LAKEPRUNE_BAD_DATA), and afterwards every data and index file
 is byte-for-byte what it was."""
@@ -121,6 +122,8 @@ def test_every_command_refuses_a_damaged_table_and_deletes_nothing(
         ["compact", where],
         ["clean", where],
         ["write", where, "--input", str(upsert), "--mode", "upsert"],
+        ["index", "build", where, "stats"],
+        ["sql", "--table", where, "CREATE INDEX bf ON t USING bloom_filters (city)"],
     ):
         _refuses(args, pattern)
 
