@@ -47,6 +47,7 @@ def compact_locked(table: LakeTable, force: bool, spark: SparkSession | None = N
     large partition runs in `spark` (or the embedded session when none is given)."""
     threshold = 1 if force else table.config.properties.index_compaction_max_log_files
     snapshot = table.snapshot()
+    snapshot.files()  # a files index naming an instant the timeline lacks stops it (TableDamagedError)
     views = {spec.name: snapshot.index_partition(spec) for spec in table.index_partition_specs()}
     plan = {
         name: sorted(b for b, n in view.log_counts().items() if n >= threshold)

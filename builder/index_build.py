@@ -121,9 +121,11 @@ def create_index(
         if definition.index_type == IndexType.PARTITION_STATS:
             _require_ready_column_stats(table, definition)
         definition = replace(definition, created_after=table.timeline.last_timestamp())
-        latest = table.snapshot().instant
-        if latest is None:  # nothing written yet: every later write maintains it
+        snapshot = table.snapshot()
+        if snapshot.instant is None:  # nothing written yet: every later write maintains it
             definition = replace(definition, state=IndexState.READY, complete_up_to=None)
+        else:  # the build reads them: a damaged files index stops it before the definition is saved
+            snapshot.files()
         save_definitions(table.storage, [*table.definitions, definition])
     if definition.state == IndexState.READY:
         return StatementResult(f"created index {definition.name} ({definition.index_type}); ready", [])

@@ -1,7 +1,8 @@
 """A damaged timeline is an error, never an empty table, and never a reason to delete committed data
 (`pruner.table.integrity`). An indexed table with two commits is written once; each case damages a
 copy as an operator's mistake or a storage lifecycle rule would (the first commit's completion
-marker deleted; the whole timeline deleted; every timeline file of the first commit deleted), then
+marker deleted; the whole timeline deleted; every timeline file of the first commit deleted, with
+or without a later entry naming it, the `files` index then naming a lost instant), then
 every command is run against it: `table show`, `table read`, `table history`, `prune`, `compact`,
 `clean`, a write, `index build` and `sql` through the CLI, and a prune through the sidecar's gRPC
 service. Each refuses
@@ -30,7 +31,7 @@ from pruner.cli.main import app
 from pruner.client import PruningClient, ServiceError
 from pruner.errors import TableDamagedError
 from pruner.format.layout import TIMELINE_DIR
-from pruner.format.timeline import Timeline
+from pruner.format.timeline import PREVIOUS, Timeline
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.grpc_service import REASON_TRAILER
@@ -73,10 +74,41 @@ def _remove_first_instant(location: Path) -> None:
         path.unlink()
 
 
-DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
-    "completion marker deleted": (_remove_completion_marker, r"is inflight below the completed instant"),
-    "timeline deleted": (_remove_timeline, r"the timeline has no completed instant, yet \d+ index files"),
-    "first instant deleted": (_remove_first_instant, r"instant \d{17} is missing from the timeline"),
+def _lose_an_instant_the_files_index_names(location: Path) -> None:
+    """A compaction's base names the first commit's files; that commit's timeline files are then
+    lost, and no entry names its predecessor (as a table written before entries did)."""
+    assert runner.invoke(app, ["compact", str(location)]).exit_code == 0
+    _remove_first_instant(location)
+    for path in (location / TIMELINE_DIR).glob("*.completed"):
+        entry = json.loads(path.read_bytes())
+        entry.pop(PREVIOUS)
+        path.write_text(json.dumps(entry))
+
+
+# Each case: how to damage a table, what the error says, and whether the timeline alone shows it
+# (else it is found where the `files` index is read: `table history` lists the timeline as it is,
+# and `index build` of an index that is ready has nothing to read).
+DAMAGE: dict[str, tuple[Callable[[Path], None], str, bool]] = {
+    "files index names a lost instant": (
+        _lose_an_instant_the_files_index_names,
+        r"the files index of snapshot \d{17} names instant\(s\) the timeline does not hold completed",
+        False,
+    ),
+    "completion marker deleted": (
+        _remove_completion_marker,
+        r"is inflight below the completed instant",
+        True,
+    ),
+    "timeline deleted": (
+        _remove_timeline,
+        r"the timeline has no completed instant, yet \d+ index files",
+        True,
+    ),
+    "first instant deleted": (
+        _remove_first_instant,
+        r"instant \d{17} is missing from the timeline",
+        True,
+    ),
 }
 
 
@@ -102,7 +134,7 @@ def _refuses(args: list[str], pattern: str) -> None:
 def test_every_command_refuses_a_damaged_table_and_deletes_nothing(
     case: str, pristine: Path, tmp_path: Path
 ) -> None:
-    damage, pattern = DAMAGE[case]
+    damage, pattern, on_the_timeline = DAMAGE[case]
     location = tmp_path / "lake" / "t"
     shutil.copytree(pristine, location)
     damage(location)
@@ -110,19 +142,19 @@ def test_every_command_refuses_a_damaged_table_and_deletes_nothing(
     where = str(location)
 
     with pytest.raises(TableDamagedError, match=pattern):
-        LakeTable.open(where)
+        LakeTable.open(where).snapshot().files()
     upsert = tmp_path / "upsert.parquet"
     schema = LakeTable.open(str(pristine)).config.schema.to_arrow()
     pq.write_table(pa.Table.from_pylist([make_row(3, "ams", 2)], schema=schema), upsert)
     for args in (
         ["table", "show", where],
         ["table", "read", where],
-        ["table", "history", where],
         ["prune", where, "--where", "id = 3", "--json"],
         ["compact", where],
         ["clean", where],
         ["write", where, "--input", str(upsert), "--mode", "upsert"],
-        ["index", "build", where, "stats"],
+        # These two read no snapshot: a damage only the files index shows does not reach them.
+        *([["table", "history", where], ["index", "build", where, "stats"]] if on_the_timeline else []),
         ["sql", "--table", where, "CREATE INDEX bf ON t USING bloom_filters (city)"],
     ):
         _refuses(args, pattern)
@@ -133,12 +165,13 @@ def test_every_command_refuses_a_damaged_table_and_deletes_nothing(
         with pytest.raises(ServiceError, match=pattern) as raised:
             client.prune("lake", "t", "id = 3")
         assert raised.value.code == grpc.StatusCode.FAILED_PRECONDITION
-        with grpc.insecure_channel(f"127.0.0.1:{sidecar.grpc_port}") as channel:
-            stub = spb_grpc.PruningServiceStub(channel)
-            with pytest.raises(grpc.RpcError) as call:
-                stub.GetTable(spb.GetTableRequest(table=spb.TableName(schema="lake", table="t")))
-        assert call.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert (REASON_TRAILER, TABLE_DAMAGED) in tuple(call.value.trailing_metadata() or ())
+        if on_the_timeline:  # GetTable reads no snapshot
+            with grpc.insecure_channel(f"127.0.0.1:{sidecar.grpc_port}") as channel:
+                stub = spb_grpc.PruningServiceStub(channel)
+                with pytest.raises(grpc.RpcError) as call:
+                    stub.GetTable(spb.GetTableRequest(table=spb.TableName(schema="lake", table="t")))
+            assert call.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert (REASON_TRAILER, TABLE_DAMAGED) in tuple(call.value.trailing_metadata() or ())
 
     assert _fingerprint(location) == before, "a command changed or deleted data or index files"
 
