@@ -64,6 +64,16 @@ class PutIfAbsentUnsupportedError(LakepruneError):
     writer lock and commits cannot be made safe there."""
 
 
+class InvalidLocationError(InvalidInputError):
+    """A path or URI no file system serves (an unknown scheme, a malformed URI), or a location
+    that refused a change (no directory can be made there, no permission, no room)."""
+
+
+class StorageUnreachableError(LakepruneError, OSError):
+    """A storage endpoint did not answer within lakeprune's bounded wait; the message names it.
+    Also an `OSError`, so that readers treat it as any other failed storage request."""
+
+
 class SparkSetupError(LakepruneError):
     """The Spark session a job runs in lacks something the job needs (say, Hadoop's S3A file
     system for `s3://` paths); the message names what to add."""

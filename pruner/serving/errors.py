@@ -8,8 +8,8 @@ imports neither.
 - a malformed request (unknown column, a value that does not fit its column, an inverted range,
   an empty or too long IN list, a bad instant)              -> INVALID_ARGUMENT
 - a result too large for one response                      -> RESOURCE_EXHAUSTED
-- storage failures, unreadable table metadata, a locked table or another writer's conflicting
-  commit                                                    -> UNAVAILABLE (retrying may help)
+- storage failures (an unreachable endpoint too), unreadable table metadata, a locked table or
+  another writer's conflicting commit                       -> UNAVAILABLE (retrying may help)
 - the request's deadline passed                            -> DEADLINE_EXCEEDED
 - a missing or wrong bearer token                          -> UNAUTHENTICATED
 - any other lakeprune error                                -> FAILED_PRECONDITION
@@ -34,6 +34,7 @@ from pruner.errors import (
     LakepruneError,
     SchemaMismatchError,
     SnapshotNotFoundError,
+    StorageUnreachableError,
     TableCorruptError,
     TableNotFoundError,
 )
@@ -80,7 +81,7 @@ class Failure:
 _BY_TYPE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Status], ...] = (
     ((TableNotFoundError, SnapshotNotFoundError), Status.NOT_FOUND),
     ((InvalidInputError, InvalidSchemaError, SchemaMismatchError), Status.INVALID_ARGUMENT),
-    ((TableCorruptError, ConflictError), Status.UNAVAILABLE),
+    ((TableCorruptError, ConflictError, StorageUnreachableError), Status.UNAVAILABLE),
     (LakepruneError, Status.FAILED_PRECONDITION),
 )
 
