@@ -8,6 +8,18 @@ from __future__ import annotations
 class LakepruneError(Exception):
     """An error caused by input or table state, explained in one line."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as its class, `args` and attributes, and rebuilt without calling `__init__`, so
+        that a subclass whose `__init__` takes other arguments than its message pickles too (a
+        process pool sends a worker's exception to its parent so)."""
+        return _rebuild, (type(self), self.args), self.__dict__
+
+
+def _rebuild(cls: type[LakepruneError], args: tuple[object, ...]) -> LakepruneError:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
 
 class TableNotFoundError(LakepruneError):
     """No lakeprune table at the given location."""
