@@ -27,6 +27,7 @@ from enum import StrEnum
 
 import pyarrow as pa
 
+from pruner.bounded import MESSAGE_CHARS, shorten
 from pruner.errors import (
     ConflictError,
     InvalidInputError,
@@ -38,7 +39,6 @@ from pruner.errors import (
     TableCorruptError,
     TableNotFoundError,
 )
-from pruner.serving.bounded import MESSAGE_CHARS, shorten
 
 
 class Status(StrEnum):
