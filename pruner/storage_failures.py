@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno
 import functools
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 import pyarrow as pa
@@ -139,15 +139,22 @@ def _check_region_lookup(uri: str) -> None:
     bucket = parts.netloc.rpartition("@")[2]
     if not bucket or "region" in query or "endpoint_override" in query or s3_endpoint() is not None:
         return
-    scheme = query.get("scheme", ["https"])[0]
-    _answers(bucket, s3_region() or "us-east-1", scheme, without_password(uri))
+    options = {"scheme": query.get("scheme", ["https"])[0], "region": s3_region() or "us-east-1"}
+    try:
+        _answers(bucket, options["region"], options["scheme"])
+    except OSError as exc:
+        endpoint = s3_endpoint_of(options, bucket)
+        failure = translate(exc, without_password(uri), lambda: endpoint, None)
+        if failure is None:  # pragma: no cover - `_answers` raises only what translates
+            raise
+        raise failure from exc
 
 
 @functools.lru_cache(maxsize=64)
-def _answers(bucket: str, region: str, scheme: str, shown: str) -> None:
-    """Raise `StorageUnreachableError` unless the endpoint of the bucket answers (any answer: a
-    bucket that does not exist or that the anonymous request may not see is for pyarrow to say).
-    Remembered once it answered."""
+def _answers(bucket: str, region: str, scheme: str) -> None:
+    """Raise the `OSError` of a bounded anonymous request to the bucket's endpoint if it did not
+    reach the endpoint; return when the endpoint answered anything (that the bucket does not
+    exist or may not be seen anonymously is for pyarrow to say). Remembered once it answered."""
     probe = pafs.S3FileSystem(
         anonymous=True,
         region=region,
@@ -158,9 +165,8 @@ def _answers(bucket: str, region: str, scheme: str, shown: str) -> None:
     try:
         probe.get_file_info(bucket)
     except OSError as exc:
-        failure = translate(exc, shown, lambda: f"{scheme}://{bucket}.s3.{region}.amazonaws.com", None)
-        if failure is not None:
-            raise failure from exc
+        if _unreachable(exc) is not None:
+            raise
 
 
 def _endpoint_in(uri: str) -> str:
@@ -173,7 +179,7 @@ def _endpoint_in(uri: str) -> str:
     return f"{parts.scheme}://{host}"
 
 
-def s3_endpoint_of(options: dict[str, object], bucket: str) -> str:
+def s3_endpoint_of(options: Mapping[str, object], bucket: str) -> str:
     """The endpoint an S3 file system with these options (`__reduce__`'s) sends `bucket`'s
     requests to: its custom endpoint, else AWS's virtual-hosted one."""
     scheme = str(options.get("scheme") or "https")
@@ -193,14 +199,19 @@ def translate(
     changes storage, else None."""
     if isinstance(exc, LakepruneError):  # translated already, by an inner operation
         return None
-    text = str(exc)
-    reason = next((said for marker, said in _UNREACHABLE if marker in text), None)
+    reason = _unreachable(exc)
     if reason is not None:
         return StorageUnreachableError(f"cannot reach {_without_user(endpoint())} ({reason}) for {where}")
     refused = exc.errno in _REFUSED_CHANGES or (change == "write" and exc.errno == errno.ENOENT)
-    if change is not None and (refused or _ACCESS_DENIED in text):
+    if change is not None and (refused or _ACCESS_DENIED in str(exc)):
         return InvalidLocationError(f"cannot {change} {where}: {_first_line(exc)}")
     return None
+
+
+def _unreachable(exc: OSError) -> str | None:
+    """Why `exc` says its request did not reach the endpoint, in lakeprune's words; None if not."""
+    text = str(exc)
+    return next((said for marker, said in _UNREACHABLE if marker in text), None)
 
 
 def _without_user(endpoint: str) -> str:
