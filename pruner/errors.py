@@ -8,6 +8,18 @@ from __future__ import annotations
 class LakepruneError(Exception):
     """An error caused by input or table state, explained in one line."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as its class, `args` and attributes, and rebuilt without calling `__init__`, so
+        that a subclass whose `__init__` takes other arguments than its message pickles too (a
+        process pool sends a worker's exception to its parent so)."""
+        return _rebuild, (type(self), self.args), self.__dict__
+
+
+def _rebuild(cls: type[LakepruneError], args: tuple[object, ...]) -> LakepruneError:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
+
 
 class TableNotFoundError(LakepruneError):
     """No lakeprune table at the given location."""
@@ -69,6 +81,16 @@ class TableLockedError(ConflictError):
 class PutIfAbsentUnsupportedError(LakepruneError):
     """The storage backend offers lakeprune no way to create a file only if it is absent, so the
     writer lock and commits cannot be made safe there."""
+
+
+class InvalidLocationError(InvalidInputError):
+    """A path or URI no file system serves (an unknown scheme, a malformed URI), or a location
+    that refused a change (no directory can be made there, no permission, no room)."""
+
+
+class StorageUnreachableError(LakepruneError, OSError):
+    """A storage endpoint did not answer within lakeprune's bounded wait; the message names it.
+    Also an `OSError`, so that readers treat it as any other failed storage request."""
 
 
 class SparkSetupError(LakepruneError):

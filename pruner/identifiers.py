@@ -6,26 +6,25 @@ and engine identifiers (Trino and Presto lowercase them), so the rule is ASCII-o
 `str.isidentifier()` and `\\w` accept Unicode look-alikes (a full-width or a Cyrillic letter), and a
 name of 128 ASCII characters keeps every directory lakeprune derives from it far below the 255-byte
 name limit of common file systems. Names are checked where they are defined; `abbreviate` keeps
-messages about absurdly long names one readable line."""
+messages about absurdly long names one readable line (`pruner.bounded.echo` with a shorter bound)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
+from pruner.bounded import echo
 from pruner.errors import InvalidNameError
 
 MAX_IDENTIFIER_LENGTH = 128
 RESERVED_PREFIX = "_lp_"
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
-_SHOWN_CHARACTERS = 40
+_SHOWN_CHARACTERS = 60
 
 
 def abbreviate(name: str) -> str:
-    """`repr(name)`, cut after 40 characters with the full length said, for one-line messages."""
-    if len(name) <= _SHOWN_CHARACTERS:
-        return repr(name)
-    return f"{name[:_SHOWN_CHARACTERS]!r}... ({len(name):,} characters)"
+    """`repr(name)` in at most 60 characters, a longer name cut with its length said."""
+    return echo(name, _SHOWN_CHARACTERS)
 
 
 def check_identifier(name: str, kind: str) -> None:

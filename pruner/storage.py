@@ -10,8 +10,10 @@ S3, Azure Blob and Google Cloud Storage, and a `PutIfAbsentUnsupportedError` on 
 names, signed in anonymously, when that variable is set (as Google's own clients do; pyarrow does
 not read it). A path that cannot exist on the filesystem (`cannot_exist`: a name over the
 file system's limit, a key over the object store's) does not exist and, as a directory, lists
-nothing; a listing that raced with another writer's mkdir is made again; every other storage
-error propagates.
+nothing; a listing that raced with another writer's mkdir is made again. A location is opened,
+and every storage error of a method is translated, by `pruner.storage_failures` (bounded waits for
+endpoints that do not answer; an unknown scheme, an unreachable endpoint or a location that refuses
+a change is a one-line lakeprune error); every other storage error propagates.
 
 Every read made through a `Storage` (listings, file infos, opens, byte ranges read) is counted in
 `pruner.storage_requests`, here and nowhere else: readers go through these methods (an opened file
@@ -25,7 +27,7 @@ import os
 import re
 import urllib.parse
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -38,6 +40,14 @@ from pruner.object_store import (
     azure_put_if_absent,
     gcs_put_if_absent,
     s3_put_if_absent,
+)
+from pruner.storage_failures import (
+    bounded,
+    open_filesystem,
+    s3_endpoint_of,
+    translate,
+    uri_password,
+    without_password,
 )
 from pruner.storage_requests import RequestKind, counted, record
 
@@ -58,19 +68,6 @@ def cannot_exist(exc: OSError) -> bool:
     """Whether a storage error says the path itself can never exist (too long for the file system
     or the object store), as opposed to failing to reach or read something that may exist."""
     return exc.errno == errno.ENAMETOOLONG or any(m in str(exc) for m in _IMPOSSIBLE_PATH_MARKERS)
-
-
-def _password(uri: str) -> str:
-    """The password of a URI's user information (an `abfs://` account key), or ""."""
-    if "://" not in uri:
-        return ""
-    return urllib.parse.urlsplit(uri).password or ""
-
-
-def _without_password(uri: str) -> str:
-    """The URI with any password in its user information replaced by `***`, for messages."""
-    password = _password(uri)
-    return uri.replace(f":{password}@", ":***@", 1) if password else uri
 
 
 def _gcs_emulator(address: str) -> pafs.GcsFileSystem:
@@ -111,10 +108,10 @@ class Storage:
         """Resolve a local path or a filesystem URI to a Storage rooted there."""
         if "://" not in uri:
             uri = os.path.abspath(os.path.expanduser(uri))
-        fs, root = pafs.FileSystem.from_uri(uri)
+        fs, root = open_filesystem(uri)
         emulator = os.environ.get(GCS_EMULATOR_VARIABLE)
         if emulator and fs.type_name == "gcs":
-            fs = _gcs_emulator(emulator)
+            fs = bounded(_gcs_emulator(emulator))
         return cls(fs=fs, root=root.rstrip("/") or "/", uri=uri.rstrip("/"))
 
     def child(self, rel: str) -> Storage:
@@ -144,24 +141,30 @@ class Storage:
         """The type of each path in `rels` (NotFound for one that does not exist)."""
         for _ in rels:
             record(RequestKind.HEAD)
-        return [info.type for info in self.fs.get_file_info([self.path(rel) for rel in rels])]
+        with self._failing(rels[0] if rels else ""):
+            return [info.type for info in self.fs.get_file_info([self.path(rel) for rel in rels])]
 
     def _info(self, rel: str) -> pafs.FileType:
         record(RequestKind.HEAD)
-        try:
-            return self.fs.get_file_info(self.path(rel)).type
-        except OSError as exc:
-            if cannot_exist(exc):
-                return pafs.FileType.NotFound
-            raise
+        with self._failing(rel):
+            try:
+                return self.fs.get_file_info(self.path(rel)).type
+            except OSError as exc:
+                if cannot_exist(exc):
+                    return pafs.FileType.NotFound
+                raise
 
     def read_bytes(self, rel: str) -> bytes:
         """The whole file: one open (its size) and one read."""
-        with self.open_input_file(rel) as source:
+        with self._failing(rel), self.open_input_file(rel) as source:
             return bytes(source.read())
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Write a file, creating parent directories. Not atomic: use `publish` for that."""
+        with self._failing(rel, "write"):
+            self._write(rel, data)
+
+    def _write(self, rel: str, data: bytes) -> None:
         self._ensure_parent(rel)
         with self.fs.open_output_stream(self.path(rel)) as stream:
             stream.write(data)
@@ -171,15 +174,16 @@ class Storage:
 
         Local and HDFS: write a hidden temporary file and rename it. Object stores: a single PUT,
         which is visible whole or not at all."""
-        if self.fs.type_name not in _ATOMIC_RENAME:
-            self.write_bytes(rel, data)
-            return
-        tmp = self._write_hidden_temp(rel, data)
-        try:
-            self.fs.move(self.path(tmp), self.path(rel))
-        except BaseException:
-            self.delete(tmp)
-            raise
+        with self._failing(rel, "write"):
+            if self.fs.type_name not in _ATOMIC_RENAME:
+                self._write(rel, data)
+                return
+            tmp = self._write_hidden_temp(rel, data)
+            try:
+                self.fs.move(self.path(tmp), self.path(rel))
+            except BaseException:
+                self.delete(tmp)
+                raise
 
     def put_if_absent(self, rel: str, data: bytes) -> bool:
         """Create `rel` with `data` unless it exists: True when this call created it, False when
@@ -191,17 +195,19 @@ class Storage:
         (the link fails if the name exists), then unlinked. S3 and Azure Blob: one PUT with
         `If-None-Match: *`, through a client configured as `fs` is. Other backends raise
         `PutIfAbsentUnsupportedError`."""
-        if self.is_local:
-            return self._link_if_absent(rel, data)
-        bucket, _, key = self.path(rel).partition("/")
-        if self.fs.type_name == "s3":
-            return s3_put_if_absent(bucket, key, data, region=str(getattr(self.fs, "region", "") or ""))
-        if self.fs.type_name == "abfs":
-            return azure_put_if_absent(self._azure_target(), bucket, key, data)
-        if self.fs.type_name == "gcs":
-            return gcs_put_if_absent(self._gcs_target(), bucket, key, data)
+        with self._failing(rel, "write"):
+            if self.is_local:
+                return self._link_if_absent(rel, data)
+            bucket, _, key = self.path(rel).partition("/")
+            if self.fs.type_name == "s3":
+                region = str(getattr(self.fs, "region", "") or "")
+                return s3_put_if_absent(bucket, key, data, region=region)
+            if self.fs.type_name == "abfs":
+                return azure_put_if_absent(self._azure_target(), bucket, key, data)
+            if self.fs.type_name == "gcs":
+                return gcs_put_if_absent(self._gcs_target(), bucket, key, data)
         raise PutIfAbsentUnsupportedError(
-            f"{_without_password(self.full_uri(rel))}: lakeprune cannot create a file only-if-absent "
+            f"{without_password(self.full_uri(rel))}: lakeprune cannot create a file only-if-absent "
             f"on {self.fs.type_name} storage yet (local disks, s3://, abfs:// and gs:// can), so it "
             "cannot commit there safely"
         )
@@ -227,12 +233,35 @@ class Storage:
             account=options["account_name"],
             authority=options["blob_storage_authority"] or ".blob.core.windows.net",
             scheme=options["blob_storage_scheme"] or "https",
-            account_key=options["account_key"] or urllib.parse.unquote(_password(self.uri)),
+            account_key=options["account_key"] or urllib.parse.unquote(uri_password(self.uri)),
             sas_token=options["sas_token"],
             tenant_id=options["tenant_id"],
             client_id=options["client_id"],
             client_secret=options["client_secret"],
         )
+
+    def _endpoint(self) -> str:
+        """The service this storage's requests go to, for messages (never a credential)."""
+        if self.fs.type_name == "s3":
+            return s3_endpoint_of(self.fs.__reduce__()[1][0], self.root.partition("/")[0])
+        if self.fs.type_name == "gcs":
+            return self._gcs_target().api_endpoint
+        if self.fs.type_name == "abfs":
+            return self._azure_target().endpoint
+        return without_password(self.uri)
+
+    @contextlib.contextmanager
+    def _failing(self, rel: str, change: str | None = None) -> Iterator[None]:
+        """A storage error of the block, an operation on `rel`, becomes the lakeprune error that
+        `storage_failures.translate` makes of it, if any; `change` is the operation's verb when it
+        changes storage ("write", "move", "delete")."""
+        try:
+            yield
+        except OSError as exc:
+            failure = translate(exc, without_password(self.full_uri(rel)), self._endpoint, change)
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _link_if_absent(self, rel: str, data: bytes) -> bool:
         tmp = self._write_hidden_temp(rel, data)
@@ -249,18 +278,20 @@ class Storage:
         parent, _, name = rel.rpartition("/")
         hidden = f".{name}.{uuid.uuid4().hex}.tmp"
         tmp = f"{parent}/{hidden}" if parent else hidden
-        self.write_bytes(tmp, data)
+        self._write(tmp, data)
         return tmp
 
     def open_input_file(self, rel: str) -> pa.NativeFile:
         """A random-access file: opening it asks for its size (a HEAD on object stores), each read
         is one request (a ranged GET); both are counted."""
         record(RequestKind.HEAD)
-        return counted(self.fs.open_input_file(self.path(rel)))
+        with self._failing(rel):
+            return counted(self.fs.open_input_file(self.path(rel)))
 
     def open_output_stream(self, rel: str) -> pa.NativeFile:
-        self._ensure_parent(rel)
-        return self.fs.open_output_stream(self.path(rel))
+        with self._failing(rel, "write"):
+            self._ensure_parent(rel)
+            return self.fs.open_output_stream(self.path(rel))
 
     def list_files(self, rel_dir: str, recursive: bool = False) -> list[FileEntry]:
         """Files (not directories) under `rel_dir`; empty when it does not or cannot exist."""
@@ -283,22 +314,23 @@ class Storage:
         FileNotFoundError instead: then the whole listing is made again."""
         selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True, recursive=recursive)
         attempt = 1
-        while True:
-            record(RequestKind.LIST)
-            try:
-                return list(self.fs.get_file_info(selector))
-            except FileNotFoundError:
-                if attempt == _LIST_ATTEMPTS:
+        with self._failing(rel_dir):
+            while True:
+                record(RequestKind.LIST)
+                try:
+                    return list(self.fs.get_file_info(selector))
+                except FileNotFoundError:
+                    if attempt == _LIST_ATTEMPTS:
+                        raise
+                    attempt += 1
+                except OSError as exc:
+                    if cannot_exist(exc):
+                        return []
                     raise
-                attempt += 1
-            except OSError as exc:
-                if cannot_exist(exc):
-                    return []
-                raise
 
     def delete(self, rel: str) -> None:
         """Delete a file; a file that is already gone is not an error."""
-        with contextlib.suppress(FileNotFoundError):
+        with self._failing(rel, "delete"), contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(self.path(rel))
 
     def delete_many(self, rels: Iterable[str]) -> int:
@@ -310,14 +342,15 @@ class Storage:
 
     def move(self, source: str, target: str) -> None:
         """Move a file (a rename on a local disk, a copy and delete on object stores)."""
-        self._ensure_parent(target)
-        self.fs.move(self.path(source), self.path(target))
+        with self._failing(target, "move"):
+            self._ensure_parent(target)
+            self.fs.move(self.path(source), self.path(target))
 
     def delete_tree(self, rel_dir: str) -> bool:
         """Delete a directory and everything under it; False when there was none."""
         if not self.is_dir(rel_dir):
             return False
-        with contextlib.suppress(FileNotFoundError):
+        with self._failing(rel_dir, "delete"), contextlib.suppress(FileNotFoundError):
             self.fs.delete_dir(self.path(rel_dir))
         return True
 

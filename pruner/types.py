@@ -19,6 +19,7 @@ from typing import assert_never
 import pyarrow as pa
 import pyarrow.types as pat
 
+from pruner.bounded import echo
 from pruner.errors import InvalidSchemaError
 from pruner.identifiers import check_identifier
 from pruner.numeric import Bits
@@ -381,7 +382,7 @@ class TableSchema:
         for c in self.columns:
             if c.name == name:
                 return c
-        raise InvalidSchemaError(f"unknown column {name!r} (columns: {', '.join(self.names)})")
+        raise InvalidSchemaError(f"unknown column {echo(name)} (columns: {', '.join(self.names)})")
 
     def has(self, name: str) -> bool:
         return any(c.name == name for c in self.columns)

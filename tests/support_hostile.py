@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import pytest
 
-from pruner.serving.bounded import MESSAGE_CHARS
+from pruner.bounded import MESSAGE_CHARS
 from pruner.serving.logs import PLAIN_FORMAT
 
 T = TypeVar("T")
@@ -36,9 +36,9 @@ ATTACK_SECONDS = 0.5
 STALL_FACTOR = 20.0
 STALL_FLOOR = 0.25
 ATTEMPTS = 2
-# What an error message may be at most: the bound, the "…(N chars)" marker, a prefix of the
-# wire layer ("GetSplits failed: ").
-ECHO_LIMIT = MESSAGE_CHARS + 64
+# What an error message may be at most: the bound, which holds with the "…(N chars)" marker and
+# any prefix of the wire layer ("GetSplits failed: ") included.
+ECHO_LIMIT = MESSAGE_CHARS
 # A request log line is a dozen `key=value` fields, each value at most 200 characters.
 LOG_LINE_LIMIT = 3000
 

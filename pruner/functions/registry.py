@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.numeric import MAX_DAY, MAX_MICROS, MICROS_PER_SECOND, MIN_DAY, MIN_MICROS
 from pruner.types import ColumnType, TypeKind
@@ -429,12 +430,12 @@ def parse_call(text: str) -> tuple[str, str, tuple[Literal, ...]]:
             values.append(int(number))
         position = arg.end()
     if column is None:
-        raise InvalidInputError(f"{text!r} names no column")
+        raise InvalidInputError(f"{echo(text)} names no column")
     return name, column, tuple(values)
 
 
 def parse_expression(text: str, column_types: dict[str, ColumnType]) -> BoundFunction:
     name, column, args = parse_call(text)
     if column not in column_types:
-        raise InvalidInputError(f"unknown column {column!r} in {text!r}")
+        raise InvalidInputError(f"unknown column {echo(column)} in {echo(text)}")
     return bind(name, column, column_types[column], args)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from pruner.bounded import echo
 from pruner.errors import IndexUnusableError, InvalidInputError, InvalidNameError, TableCorruptError
 from pruner.format.config import TableConfig
 from pruner.format.layout import META_DIR
@@ -214,7 +215,8 @@ def define(
         )
     for column in columns:
         if not config.schema.has(column):
-            raise InvalidInputError(f"unknown column {column!r} (columns: {', '.join(config.schema.names)})")
+            names = ", ".join(config.schema.names)
+            raise InvalidInputError(f"unknown column {echo(column)} (columns: {names})")
     if len(set(columns)) != len(columns):
         raise InvalidInputError("index columns must be distinct")
     if kind == IndexType.PARTITION_STATS and not config.all_partition_fields:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.planner.planner import DEFAULT_LIMITS, Planner, PruneLimits
 from pruner.planner.result import PruneResult
@@ -72,7 +73,7 @@ def bind_predicate(
         domain = predicate
         unknown = [c for c in domain.columns if not schema.has(c)]
         if unknown:
-            raise InvalidInputError(f"unknown column {unknown[0]!r} (columns: {', '.join(schema.names)})")
+            raise InvalidInputError(f"unknown column {echo(unknown[0])} (columns: {', '.join(schema.names)})")
     domain, capped = _cap_discrete_values(domain, limits.max_discrete_values)
     return BoundPredicate(domain, (*notes, *capped))
 

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation, localcontext
 from typing import TypeAlias, assert_never
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.types import ColumnType, TypeKind
 
@@ -23,7 +24,7 @@ Value: TypeAlias = bool | int | float | Decimal | str | bytes | date | datetime
 # Wide enough that quantizing a decimal(38, s) value never rounds or traps.
 _DECIMAL_CONTEXT = Context(prec=100)
 _FRACTION_RE = re.compile(r"[T ][0-9]{2}:[0-9]{2}:[0-9]{2}[.,]([0-9]+)")
-_MAX_REPR = 60
+_SHOWN_CHARS = 60
 
 
 def normalize(value: object, column_type: ColumnType) -> Value:
@@ -182,7 +183,4 @@ def _timestamp(value: object, column_type: ColumnType) -> datetime:
 
 
 def _error(value: object, column_type: ColumnType, reason: str) -> InvalidInputError:
-    text = repr(value)
-    if len(text) > _MAX_REPR:
-        text = text[: _MAX_REPR - 3] + "..."
-    return InvalidInputError(f"cannot use {text} as a {column_type} value: {reason}")
+    return InvalidInputError(f"cannot use {echo(value, _SHOWN_CHARS)} as a {column_type} value: {reason}")

@@ -18,6 +18,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import assert_never
 
+from pruner.bounded import echo, shorten
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
 from pruner.numeric import date_from_days, days_since_epoch, micros_since_epoch, timestamp_from_micros
@@ -152,7 +153,7 @@ def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
     if not _UNSCALED.fullmatch(message.unscaled) or not 0 <= message.scale <= MAX_SCALE:
         raise InvalidInputError(
             f"column {column.name}: decimal_value needs unscaled digits and a scale 0..{MAX_SCALE}, "
-            f"got unscaled={message.unscaled[:40]!r} scale={message.scale}"
+            f"got unscaled={echo(message.unscaled)} scale={message.scale}"
         )
     # From text, so that no context precision applies: scaleb() would round beyond 28 digits.
     return Decimal(f"{message.unscaled}E{-message.scale}")
@@ -240,12 +241,13 @@ def _decode_range(message: ppb.Range, column: Column) -> Range:
     if low is not None and high is not None:
         if low > high:  # type: ignore[operator]
             raise InvalidInputError(
-                f"column {column.name}: inverted range, low {format_value(low)} > high {format_value(high)}"
+                f"column {column.name}: inverted range, low {shorten(format_value(low))} > high "
+                f"{shorten(format_value(high))}"
             )
         if low == high and not (low_inclusive and high_inclusive):
             raise InvalidInputError(
-                f"column {column.name}: empty range at {format_value(low)} (a single value needs both "
-                "ends inclusive)"
+                f"column {column.name}: empty range at {shorten(format_value(low))} (a single value "
+                "needs both ends inclusive)"
             )
     return Range(low, low_inclusive, high, high_inclusive)
 
@@ -270,7 +272,7 @@ def decode_tuple_domain(message: ppb.TupleDomain, schema: TableSchema, max_value
 def resolve_column(schema: TableSchema, name: str) -> Column:
     if not schema.has(name):
         shown = ", ".join(schema.names)
-        raise InvalidInputError(f"unknown column {name!r} (columns: {shown})")
+        raise InvalidInputError(f"unknown column {echo(name)} (columns: {shown})")
     return schema.column(name)
 
 
@@ -284,7 +286,7 @@ def check_snapshot(instant: str) -> str | None:
     if not instant:
         return None
     if not is_instant(instant):
-        raise InvalidInputError(f"snapshot {instant[:40]!r} is not an instant (expected YYYYMMDDHHMMSSmmm)")
+        raise InvalidInputError(f"snapshot {echo(instant)} is not an instant (expected YYYYMMDDHHMMSSmmm)")
     return instant
 
 

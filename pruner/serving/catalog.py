@@ -24,13 +24,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pruner.bounded import echo, shorten
 from pruner.errors import TableNotFoundError
 from pruner.format.config import load_config
 from pruner.format.layout import META_DIR, TABLE_JSON
 from pruner.format.timeline import Timeline
 from pruner.index.definitions import INDEX_DEFS, load_definitions
 from pruner.metadata.index_partition import BucketCache
-from pruner.serving.bounded import shorten
 from pruner.serving.config import MAX_NAME_CHARS
 from pruner.serving.redaction import Redactor
 from pruner.storage import Storage
@@ -153,7 +153,7 @@ class Catalog:
         root = self.warehouses.get(schema)
         if root is None:
             known = shorten(", ".join(self.schemas()))
-            raise TableNotFoundError(f"schema {shorten(schema)!r} does not exist (schemas: {known})")
+            raise TableNotFoundError(f"schema {echo(schema)} does not exist (schemas: {known})")
         return root
 
     def _location(self, name: TableName) -> str:

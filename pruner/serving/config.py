@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
-from pruner.errors import LakepruneError
+from pruner.errors import InvalidLocationError, LakepruneError
 from pruner.object_store import is_endpoint_url
 from pruner.planner.planner import PruneLimits
+from pruner.storage_failures import check_scheme
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
 MAX_NAME_CHARS = 128
@@ -187,6 +188,10 @@ class ServeConfig:
                 )
             if not root:
                 raise ConfigError(f"warehouse {name!r} has an empty root")
+            try:
+                check_scheme(root)
+            except InvalidLocationError as exc:
+                raise ConfigError(f"warehouse {name!r}: {exc}") from None
         for key in ("grpc_port", "thrift_port", "metrics_port"):
             port = getattr(self, key)
             if port is not None and not 0 <= port <= 65535:

@@ -10,8 +10,8 @@ imports neither.
 - a result too large for one response                      -> RESOURCE_EXHAUSTED
 - a damaged table (its timeline contradicts its files: `pruner.table.integrity`)
                                                             -> FAILED_PRECONDITION (retrying will not help)
-- storage failures, unreadable table metadata, a locked table or another writer's conflicting
-  commit                                                    -> UNAVAILABLE (retrying may help)
+- storage failures (an unreachable endpoint too), unreadable table metadata, a locked table or
+  another writer's conflicting commit                       -> UNAVAILABLE (retrying may help)
 - the request's deadline passed                            -> DEADLINE_EXCEEDED
 - a missing or wrong bearer token                          -> UNAUTHENTICATED
 - any other lakeprune error                                -> FAILED_PRECONDITION
@@ -29,6 +29,7 @@ from enum import StrEnum
 
 import pyarrow as pa
 
+from pruner.bounded import MESSAGE_CHARS, shorten
 from pruner.errors import (
     ConflictError,
     InvalidInputError,
@@ -36,11 +37,11 @@ from pruner.errors import (
     LakepruneError,
     SchemaMismatchError,
     SnapshotNotFoundError,
+    StorageUnreachableError,
     TableCorruptError,
     TableDamagedError,
     TableNotFoundError,
 )
-from pruner.serving.bounded import MESSAGE_CHARS, shorten
 
 
 class Status(StrEnum):
@@ -91,7 +92,7 @@ _BY_TYPE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Sta
     ((TableNotFoundError, SnapshotNotFoundError), Status.NOT_FOUND),
     ((InvalidInputError, InvalidSchemaError, SchemaMismatchError), Status.INVALID_ARGUMENT),
     (TableDamagedError, Status.FAILED_PRECONDITION),
-    ((TableCorruptError, ConflictError), Status.UNAVAILABLE),
+    ((TableCorruptError, ConflictError, StorageUnreachableError), Status.UNAVAILABLE),
     (LakepruneError, Status.FAILED_PRECONDITION),
 )
 

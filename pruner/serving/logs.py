@@ -4,7 +4,7 @@ time that grows faster than the line's length while it holds a lock; a server ca
 `logging.StreamHandler` instead, writing either classic text lines (`plain`) or one JSON object per
 line (`json`: time, level, logger, message, and the traceback when there is one) for log
 collectors. Both cost time linear in the line, and request lines are bounded anyway
-(`pruner.serving.bounded`). The workers of `lakeprune serve --workers N` write to the same
+(`pruner.bounded`). The workers of `lakeprune serve --workers N` write to the same
 stderr; each of their lines names the worker (`worker 2: ...` in text, `"worker": 2` in JSON)."""
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from pruner.bounded import shorten
 from pruner.metadata.index_partition import BucketCache
 from pruner.planner.result import PruneResult
-from pruner.serving.bounded import shorten
 from pruner.serving.errors import Status, classify
 from pruner.serving.http import HealthReport, serve_http, stop_http
 from pruner.storage_requests import TOTALS, RequestCounter, RequestKind, StorageRequests

@@ -5,7 +5,7 @@ and the outcome encoded (`messages`). A failed call is answered as the sidecar's
 retryable `ServiceException`, any other request error a final one, and INTERNAL (a bug) is logged
 with its traceback and answered with `INTERNAL_ERROR`, no internals included; an unknown method is
 `TApplicationException(UNKNOWN_METHOD)` and arguments that do not decode `PROTOCOL_ERROR`. Text
-from the caller is shortened in every message and log line (`pruner.serving.bounded`)."""
+from the caller is shortened in every message and log line (`pruner.bounded`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from pruner.serving.bounded import shorten
+from pruner.bounded import shorten
 from pruner.serving.errors import Failure, Status
 from pruner.thrift import idl
 from pruner.thrift.messages import Request, application_error, encode_page_reply, encode_struct, one_line

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import assert_never
 
+from pruner.bounded import echo, shorten
 from pruner.numeric import (
     MAX_DAY,
     MAX_MICROS,
@@ -41,7 +42,6 @@ from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
-from pruner.serving.bounded import shorten
 from pruner.thrift import idl
 from pruner.thrift.blocks import EngineValue, block_connector_type, block_row_count, decode_values
 from pruner.thrift.connector_types import connector_type
@@ -165,7 +165,7 @@ def _engine_range(thrift_range: idl.Range, column_type: ColumnType) -> Range:
         raise _UntranslatableError("NaN range bound")
     result = Range.between(low, low_inclusive, high, high_inclusive)
     if result is None:
-        raise ThriftRequestError(f"empty range: low {low!r} is above high {high!r}")
+        raise ThriftRequestError(f"empty range: low {echo(low)} is above high {echo(high)}")
     return result
 
 

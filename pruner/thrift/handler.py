@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
 from pruner.index.functional import VirtualColumn
 from pruner.planner.prune import prune
@@ -198,9 +199,8 @@ class LakepruneConnector:
             by_record_key = sorted(index_column_names) == sorted(key_fields)
             if not by_record_key and not (len(index_column_names) == 1 and index_column_names[0] in indexed):
                 known = [list(key_fields), *([c] for c in indexed)]
-                raise InvalidInputError(
-                    f"table {located.name} is indexed on {known}, not on {index_column_names}"
-                )
+                asked = ", ".join(echo(name) for name in index_column_names)
+                raise InvalidInputError(f"table {located.name} is indexed on {known}, not on [{asked}]")
             rows = key_page(located.schema, index_column_names, keys)
             return index_split_items(snapshot, rows, by_record_key)
 

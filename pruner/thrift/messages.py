@@ -2,7 +2,7 @@
 header (a message that is not strict binary, or not a CALL, is the peer's error, `PeerError`) and
 encoding what goes back: a REPLY or EXCEPTION carrying a generated struct, a REPLY whose `success`
 field is a `PageResult` already encoded (`blocks.encode_page_result`) and spliced in as it is, and a
-`TApplicationException` whose message is one bounded line (`pruner.serving.bounded`). An encoded
+`TApplicationException` whose message is one bounded line (`pruner.bounded`). An encoded
 message is a list of byte strings, so that spliced bytes are never copied before the frame is
 built (`transports.wrap`)."""
 
@@ -14,7 +14,7 @@ from typing import Any
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
-from pruner.serving.bounded import MESSAGE_CHARS, shorten
+from pruner.bounded import MESSAGE_CHARS, shorten
 from pruner.thrift import idl
 from pruner.thrift.connections import PeerError
 from pruner.thrift.transports import HeaderFrame

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from thrift.transport.THeaderTransport import THeaderClientType, THeaderSubprotocolID, THeaderTransport
 from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE, TMemoryBuffer
 
-from pruner.serving.bounded import shorten
+from pruner.bounded import shorten
 from pruner.thrift.connections import PeerError
 
 LENGTH_PREFIX = struct.Struct(">i")

@@ -26,7 +26,7 @@ def test_valid_names(kind: str, name: str) -> None:
     [
         ("", "must not be empty"),
         ("a" * (MAX_IDENTIFIER_LENGTH + 1), f"is too long: at most {MAX_IDENTIFIER_LENGTH} characters"),
-        ("a" * 100_000, "(100,000 characters) is too long"),
+        ("a" * 100_000, "…(100,000 chars) is too long"),
         ("City", "'C' at position 0"),
         ("1st", "'1' at position 0"),
         ("a-b", "'-' at position 1"),
@@ -66,5 +66,6 @@ def test_name_errors_are_schema_errors() -> None:
 
 def test_abbreviate() -> None:
     assert abbreviate("city") == "'city'"
-    assert abbreviate("a" * 40) == repr("a" * 40)
-    assert abbreviate("b" * 41) == f"{'b' * 40!r}... (41 characters)"
+    assert abbreviate("a" * 58) == repr("a" * 58)
+    assert abbreviate("b" * 59) == "'" + "b" * 48 + "…(59 chars)"
+    assert len(abbreviate("c" * 100_000)) == 60

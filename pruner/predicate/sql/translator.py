@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -167,7 +168,7 @@ class _Translator:
         name = str(node.name).lower()
         if name not in self.columns:
             raise InvalidInputError(
-                f"unknown column {node.name!r} in WHERE clause (columns: {', '.join(self.schema.names)})"
+                f"unknown column {echo(node.name)} in WHERE clause (columns: {', '.join(self.schema.names)})"
             )
         return self.columns[name]
 
