@@ -217,7 +217,8 @@ class IndexPartitionView:
     @contextmanager
     def reading(self, name: IndexFileName) -> Iterator[str]:
         """The table-relative path of index file `name`; failing to read it inside the block
-        raises `TableCorruptError` naming the file."""
+        raises `TableCorruptError` naming the file, with Arrow's reason on the same line (some of
+        its messages span lines; the CLI reports an error in one)."""
         try:
             yield self.rel(name)
         except FileNotFoundError as exc:
@@ -227,7 +228,7 @@ class IndexPartitionView:
             ) from exc
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
-                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {_one_line(str(exc))}"
             ) from exc
 
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
@@ -248,6 +249,12 @@ class IndexPartitionView:
                     rows.column(self.spec.hash_field), keys.cast(rows.schema.field(self.spec.hash_field).type)
                 )
             )
+
+
+def _one_line(text: str) -> str:
+    """`text` with its line breaks, control characters (Arrow quotes damaged bytes as they are) and
+    runs of spaces each made one space."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def _footer(source: pa.NativeFile) -> tuple[pq.FileMetaData, bytes]:

@@ -173,6 +173,23 @@ def test_every_read_of_a_corrupt_index_file_names_the_file(history: Storage, rea
         READS_OF_A_CORRUPT_BUCKET[read](view, bucket)
 
 
+def test_a_corrupt_index_file_is_reported_in_one_printable_line(history: Storage) -> None:
+    """A garbled page header makes Arrow quote the bad byte and break its message over lines; the
+    error keeps the reason, in the one line the CLI prints."""
+    view = _view(history, I3)
+    rel = view.rel(view.buckets[bucket_of("k07", SPEC.num_buckets)].names[0])
+    data = bytearray(history.read_bytes(rel))
+    for i in range(4, 12):  # the first page header, just after the leading magic
+        data[i] ^= 0x5A
+    history.write_bytes(rel, bytes(data))
+    with pytest.raises(TableCorruptError) as raised:
+        view.read_all()
+    assert "\n" in str(raised.value.__cause__)
+    message = str(raised.value)
+    assert message.isprintable() and "  " not in message
+    assert "thrift" in message and message.endswith("Deserializing page header failed.")
+
+
 def test_write_logs_writes_one_file_per_touched_bucket(tmp_path: Path) -> None:
     storage = Storage.from_uri(str(tmp_path))
     entries = {f"key{i}": ("", f"g{i}") for i in range(40)}
