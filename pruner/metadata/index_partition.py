@@ -30,6 +30,7 @@ from pruner.errors import IndexFileMissingError, TableCorruptError
 from pruner.format.keys import value_hashes
 from pruner.format.layout import IndexFileName
 from pruner.format.parquet_encoding import dictionary_columns
+from pruner.format.parquet_reads import iter_row_groups, read_in_memory, read_row_groups
 from pruner.metadata.cache import IndexCache
 from pruner.metadata.lookup import IndexedRows, admitted, lookup_keys
 from pruner.metadata.merge import UnsortedRunError, last_of_each_key, merge, merge_runs
@@ -169,13 +170,21 @@ class IndexPartitionView:
     def scan(self, expression: ds.Expression) -> pa.Table:
         """Live rows satisfying `expression` (on key fields only, so that a tombstone is read
         whenever the row it hides is), from every bucket; row groups are skipped by their footer
-        statistics, which for the leading sort key makes a narrow range cheap."""
+        statistics, which for the leading sort key makes a narrow range cheap. Read on the calling
+        thread (`pruner.format.parquet_reads`), not by a dataset scan, which reads on Arrow's pools."""
         tables = []
         for bucket in sorted(self.buckets):
             layers = []
             for name in self.buckets[bucket].names:
                 with self.reading(name) as rel, self.storage.open_input_file(rel) as source:
-                    layers.append(_VERIFIED.make_fragment(source).to_table(filter=expression))
+                    fragment = _VERIFIED.make_fragment(source)
+                    groups = [
+                        g.id
+                        for piece in fragment.split_by_row_group(filter=expression)
+                        for g in piece.row_groups
+                    ]
+                    rows = read_row_groups(source, fragment.metadata, groups, verify_checksums=True)
+                    layers.append(rows.filter(expression))
             tables.append(merge(self.spec, layers))
         return pa.concat_tables(tables) if tables else self.spec.schema.empty_table()
 
@@ -208,7 +217,8 @@ class IndexPartitionView:
     @contextmanager
     def reading(self, name: IndexFileName) -> Iterator[str]:
         """The table-relative path of index file `name`; failing to read it inside the block
-        raises `TableCorruptError` naming the file."""
+        raises `TableCorruptError` naming the file, with Arrow's reason on the same line (some of
+        its messages span lines; the CLI reports an error in one)."""
         try:
             yield self.rel(name)
         except FileNotFoundError as exc:
@@ -218,31 +228,33 @@ class IndexPartitionView:
             ) from exc
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
-                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {exc}"
+                f"cannot read index file {self.storage.full_uri(self.rel(name))}: {_one_line(str(exc))}"
             ) from exc
 
     def _read_file(self, name: IndexFileName, keys: pa.Array | None) -> pa.Table:
         with self.reading(name) as rel:
             if keys is None:  # every row group: the whole file in one read
-                data = pa.BufferReader(self.storage.read_bytes(rel))
-                return pq.ParquetFile(data, page_checksum_verification=True).read()
+                return read_in_memory(self.storage.read_bytes(rel), verify_checksums=True)
             with self.storage.open_input_file(rel) as source:
                 # The footer first (one ranged read of the file's tail), then only the row groups
                 # whose min / max admit a key (from the tail already read, if it is the whole file).
                 metadata, tail = _footer(source)
-                whole = tail if len(tail) == source.size() else None
-                parquet = pq.ParquetFile(
-                    source if whole is None else pa.BufferReader(whole),
-                    metadata=metadata,
-                    page_checksum_verification=True,
+                whole = len(tail) == source.size()
+                groups = _row_groups_with_keys(metadata, self.spec.hash_field, keys)
+                rows = read_row_groups(
+                    pa.BufferReader(tail) if whole else source, metadata, groups, verify_checksums=True
                 )
-                groups = _row_groups_with_keys(parquet, self.spec.hash_field, keys)
-                rows = parquet.read_row_groups(groups) if groups else parquet.schema_arrow.empty_table()
             return rows.filter(
                 pc.is_in(
                     rows.column(self.spec.hash_field), keys.cast(rows.schema.field(self.spec.hash_field).type)
                 )
             )
+
+
+def _one_line(text: str) -> str:
+    """`text` with its line breaks, control characters (Arrow quotes damaged bytes as they are) and
+    runs of spaces each made one space."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def _footer(source: pa.NativeFile) -> tuple[pq.FileMetaData, bytes]:
@@ -265,14 +277,14 @@ def _footer(source: pa.NativeFile) -> tuple[pq.FileMetaData, bytes]:
     return pq.read_metadata(pa.BufferReader(tail[-footer:])), tail
 
 
-def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Array) -> list[int]:
+def _row_groups_with_keys(metadata: pq.FileMetaData, field_name: str, keys: pa.Array) -> list[int]:
     """Row groups whose footer min / max of `field_name` admits at least one of `keys` (a row group
     without statistics always does; all row groups when the statistics cannot be compared with the
     keys). Files are sorted by their key, so for a few keys most row groups are skipped; the footers
     are read in Python, the comparison with the keys is two vectorised binary searches."""
-    metadata = parquet.metadata
+    schema = metadata.schema.to_arrow_schema()
     everything = list(range(metadata.num_row_groups))
-    column = parquet.schema_arrow.get_field_index(field_name)
+    column = schema.get_field_index(field_name)
     if column < 0:
         return everything
     bounds: tuple[list[object], list[object]] = ([], [])
@@ -281,7 +293,7 @@ def _row_groups_with_keys(parquet: pq.ParquetFile, field_name: str, keys: pa.Arr
         known = stats is not None and stats.has_min_max
         bounds[0].append(stats.min if known else None)
         bounds[1].append(stats.max if known else None)
-    value_type = parquet.schema_arrow.field(column).type
+    value_type = schema.field(column).type
     try:
         keep = admitted(pa.array(bounds[0], value_type), pa.array(bounds[1], value_type), keys)
     except (TypeError, ValueError, NotImplementedError):  # statistics Arrow cannot compare with the keys
@@ -372,12 +384,10 @@ def compact_bucket(view: IndexPartitionView, bucket: int, instant: str) -> str:
 
 
 def _file_chunks(view: IndexPartitionView, name: IndexFileName) -> Iterator[pa.Table]:
-    """One index file, a row group's worth of rows at a time."""
+    """One index file, a row group at a time, read on the calling thread."""
     with view.reading(name) as rel, view.storage.open_input_file(rel) as source:
-        for batch in pq.ParquetFile(source, page_checksum_verification=True).iter_batches(
-            batch_size=ROW_GROUP_ROWS
-        ):
-            yield pa.Table.from_batches([batch])
+        metadata, _ = _footer(source)
+        yield from iter_row_groups(source, metadata, verify_checksums=True)
 
 
 def _write_chunks(

@@ -4,6 +4,7 @@ bucket-limited lookups and compaction."""
 from __future__ import annotations
 
 import secrets
+import threading
 from collections import Counter
 from datetime import date, timedelta
 from decimal import Decimal
@@ -14,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pruner import storage as storage_module
 from pruner.errors import TableCorruptError
 from pruner.format.keys import bucket_of
 from pruner.format.layout import IndexFileName
@@ -34,7 +36,7 @@ from pruner.metadata.index_partition import (
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, ROW_GROUP_ROWS
 from pruner.storage import Storage
-from pruner.storage_requests import StorageRequests, counting
+from pruner.storage_requests import StorageRequests, _CountedReads, counting, current
 from pruner.types import parse_type
 from tests.support_s3 import SeaweedS3
 
@@ -169,6 +171,23 @@ def test_every_read_of_a_corrupt_index_file_names_the_file(history: Storage, rea
     history.write_bytes(view.rel(corrupt), b"not parquet")
     with pytest.raises(TableCorruptError, match=f"cannot read index file .*{corrupt}"):
         READS_OF_A_CORRUPT_BUCKET[read](view, bucket)
+
+
+def test_a_corrupt_index_file_is_reported_in_one_printable_line(history: Storage) -> None:
+    """A garbled page header makes Arrow quote the bad byte and break its message over lines; the
+    error keeps the reason, in the one line the CLI prints."""
+    view = _view(history, I3)
+    rel = view.rel(view.buckets[bucket_of("k07", SPEC.num_buckets)].names[0])
+    data = bytearray(history.read_bytes(rel))
+    for i in range(4, 12):  # the first page header, just after the leading magic
+        data[i] ^= 0x5A
+    history.write_bytes(rel, bytes(data))
+    with pytest.raises(TableCorruptError) as raised:
+        view.read_all()
+    assert "\n" in str(raised.value.__cause__)
+    message = str(raised.value)
+    assert message.isprintable() and "  " not in message
+    assert "thrift" in message and message.endswith("Deserializing page header failed.")
 
 
 def test_write_logs_writes_one_file_per_touched_bucket(tmp_path: Path) -> None:
@@ -308,6 +327,52 @@ def test_a_cold_keyed_lookup_of_a_small_file_reads_it_once(history: Storage) -> 
     assert requests.value() == StorageRequests(heads=1, gets=1, bytes_read=sizes[view.rel(name)])
 
 
+# Every kind of read of an index partition, on a bucket large enough that a keyed read reads the
+# file past its tail (a `Storage` file handed to Arrow), not the tail's bytes.
+READS_OF_A_LARGE_BUCKET = {
+    "whole": lambda view, keys: view.read_all(),
+    "cold lookup": lambda view, keys: view.lookup(pa.array([keys[len(keys) // 2]])),
+    "scan": lambda view, keys: view.scan(pc.field("key") < keys[100]),
+    "estimate": lambda view, keys: view.estimate_fraction(pc.field("key") < keys[100]),
+    "compaction": lambda view, keys: compact_bucket(view, 0, I2),
+}
+
+
+@pytest.mark.parametrize("read", list(READS_OF_A_LARGE_BUCKET), ids=list(READS_OF_A_LARGE_BUCKET))
+def test_arrow_threads_never_read_or_release_what_python_owns(
+    tmp_path: Path, read: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Storage's files are Python objects and so are the bytes it reads whole: every read of them
+    and every release of them happens on the thread that reads the index, never on one of Arrow's,
+    which would need the GIL for it and, at the interpreter's exit, abort the process (issue 35)."""
+    reader = threading.get_ident()
+    threads: list[int] = []  # where each read of a file, and each release of a file or bytes, ran
+
+    class Bytes(bytes):
+        def __del__(self) -> None:
+            threads.append(threading.get_ident())
+
+    class Reads(_CountedReads):
+        def read(self, nbytes: int | None = None) -> bytes:
+            threads.append(threading.get_ident())
+            return super().read(nbytes)
+
+        def __del__(self) -> None:
+            threads.append(threading.get_ident())
+
+    storage = Storage.from_uri(str(tmp_path))
+    spec = record_index.spec(1)
+    keys = [f"k{i:06d}{secrets.token_hex(16)}" for i in range(3 * ROW_GROUP_ROWS)]
+    write_logs(storage, spec, I1, _rows(dict.fromkeys(keys, ("p=a", "g1")), OP_UPSERT))
+    view = IndexPartitionView.load(storage, spec, visible=frozenset({I1, I2}), as_of=I1)
+    read_bytes = Storage.read_bytes
+    monkeypatch.setattr(Storage, "read_bytes", lambda self, rel: Bytes(read_bytes(self, rel)))
+    monkeypatch.setattr(storage_module, "counted", lambda inner: pa.PythonFile(Reads(inner, current()), "r"))
+    for _ in range(30):  # a release is late only now and then
+        READS_OF_A_LARGE_BUCKET[read](view, keys)
+    assert threads and set(threads) == {reader}
+
+
 def test_compaction_of_a_file_out_of_key_order_merges_in_memory(
     history: Storage, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -423,5 +488,5 @@ def test_secondary_lookups_cold_and_cached_agree_and_skip_row_groups(tmp_path: P
     bucket = int(spec.buckets(pa.table({"secondary_key": one}))[0])
     parquet = pq.ParquetFile(storage.path(cold.rel(cold.buckets[bucket].names[0])))
     assert parquet.metadata.num_row_groups > 1
-    assert len(_row_groups_with_keys(parquet, "secondary_key", one)) == 1
-    assert _row_groups_with_keys(parquet, "secondary_key", pa.array([None], one.type)) == []
+    assert len(_row_groups_with_keys(parquet.metadata, "secondary_key", one)) == 1
+    assert _row_groups_with_keys(parquet.metadata, "secondary_key", pa.array([None], one.type)) == []
