@@ -80,6 +80,8 @@ class TableInfo:
     virtual_columns: tuple[VirtualColumnInfo, ...] = ()
     snapshot: str | None = None  # the snapshot described: the requested one, else the latest
     location: str | None = None  # the table's root, in the form split paths take (None: not said)
+    # what a predicate alone can prune by (`pruner.index.prunable`); empty from an older sidecar
+    prunable_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class PruningClient:
             latest_snapshot=response.latest_snapshot or None,
             snapshot=response.snapshot or None,
             location=response.location or None,
+            prunable_columns=tuple(response.prunable_columns),
             virtual_columns=tuple(
                 VirtualColumnInfo(
                     v.name, codec.decode_column_type(v.type), v.expression, v.source_column, v.monotonic

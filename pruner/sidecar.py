@@ -7,8 +7,8 @@ root has been listed successfully once (retried in the background), then SERVING
 reports NOT_SERVING, refuses new calls, lets calls in flight finish for up to `grace` seconds and
 then closes everything; `wait()` blocks until then. As one worker of `lakeprune serve --workers N`
 (`pruner.supervisor`), a sidecar binds its gRPC and Thrift ports with SO_REUSEPORT (`reuse_port`),
-sharing them with the other workers, and its metrics on a private address (`metrics_host`) that the
-supervisor scrapes."""
+sharing them with the other workers, its metrics on a private address (`metrics_host`) that the
+supervisor scrapes, and gRPC also on a port of its own (`own_grpc_port`), where only it answers."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ class Sidecar:
         *,
         reuse_port: bool = False,
         metrics_host: str | None = None,
+        own_grpc_port: int | None = None,
     ) -> None:
         self.config = config
         self.max_workers = max_workers
@@ -73,6 +74,8 @@ class Sidecar:
         self.workers = Workers(max_workers, config.limits.request_timeout_seconds)
         self.ready = threading.Event()  # set once the catalog is loaded
         self.grpc_port: int | None = None
+        # a port this process serves gRPC on alone, beside a shared one (`ServeConfig.worker_grpc_port`)
+        self.own_grpc_port = own_grpc_port
         self.thrift_port: int | None = None
         self.metrics_port: int | None = None
         self._server: Any = None
@@ -102,8 +105,9 @@ class Sidecar:
         self._loader = threading.Thread(target=self._load_catalog, name="lakeprune-catalog", daemon=True)
         self._loader.start()
         log.info(
-            "sidecar started: grpc=%s thrift=%s metrics=%s schemas=%s",
+            "sidecar started: grpc=%s%s thrift=%s metrics=%s schemas=%s",
             self._address(self.grpc_port),
+            "" if self.own_grpc_port is None else f" (own {self._address(self.own_grpc_port)})",
             self._address(self.thrift_port),
             self._address(self.metrics_port),
             ",".join(self.catalog.schemas()),
@@ -188,17 +192,21 @@ class Sidecar:
             ),
         ):
             add_servicer(add, service, server, servicer.undecodable)
-        address = f"{_host(self.config.host)}:{port}"
-        try:
-            if security.tls:
-                bound = server.add_secure_port(address, self._tls_credentials())
-            else:
-                bound = server.add_insecure_port(address)
-        except RuntimeError as exc:
-            raise ConfigError(f"cannot listen for gRPC on {address}: {exc}") from None
+        bound = self._listen(server, port)
+        if self.own_grpc_port is not None:
+            self.own_grpc_port = self._listen(server, self.own_grpc_port)
         server.start()
         self._server = server
-        return int(bound)
+        return bound
+
+    def _listen(self, server: Any, port: int) -> int:
+        address = f"{_host(self.config.host)}:{port}"
+        try:
+            if self.config.security.tls:
+                return int(server.add_secure_port(address, self._tls_credentials()))
+            return int(server.add_insecure_port(address))
+        except RuntimeError as exc:
+            raise ConfigError(f"cannot listen for gRPC on {address}: {exc}") from None
 
     def _tls_credentials(self) -> Any:
         security = self.config.security

@@ -60,6 +60,13 @@ def serve(
             help="Planning processes behind the same ports: a number, or auto (default: one per core)."
         ),
     ] = None,
+    worker_grpc_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Worker i also serves gRPC alone on this port + i - 1 (0: free ports); list these "
+            "ports in a client's addresses to spread its calls over every worker."
+        ),
+    ] = None,
     log_format: Annotated[
         LogFormat, typer.Option(help="Log lines on stderr: plain text, or one JSON object per line.")
     ] = LogFormat.PLAIN,
@@ -74,6 +81,7 @@ def serve(
         "--cache-size": cache_size,
         "--token-file": token_file,
         "--workers": workers,
+        "--worker-grpc-port": worker_grpc_port is not None,
     }
     if config is not None:
         given = [name for name, value in options.items() if value]
@@ -92,6 +100,7 @@ def serve(
             cache_size=cache_size,
             token_file=token_file,
             workers=_workers(workers),
+            worker_grpc_port=worker_grpc_port,
         )
     run(settings, log_format)
 
@@ -112,14 +121,20 @@ def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         sidecar: Sidecar | Supervisor
+        own: list[int]
         if settings.workers == 1:
-            sidecar = Sidecar(settings).start()
+            # one process: its own port is the shared one's twin, so client address lists stay valid
+            single = Sidecar(settings, own_grpc_port=settings.worker_grpc_port).start()
+            own, sidecar = ([] if single.own_grpc_port is None else [single.own_grpc_port]), single
         else:
-            sidecar = Supervisor(settings, log_format, SHUTDOWN_GRACE_SECONDS).start()
+            supervisor = Supervisor(settings, log_format, SHUTDOWN_GRACE_SECONDS).start()
+            own, sidecar = supervisor.worker_grpc_ports, supervisor
+        worker_ports = ",".join(_shown(settings.host, p) for p in own)
         console.print(
             f"lakeprune sidecar listening: grpc={_shown(settings.host, sidecar.grpc_port)} "
             f"thrift={_shown(settings.host, sidecar.thrift_port)} "
-            f"metrics={_shown(settings.host, sidecar.metrics_port)} workers={settings.workers}",
+            f"metrics={_shown(settings.host, sidecar.metrics_port)} workers={settings.workers}"
+            + (f" worker_grpc={worker_ports}" if worker_ports else ""),
             highlight=False,
             soft_wrap=True,
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from pruner.format.keys import parse_partition_path
 from pruner.functions import Order
+from pruner.index.prunable import prunable_columns
 from pruner.metadata.files_index import DataFile
 from pruner.service import codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
@@ -54,6 +55,7 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
         snapshot=snapshot.instant or "",
         # what split and file paths start with (Storage.full_uri of a table-relative path)
         location=table.storage.full_uri(""),
+        prunable_columns=prunable_columns(config, table.definitions, snapshot.instant),
     )
 
 

@@ -169,6 +169,10 @@ class ServeConfig:
     thrift_port: int | None = DEFAULT_THRIFT_PORT
     metrics_port: int | None = DEFAULT_METRICS_PORT
     advertise: tuple[str, ...] = ()  # host:port of the Thrift endpoints engines use for GetRows
+    # With N workers, worker i (1..N) also serves gRPC alone on worker_grpc_port + i - 1 (0: a free
+    # port each; None: only the shared port). A client that lists these ports and spreads its calls
+    # over them (Trino's connector does) reaches every worker, whatever connections it holds.
+    worker_grpc_port: int | None = None
     # Planning processes behind the same ports (1: this process serves alone); each holds its own
     # index cache of `cache_bytes`.
     workers: int = field(default_factory=available_cores)
@@ -205,6 +209,20 @@ class ServeConfig:
             raise ConfigError(
                 f"workers must be a positive integer (planning processes), got {self.workers!r}"
             )
+        if self.worker_grpc_port:
+            last = self.worker_grpc_port + self.workers - 1
+            if not 0 < self.worker_grpc_port <= last <= 65535:
+                raise ConfigError(
+                    f"worker_grpc_port {self.worker_grpc_port} with {self.workers} workers needs ports "
+                    f"{self.worker_grpc_port}-{last}, beyond 65535 (0 picks free ports)"
+                )
+            for key, port in bound:
+                if self.worker_grpc_port <= port <= last:
+                    raise ConfigError(
+                        f"{key} {port} is among the workers' own gRPC ports {self.worker_grpc_port}-{last}"
+                    )
+        elif self.worker_grpc_port is not None and self.worker_grpc_port < 0:
+            raise ConfigError(f"worker_grpc_port {self.worker_grpc_port} is not a port number")
         if self.cache_bytes < 0:
             raise ConfigError(f"cache size must not be negative, got {self.cache_bytes}")
         for address in self.advertise:
@@ -258,6 +276,7 @@ class ServeConfig:
             thrift_port=listen.port("thrift_port", DEFAULT_THRIFT_PORT),
             metrics_port=listen.port("metrics_port", DEFAULT_METRICS_PORT),
             advertise=tuple(listen.text_list("advertise")),
+            worker_grpc_port=listen.port("worker_grpc_port", None),
             **({} if workers is None else {"workers": workers}),
             cache_bytes=cache.size("max_bytes", 512 * 1024**2),
             limits=Limits(
@@ -307,6 +326,7 @@ class ServeConfig:
         cache_size: str | None = None,
         token_file: str | None = None,
         workers: int | None = None,
+        worker_grpc_port: int | None = None,
     ) -> ServeConfig:
         """Build from `lakeprune serve` options: `NAME=ROOT` warehouses; a port None takes the
         default and False turns the endpoint off. Validated exactly as a config file."""
@@ -323,6 +343,7 @@ class ServeConfig:
                 ("grpc_port", grpc_port),
                 ("thrift_port", thrift_port),
                 ("metrics_port", metrics_port),
+                ("worker_grpc_port", worker_grpc_port),
             )
             if value is not None
         }
@@ -453,7 +474,7 @@ class _Reader:
             raise ConfigError(f"{self.prefix}{key} must be a positive number, got {value!r}")
         return float(value)
 
-    def port(self, key: str, default: int) -> int | None:
+    def port(self, key: str, default: int | None) -> int | None:
         value = self.get(key)
         if value is None:
             return default

@@ -28,6 +28,7 @@ class WorkerOrder:
     log_levels: dict[str, int]  # logger name ("" for the root) -> level, as in the supervisor
     grace_seconds: float
     supervisor_pid: int
+    own_grpc_port: int | None = None  # the worker's own gRPC port (`ServeConfig.worker_grpc_port`)
 
 
 def send_order(stream: IO[bytes], order: WorkerOrder) -> None:

@@ -2,7 +2,12 @@
 running. `start()` holds the ports (`ports`; port 0 becomes one free port, chosen once), serves the
 metrics port itself (the sum over workers, `aggregate`, plus the workers' count and restarts; its
 `/health` is SERVING while at least one worker is ready, with the workers by state),
-starts the workers and returns when each has bound the ports; a worker that fails to start is a
+starts the workers and returns when each has bound the ports. With `worker_grpc_port` it also holds
+one gRPC port per worker, which only that worker (and its replacement) binds: SO_REUSEPORT spreads
+connections, not calls, so a client holding one connection (Trino's connector holds one channel per
+address) keeps every call on one worker; a client that lists the workers' own ports and spreads its
+calls over them (the connector round-robins calls over its addresses) reaches each worker by
+construction, with no proxy in between. A worker that fails to start is a
 `ConfigError` and nothing is left running. A worker that exits while serving (killed, crashed) is
 logged and replaced after a back-off that grows with each consecutive failure (0.5 s up to 30 s;
 a worker that ran for a minute resets it), so a worker that cannot run does not cause a restart
@@ -73,6 +78,7 @@ class Supervisor:
         self.grpc_port: int | None = None
         self.thrift_port: int | None = None
         self.metrics_port: int | None = None
+        self.worker_grpc_ports: list[int] = []  # worker i's own gRPC port at [i - 1]; [] if none
         self.restarts = 0
         self._slots = [_Slot(i + 1) for i in range(config.workers)]
         self._lock = threading.Lock()
@@ -103,10 +109,11 @@ class Supervisor:
             self.stop(0)
             raise
         log.info(
-            "supervisor started %d workers (pids %s): grpc=%s thrift=%s metrics=%s",
+            "supervisor started %d workers (pids %s): grpc=%s%s thrift=%s metrics=%s",
             len(self._slots),
             ",".join(str(pid) for pid in self.pids()),
             self._address(self.grpc_port),
+            "".join(f" worker {i}={self._address(p)}" for i, p in enumerate(self.worker_grpc_ports, 1)),
             self._address(self.thrift_port),
             self._address(self.metrics_port),
         )
@@ -185,11 +192,18 @@ class Supervisor:
         metrics on a free loopback port each)."""
         self.grpc_port = self._hold("gRPC", self.config.grpc_port)
         self.thrift_port = self._hold("Thrift", self.config.thrift_port)
+        first = self.config.worker_grpc_port
+        if first is not None:
+            for slot in self._slots:
+                port = self._hold(f"gRPC of worker {slot.index}", first and first + slot.index - 1)
+                assert port is not None
+                self.worker_grpc_ports.append(port)
         return dataclasses.replace(
             self.config,
             grpc_port=self.grpc_port,
             thrift_port=self.thrift_port,
             metrics_port=None if self.config.metrics_port is None else 0,
+            worker_grpc_port=None,  # each worker gets its own port in its order
         )
 
     def _hold(self, endpoint: str, port: int | None) -> int | None:
@@ -290,8 +304,9 @@ class Supervisor:
         )
 
     def _spawn(self, slot: _Slot, worker_config: ServeConfig, now: float) -> None:
+        own_port = self.worker_grpc_ports[slot.index - 1] if self.worker_grpc_ports else None
         order = WorkerOrder(
-            slot.index, worker_config, self.log_format, _log_levels(), self.grace, os.getpid()
+            slot.index, worker_config, self.log_format, _log_levels(), self.grace, os.getpid(), own_port
         )
         try:
             started = WorkerProcess(order)

@@ -2,10 +2,11 @@
 `python -m pruner.supervisor.worker` in a fresh interpreter (gRPC does not survive a fork, so
 workers are never forked from a process that runs it). It first asks the kernel to kill it when the
 supervisor dies (PR_SET_PDEATHSIG, even if the supervisor is killed with SIGKILL), reads its order
-from stdin (`orders`), starts a `Sidecar` on the shared ports (SO_REUSEPORT) with its metrics on a
-private loopback port, reports `started` and then `ready` on stdout, and serves until SIGTERM,
-SIGINT or the end of its stdin (the supervisor is gone), then stops gracefully like a single
-sidecar. A start that fails is one `error:` line on stderr and exit status 2."""
+from stdin (`orders`), starts a `Sidecar` on the shared ports (SO_REUSEPORT; gRPC also on its own
+port when the order gives one) with its metrics on a private loopback port, reports `started` and
+then `ready` on stdout, and serves until SIGTERM, SIGINT or the end of its stdin (the supervisor is
+gone), then stops gracefully like a single sidecar. A start that fails is one `error:` line on
+stderr and exit status 2."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def main() -> int:
     threading.Thread(
         target=watch_stdin, args=(sys.stdin.fileno(), stop), name="supervisor-pipe", daemon=True
     ).start()
-    sidecar = Sidecar(order.config, reuse_port=True, metrics_host=LOOPBACK)
+    sidecar = Sidecar(order.config, reuse_port=True, metrics_host=LOOPBACK, own_grpc_port=order.own_grpc_port)
     try:
         sidecar.start()
     except LakepruneError as exc:

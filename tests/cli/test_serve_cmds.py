@@ -94,7 +94,7 @@ def test_serve_until_sigterm(tmp_path: Path, log_format: str, workers: str) -> N
     )
     args = ["serve", "--warehouse", f"demo={tmp_path / 'wh'}", "--grpc-port", "0", "--thrift-port", "off"]
     args += ["--metrics-port", "0", "--cache-size", "8MiB", "--token-file", str(tmp_path / "token")]
-    args += ["--log-format", log_format, "--workers", workers]
+    args += ["--log-format", log_format, "--workers", workers, "--worker-grpc-port", "0"]
     process = subprocess.Popen(
         [sys.executable, "-c", script, *args],
         cwd=REPO,
@@ -107,11 +107,16 @@ def test_serve_until_sigterm(tmp_path: Path, log_format: str, workers: str) -> N
         assert process.stdout is not None
         line = process.stdout.readline()
         match = re.search(
-            rf"grpc=127\.0\.0\.1:(\d+) thrift=off metrics=127\.0\.0\.1:(\d+) workers={workers}", line
+            rf"grpc=127\.0\.0\.1:(\d+) thrift=off metrics=127\.0\.0\.1:(\d+) workers={workers} "
+            r"worker_grpc=(\S+)",
+            line,
         )
         assert match, line + (process.stderr.read() if process.poll() is not None and process.stderr else "")
-        with PruningClient(f"127.0.0.1:{match.group(1)}", token="t0ken") as client:
-            assert [t.table for t in client.list_tables()] == ["events"]
+        own = match.group(3).split(",")  # each worker's own port (one process: its own too)
+        assert len(set(own)) == int(workers) and all(a.startswith("127.0.0.1:") for a in own), line
+        for address in (f"127.0.0.1:{match.group(1)}", *own):
+            with PruningClient(address, token="t0ken") as client:
+                assert [t.table for t in client.list_tables()] == ["events"]
         started = time.perf_counter()
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)

@@ -14,11 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from pruner.client import PruningClient, ServiceError
+from pruner.format.config import TableConfig, create_config
+from pruner.index.definitions import define, save_definitions
 from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.planner.prune import prune
 from pruner.serving.config import Limits
+from pruner.storage import Storage
 from pruner.table.describe import history
 from pruner.table.table import LakeTable
+from pruner.types import TableSchema
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
 
 SEQ_RANGE = "seq BETWEEN 100 AND 400"
@@ -72,6 +76,26 @@ def test_get_table_names_the_root_every_split_and_file_lies_under(
         paths = [s.path for s in client.prune(SCHEMA, TABLE, SEQ_RANGE).splits]
         paths += [f.path for f in client.list_files(SCHEMA, TABLE)]
     assert paths and all(p.startswith(expected + "/") for p in paths)
+
+
+def test_get_table_declares_what_a_predicate_can_prune_by(
+    start_sidecar: StartSidecar, tmp_path: Path
+) -> None:
+    """Engines wait for a dynamic filter only on these columns: the partition column, the one-column
+    record key, ready indexes' columns; not an index still building, not a column without one."""
+    storage = Storage.from_uri(str(tmp_path / TABLE))
+    config = TableConfig(
+        TABLE,
+        TableSchema.parse("id bigint, region string, v bigint, s string, w bigint"),
+        ("id",),
+        ("region",),
+    )
+    create_config(storage, config)
+    bloom = define(config, [], "bf", "bloom_filters", ["v"], {}).ready("20260101000000000")
+    building = define(config, [bloom], "by_s", "secondary_index", ["s"], {})
+    save_definitions(storage, [bloom, building])
+    with PruningClient(address(start_sidecar(str(tmp_path)))) as client:
+        assert client.get_table(SCHEMA, TABLE).prunable_columns == ("id", "region", "v")
 
 
 def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_table: str) -> None:

@@ -113,7 +113,7 @@ class IndexInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[str] = ..., complete_up_to: _Optional[str] = ...) -> None: ...
 
 class GetTableResponse(_message.Message):
-    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot", "location")
+    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot", "location", "prunable_columns")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     RECORD_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -124,6 +124,7 @@ class GetTableResponse(_message.Message):
     VIRTUAL_COLUMNS_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
+    PRUNABLE_COLUMNS_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     columns: _containers.RepeatedCompositeFieldContainer[Column]
     record_key: _containers.RepeatedScalarFieldContainer[str]
@@ -134,7 +135,8 @@ class GetTableResponse(_message.Message):
     virtual_columns: _containers.RepeatedCompositeFieldContainer[VirtualColumn]
     snapshot: str
     location: str
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ..., snapshot: _Optional[str] = ..., location: _Optional[str] = ...) -> None: ...
+    prunable_columns: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ..., snapshot: _Optional[str] = ..., location: _Optional[str] = ..., prunable_columns: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class VirtualColumn(_message.Message):
     __slots__ = ("name", "type", "expression", "source_column", "monotonic")

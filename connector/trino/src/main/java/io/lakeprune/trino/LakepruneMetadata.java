@@ -117,6 +117,7 @@ public class LakepruneMetadata
                 tableName.getTableName(),
                 described.isEmpty() ? Optional.empty() : Optional.of(described),
                 table.get().getLocation(),
+                ImmutableSet.copyOf(table.get().getPrunableColumnsList()),
                 TupleDomain.all());
     }
 

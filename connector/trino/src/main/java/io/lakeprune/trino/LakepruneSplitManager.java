@@ -34,9 +34,13 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 /**
  * Splits from the sidecar's PruneStream, for the table handle's predicate ANDed with the query's
- * dynamic filter: split enumeration first waits, up to the session's
- * dynamic_filtering_wait_timeout, for the dynamic filter to complete (as Hive does), then prunes
- * with whatever the filter has narrowed to by then.
+ * dynamic filter. When the dynamic filter covers a column the sidecar declared prunable (the
+ * table handle's prunableColumns: a partition column, or one an index or column statistics can
+ * use), split enumeration first waits, up to the session's dynamic_filtering_wait_timeout, for the
+ * filter to complete, then prunes with whatever it has narrowed to by then. A dynamic filter on
+ * other columns cannot remove a file: splits flow at once, and Trino still applies the filter to
+ * the rows it reads. The connector decides nothing about pruning here: it only intersects the
+ * filter's columns with what the sidecar declared.
  */
 public class LakepruneSplitManager
         implements ConnectorSplitManager
@@ -65,6 +69,14 @@ public class LakepruneSplitManager
     ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
     {
         return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos);
+    }
+
+    /** Whether the sidecar can prune by some column the dynamic filter covers: only then does waiting for it pay. */
+    static boolean prunesBy(LakepruneTableHandle table, DynamicFilter dynamicFilter)
+    {
+        return dynamicFilter.getColumnsCovered().stream()
+                .map(column -> ((LakepruneColumnHandle) column).name())
+                .anyMatch(table.prunableColumns()::contains);
     }
 
     /** The predicate a prune request carries: the handle's, ANDed with the dynamic filter's current one. */
@@ -114,6 +126,7 @@ public class LakepruneSplitManager
         private final LakepruneTableHandle table;
         private final DynamicFilter dynamicFilter;
         private final long waitDeadlineNanos;
+        private final boolean waitForDynamicFilter;
         private List<ConnectorSplit> splits;
         private int position;
 
@@ -122,6 +135,7 @@ public class LakepruneSplitManager
             this.table = table;
             this.dynamicFilter = dynamicFilter;
             this.waitDeadlineNanos = waitDeadlineNanos;
+            this.waitForDynamicFilter = prunesBy(table, dynamicFilter);
         }
 
         @Override
@@ -129,7 +143,7 @@ public class LakepruneSplitManager
         {
             if (splits == null) {
                 long remaining = waitDeadlineNanos - System.nanoTime();
-                if (dynamicFilter.isAwaitable() && !dynamicFilter.isComplete() && remaining > 0) {
+                if (waitForDynamicFilter && dynamicFilter.isAwaitable() && !dynamicFilter.isComplete() && remaining > 0) {
                     // come back when the dynamic filter narrowed, or the wait is over
                     return dynamicFilter.isBlocked()
                             .thenApply(ignored -> new ConnectorSplitBatch(ImmutableList.of(), false))

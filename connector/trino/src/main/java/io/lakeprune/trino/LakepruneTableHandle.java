@@ -1,10 +1,12 @@
 package io.lakeprune.trino;
 
+import com.google.common.collect.ImmutableSet;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
 
 import java.util.Optional;
+import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
@@ -13,9 +15,17 @@ import static java.util.Objects.requireNonNull;
  * planned) and the predicate the sidecar prunes with: the query's domains on regular columns, plus
  * domains on functional indexes' virtual columns that applyFilter derived from function calls.
  * {@code location} is the table's root as the sidecar names it (GetTableResponse.location): splits
- * naming a file outside it are refused.
+ * naming a file outside it are refused. {@code prunableColumns} are the columns the sidecar declared it
+ * can prune by (GetTableResponse.prunable_columns): split enumeration waits for a dynamic filter
+ * only when it covers one of them.
  */
-public record LakepruneTableHandle(String schemaName, String tableName, Optional<String> snapshot, String location, TupleDomain<LakepruneColumnHandle> constraint)
+public record LakepruneTableHandle(
+        String schemaName,
+        String tableName,
+        Optional<String> snapshot,
+        String location,
+        Set<String> prunableColumns,
+        TupleDomain<LakepruneColumnHandle> constraint)
         implements ConnectorTableHandle
 {
     public LakepruneTableHandle
@@ -24,6 +34,7 @@ public record LakepruneTableHandle(String schemaName, String tableName, Optional
         requireNonNull(tableName, "tableName is null");
         requireNonNull(snapshot, "snapshot is null");
         requireNonNull(location, "location is null");
+        prunableColumns = ImmutableSet.copyOf(requireNonNull(prunableColumns, "prunableColumns is null"));
         requireNonNull(constraint, "constraint is null");
     }
 
@@ -34,7 +45,7 @@ public record LakepruneTableHandle(String schemaName, String tableName, Optional
 
     public LakepruneTableHandle withConstraint(TupleDomain<LakepruneColumnHandle> constraint)
     {
-        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, constraint);
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint);
     }
 
     @Override

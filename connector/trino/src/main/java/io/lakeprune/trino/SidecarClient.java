@@ -40,6 +40,13 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
  * The sidecar's gRPC API, with the catalog's deadline, bearer token and bounded retries across its
  * address list. Every failure becomes a {@link TrinoException} naming the sidecar, except NOT_FOUND,
  * which callers translate into what Trino expects ({@link NotFoundException}).
+ * <p>
+ * One channel per address, and each call starts at the next address (a shared counter): calls, not
+ * connections, are spread. That is what balances a sidecar run with {@code --workers N
+ * --worker-grpc-port P} when the catalog lists the workers' own ports: each port reaches one worker,
+ * so the workers take turns by construction. Several channels to one shared SO_REUSEPORT port would
+ * not do it: the kernel places each connection by a hash of its addresses, so all of them may land
+ * on one worker.
  */
 public class SidecarClient
 {

@@ -26,6 +26,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.type.BigintType.BIGINT;
@@ -116,7 +117,7 @@ class TestHiddenColumnsPageSource
 
     private static List<List<Object>> readRows(LakeprunePageSourceProvider provider, ConnectorSession session, String table, String file, long size)
     {
-        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, TupleDomain.all());
+        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, Set.of(), TupleDomain.all());
         LakepruneSplit split = new LakepruneSplit(file, 0, size, 4, OptionalLong.empty(), List.of(new LakepruneSplit.PartitionKey("region", Optional.of("ÀB"))));
 
         List<List<Object>> rows = new ArrayList<>();

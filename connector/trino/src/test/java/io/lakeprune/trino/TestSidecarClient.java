@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
@@ -139,6 +142,36 @@ class TestSidecarClient
             assertThat(listTables(client).getSchemasList()).containsExactly("demo");
         }
         assertThat(healthy.calls.get()).isEqualTo(4);
+    }
+
+    @Test
+    void testCallsAlternateOverTheAddresses()
+            throws Exception
+    {
+        // the addresses of `lakeprune serve --worker-grpc-port`, one worker each: concurrent scans'
+        // calls split evenly, however the connections were made
+        FakeSidecar first = new FakeSidecar(0, Status.OK, false);
+        FakeSidecar second = new FakeSidecar(0, Status.OK, false);
+        SidecarClient client = client(new Duration(5, SECONDS), 1, serve("worker-1", first), serve("worker-2", second));
+        ExecutorService scans = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int scan = 0; scan < 4; scan++) {
+                running.add(scans.submit(() -> {
+                    for (int call = 0; call < 25; call++) {
+                        listTables(client);
+                    }
+                }));
+            }
+            for (Future<?> scan : running) {
+                scan.get();
+            }
+        }
+        finally {
+            scans.shutdownNow();
+        }
+        assertThat(first.calls.get()).isEqualTo(50);
+        assertThat(second.calls.get()).isEqualTo(50);
     }
 
     @Test

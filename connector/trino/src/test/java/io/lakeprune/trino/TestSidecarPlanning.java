@@ -74,6 +74,8 @@ class TestSidecarPlanning
             .setLatestSnapshot("20240101000000000")
             .setSnapshot("20240101000000000")
             .setLocation("/wh/trips")
+            // what the sidecar can prune by: id (say, a record key); fare and ts have no index
+            .addPrunableColumns("id")
             .build();
 
     private final List<PruneRequest> pruneRequests = new CopyOnWriteArrayList<>();
@@ -263,7 +265,7 @@ class TestSidecarPlanning
         LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
         LakepruneColumnHandle id = (LakepruneColumnHandle) metadata.getColumnHandles(null, handle).get("id");
         CompletableFuture<?> blocked = new CompletableFuture<>();
-        TestingDynamicFilter dynamicFilter = new TestingDynamicFilter(blocked);
+        TestingDynamicFilter dynamicFilter = new TestingDynamicFilter(blocked, Set.of(id));
 
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
         ConnectorSplitSource source = splitManager.splitSource(handle, dynamicFilter, System.nanoTime() + SECONDS.toNanos(30));
@@ -289,7 +291,8 @@ class TestSidecarPlanning
     {
         LakepruneMetadata metadata = metadata();
         LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
-        TestingDynamicFilter neverCompletes = new TestingDynamicFilter(new CompletableFuture<>());
+        ColumnHandle id = metadata.getColumnHandles(null, handle).get("id");
+        TestingDynamicFilter neverCompletes = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(id));
         ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, neverCompletes, System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200));
         long start = System.nanoTime();
         assertThat(source.getNextBatch(10).get(5, SECONDS).getSplits()).isEmpty();
@@ -298,22 +301,50 @@ class TestSidecarPlanning
         assertThat(pruneRequests.getLast().hasPredicate()).isFalse();
     }
 
+    @Test
+    void testSplitsFlowAtOnceWhenTheDynamicFilterCoversNoPrunableColumn()
+            throws Exception
+    {
+        LakepruneMetadata metadata = metadata();
+        LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        assertThat(handle.prunableColumns()).containsExactly("id");
+        Map<String, ColumnHandle> columns = metadata.getColumnHandles(null, handle);
+        // a join on fare and ts: the sidecar cannot prune by them, so nothing waits for the filter
+        TestingDynamicFilter unprunable = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("fare"), columns.get("ts")));
+        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, unprunable, System.nanoTime() + SECONDS.toNanos(30));
+        CompletableFuture<ConnectorSplitSource.ConnectorSplitBatch> first = source.getNextBatch(10);
+        assertThat(first).isDone();
+        assertThat(first.get().getSplits()).hasSize(2);
+        assertThat(first.get().isNoMoreSplits()).isTrue();
+        assertThat(pruneRequests).hasSize(1);
+        assertThat(pruneRequests.getLast().hasPredicate()).isFalse();
+
+        // a table handle from a sidecar that declares nothing prunable (one before the field) waits for no filter either
+        LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint());
+        TestingDynamicFilter onId = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("id")));
+        assertThat(new LakepruneSplitManager(client).splitSource(undeclared, onId, System.nanoTime() + SECONDS.toNanos(30)).getNextBatch(10)).isDone();
+        assertThat(LakepruneSplitManager.prunesBy(handle, onId)).isTrue();
+        assertThat(LakepruneSplitManager.prunesBy(handle, unprunable)).isFalse();
+    }
+
     private static class TestingDynamicFilter
             implements DynamicFilter
     {
         private final CompletableFuture<?> blocked;
+        private final Set<ColumnHandle> covered;
         volatile TupleDomain<ColumnHandle> predicate = TupleDomain.all();
         volatile boolean complete;
 
-        TestingDynamicFilter(CompletableFuture<?> blocked)
+        TestingDynamicFilter(CompletableFuture<?> blocked, Set<ColumnHandle> covered)
         {
             this.blocked = blocked;
+            this.covered = Set.copyOf(covered);
         }
 
         @Override
         public Set<ColumnHandle> getColumnsCovered()
         {
-            return Set.of();
+            return covered;
         }
 
         @Override
