@@ -36,7 +36,9 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
  * Splits from the sidecar's PruneStream, for the table handle's predicate ANDed with the query's
  * dynamic filter: split enumeration first waits, up to the session's
  * dynamic_filtering_wait_timeout, for the dynamic filter to complete (as Hive does), then prunes
- * with whatever the filter has narrowed to by then.
+ * with whatever the filter has narrowed to by then. A file larger than the session's max_split_size
+ * comes as several splits of consecutive byte ranges (cut by the sidecar), as Hive and Iceberg
+ * split files, so that a large file is read by several drivers.
  */
 public class LakepruneSplitManager
         implements ConnectorSplitManager
@@ -59,12 +61,13 @@ public class LakepruneSplitManager
     {
         LakepruneTableHandle table = (LakepruneTableHandle) tableHandle;
         long waitMillis = LakepruneSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
-        return splitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis));
+        long maxSplitBytes = LakepruneSessionProperties.getMaxSplitSize(session).toBytes();
+        return splitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis), maxSplitBytes);
     }
 
-    ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
+    ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos, long maxSplitBytes)
     {
-        return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos);
+        return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos, maxSplitBytes);
     }
 
     /** The predicate a prune request carries: the handle's, ANDed with the dynamic filter's current one. */
@@ -74,11 +77,12 @@ public class LakepruneSplitManager
         return table.constraint().intersect(dynamic.transformKeys(LakepruneColumnHandle.class::cast));
     }
 
-    List<ConnectorSplit> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate)
+    List<ConnectorSplit> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate, long maxSplitBytes)
     {
         PruneRequest.Builder request = PruneRequest.newBuilder()
                 .setTable(TableName.newBuilder().setSchema(table.schemaName()).setTable(table.tableName()))
-                .setSnapshot(table.snapshot().orElse(""));
+                .setSnapshot(table.snapshot().orElse(""))
+                .setMaxSplitBytes(maxSplitBytes);
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
@@ -114,14 +118,16 @@ public class LakepruneSplitManager
         private final LakepruneTableHandle table;
         private final DynamicFilter dynamicFilter;
         private final long waitDeadlineNanos;
+        private final long maxSplitBytes;
         private List<ConnectorSplit> splits;
         private int position;
 
-        PruneSplitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
+        PruneSplitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos, long maxSplitBytes)
         {
             this.table = table;
             this.dynamicFilter = dynamicFilter;
             this.waitDeadlineNanos = waitDeadlineNanos;
+            this.maxSplitBytes = maxSplitBytes;
         }
 
         @Override
@@ -136,7 +142,7 @@ public class LakepruneSplitManager
                             .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, NANOSECONDS);
                 }
                 TupleDomain<LakepruneColumnHandle> predicate = predicate(table, dynamicFilter);
-                splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate);
+                splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate, maxSplitBytes);
             }
             int end = Math.min(splits.size(), position + maxSize);
             List<ConnectorSplit> batch = splits.subList(position, end);
