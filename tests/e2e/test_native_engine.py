@@ -331,17 +331,17 @@ def test_dynamic_filter_prunes_the_fact_table(native: Native) -> None:
 def test_a_large_file_is_read_as_byte_range_splits(native: Native) -> None:
     """Issue 41: with `max_split_size` below a file's size, the sidecar cuts the file into byte
     ranges and Trino's reader reads each row group in exactly one of them: the `wide` table's one
-    file (~4 MB in ~1 MB row groups) comes as several splits and answers as DuckDB does."""
+    file (in row groups of ~256 KiB) comes as several splits and answers as DuckDB does."""
     sql = f"SELECT count(*), sum(length(payload)), sum(id) FROM lakeprune.{SCHEMA_NAME}.wide"
     want = reference(native.warehouse, "SELECT count(*), sum(length(payload)), sum(id) FROM wide")
-    rows, splits = _scan(native.engine, sql, "lakeprune.max_split_size = '1MB'", "wide")
+    rows, splits = _scan(native.engine, sql, "lakeprune.max_split_size = '64kB'", "wide")
     whole_rows, whole_splits = _scan(native.engine, sql, "lakeprune.max_split_size = '1GB'", "wide")
     assert (whole_rows, whole_splits) == (want[0][0], 1)
     assert rows == want[0][0] and splits >= 3, f"{rows} rows in {splits} splits"
     connection = native.engine.connect()
     try:
         cursor = connection.cursor()
-        cursor.execute("SET SESSION lakeprune.max_split_size = '1MB'")
+        cursor.execute("SET SESSION lakeprune.max_split_size = '64kB'")
         cursor.fetchall()
         cursor.execute(sql)
         assert [list(row) for row in cursor.fetchall()] == want

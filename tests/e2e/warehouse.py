@@ -35,9 +35,9 @@ TYPES_SCHEMA = (
 BASE = datetime(2026, 3, 1, tzinfo=UTC)
 NOTES = ["", "ok", "Zürich → 東京", "emoji 🚕", "a" * 300]
 # `wide`: one file whose rows encode to ~4 MB, several pages at a 1 MB max-response-size, in row
-# groups of ~1 MB, so that an engine splitting files by byte ranges reads it as several splits.
+# groups of ~256 KiB, so that an engine splitting files by byte ranges reads it as several splits.
 WIDE_ROWS = 20_000
-WIDE_ROW_GROUP_BYTES = 1 << 20
+WIDE_ROW_GROUP_BYTES = 256 << 10
 WIDE_SCHEMA = "id bigint, payload string"
 
 
