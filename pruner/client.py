@@ -171,12 +171,14 @@ class PruningClient:
         columns: Sequence[str] | None = None,
         explain: bool = False,
         stream: bool | None = None,
+        max_split_bytes: int = 0,
     ) -> RemotePruneResult:
         """The splits that may hold rows matching `where` (SQL text, bound here exactly as the
         sidecar binds it, or a TupleDomain); the result's `widened` says where binding widened it.
         `stream`: True uses PruneStream, False Prune, None (default) Prune and PruneStream only when
-        the result is too large for one."""
-        request, bound = self.prune_request(schema, table, where, snapshot, columns, explain)
+        the result is too large for one. `max_split_bytes`: > 0 cuts files larger than that into
+        splits of consecutive byte ranges (`Split.ranges`); 0: one split per file."""
+        request, bound = self.prune_request(schema, table, where, snapshot, columns, explain, max_split_bytes)
         if stream:
             return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
         try:
@@ -194,6 +196,7 @@ class PruningClient:
         snapshot: str | None = None,
         columns: Sequence[str] | None = None,
         explain: bool = False,
+        max_split_bytes: int = 0,
     ) -> tuple[spb.PruneRequest, BoundPredicate]:
         """The `PruneRequest` that `prune` sends for these arguments, with the bound predicate: for
         callers that send requests themselves (a load generator sends one request many times)."""
@@ -204,6 +207,7 @@ class PruningClient:
             predicate=codec.encode_tuple_domain(bound.domain),
             columns=list(columns or ()),
             explain=explain,
+            max_split_bytes=max_split_bytes,
         )
         return request, bound
 

@@ -1,12 +1,13 @@
 """What a prune returns: the splits (one per kept data file, with its byte range, partition values
-and row count), the explain record of every planner step (files in and out, time, why a step was
-skipped or fell back), the notes on where the predicate was widened before planning, and the
+and row count; `Split.ranges` cuts a large file's split into consecutive byte ranges for engines
+that read row groups by range), the explain record of every planner step (files in and out, time,
+why a step was skipped or fell back), the notes on where the predicate was widened before planning, and the
 requests the prune made to storage (listings, metadata requests, ranged reads and bytes read).
 Values only; the same objects travel through the CLI, the Python API, gRPC and Thrift."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pruner.storage_requests import StorageRequests
 
@@ -23,6 +24,29 @@ class Split:
     length: int
     row_count: int
     file_size: int  # bytes of the whole data file (the split may cover part of it)
+
+    def ranges(self, max_bytes: int) -> list[Split]:
+        """This split as consecutive byte ranges of at most `max_bytes` each (itself when it is no
+        larger, or `max_bytes` is 0), covering the same bytes. A Parquet reader given a range reads
+        the row groups whose first data page lies in it, as Hive's and Iceberg's splits are read,
+        so the ranges of a file read each of its rows exactly once. Row counts are the file's rows
+        shared out by bytes (an estimate per range; the ranges' counts sum to the split's)."""
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, not {max_bytes}")
+        if max_bytes == 0 or self.length <= max_bytes:
+            return [self]
+        end = self.start + self.length
+        starts = range(self.start, end, max_bytes)
+        rows_before = [self.row_count * (s - self.start) // self.length for s in (*starts, end)]
+        return [
+            replace(
+                self,
+                start=s,
+                length=min(max_bytes, end - s),
+                row_count=rows_before[i + 1] - rows_before[i],
+            )
+            for i, s in enumerate(starts)
+        ]
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -78,7 +102,8 @@ class PruneResult:
 
     @property
     def files_selected(self) -> int:
-        return len(self.splits)
+        """The data files the splits read (a file cut into byte ranges counts once)."""
+        return len({s.path for s in self.splits})
 
     @property
     def fallbacks(self) -> int:

@@ -290,6 +290,19 @@ def check_snapshot(instant: str) -> str | None:
     return instant
 
 
+MIN_SPLIT_BYTES = 64 << 10  # a range smaller than a row group buys an engine nothing but splits
+
+
+def check_split_bytes(max_split_bytes: int) -> int:
+    """A request's `max_split_bytes`: 0 (whole files) or at least `MIN_SPLIT_BYTES`."""
+    if max_split_bytes != 0 and max_split_bytes < MIN_SPLIT_BYTES:
+        raise InvalidInputError(
+            f"max_split_bytes {max_split_bytes:,} is below the minimum of {MIN_SPLIT_BYTES:,} "
+            "(0: one split per file)"
+        )
+    return max_split_bytes
+
+
 # Tables --------------------------------------------------------------------------------------------
 
 

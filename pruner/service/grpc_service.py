@@ -18,7 +18,7 @@ import grpc
 from pruner.errors import InvalidInputError
 from pruner.metadata.files_index import DataFile
 from pruner.planner.prune import prune
-from pruner.planner.result import PruneResult
+from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
@@ -64,29 +64,31 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> spb.PruneResponse:
         def work(record: RequestRecord, timeout: float) -> spb.PruneResponse:
-            result = self._prune(request, record, timeout)
-            if len(result.splits) > self.limits.max_splits_per_response:
+            result, splits = self._prune(request, record, timeout)
+            if len(splits) > self.limits.max_splits_per_response:
                 raise ResultTooLargeError(
-                    f"{len(result.splits):,} splits exceed limits.max_splits_per_response "
+                    f"{len(splits):,} splits exceed limits.max_splits_per_response "
                     f"({self.limits.max_splits_per_response:,}); use PruneStream"
                 )
-            return codec.encode_prune_result(result, request.explain)
+            response = codec.encode_prune_header(result, request.explain)
+            response.splits.extend(codec.encode_split(s) for s in splits)
+            return response
 
         return self._call(context, "Prune", _table_name(request), work)
 
     def PruneStream(  # noqa: N802
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> Iterator[spb.PruneResponse]:
-        result = self._call(
+        result, splits = self._call(
             context, "PruneStream", _table_name(request), functools.partial(self._prune, request)
         )
         size = self.limits.max_splits_per_response
         first = codec.encode_prune_header(result, request.explain)
-        first.splits.extend(codec.encode_split(s) for s in result.splits[:size])
+        first.splits.extend(codec.encode_split(s) for s in splits[:size])
         yield first
-        for start in range(size, len(result.splits), size):
+        for start in range(size, len(splits), size):
             chunk = spb.PruneResponse()
-            chunk.splits.extend(codec.encode_split(s) for s in result.splits[start : start + size])
+            chunk.splits.extend(codec.encode_split(s) for s in splits[start : start + size])
             yield chunk
 
     def GetTableStatistics(  # noqa: N802
@@ -152,10 +154,14 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             files = [f for f in files if (f.partition, f.file_group) in kept]
         return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
 
-    def _prune(self, request: spb.PruneRequest, record: RequestRecord, timeout: float) -> PruneResult:
-        """The prune; its log line counts the storage requests of the whole request (the catalog's
-        check that the table is unchanged, then the prune), the response those of the prune."""
+    def _prune(
+        self, request: spb.PruneRequest, record: RequestRecord, timeout: float
+    ) -> tuple[PruneResult, list[Split]]:
+        """The prune and its splits, each kept file cut into the request's byte ranges; its log line
+        counts the storage requests of the whole request (the catalog's check that the table is
+        unchanged, then the prune), the response those of the prune."""
         name = _resolve(request)
+        max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
         with counting() as requests:
             table = self.catalog.table(name)
             predicate = (
@@ -170,7 +176,8 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
         record.prune(result, requests.value())
         self.metrics.prune_result(API, result)
-        return self.catalog.redact.prune_result(result)
+        result = self.catalog.redact.prune_result(result)
+        return result, [r for split in result.splits for r in split.ranges(max_split_bytes)]
 
     def _call(
         self,

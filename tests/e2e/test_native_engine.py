@@ -292,8 +292,8 @@ STAR_JOIN = (
 )
 
 
-def _trips_scan(engine: Engine, sql: str, session: str) -> tuple[int, int]:
-    """Input rows and splits of the `trips` scan in EXPLAIN ANALYZE, with the session property set."""
+def _scan(engine: Engine, sql: str, session: str, table: str = "trips") -> tuple[int, int]:
+    """Input rows and splits of the `table` scan in EXPLAIN ANALYZE, with the session property set."""
     connection = engine.connect()
     try:
         cursor = connection.cursor()
@@ -303,9 +303,9 @@ def _trips_scan(engine: Engine, sql: str, session: str) -> tuple[int, int]:
         plan = "\n".join(str(row[0]) for row in cursor.fetchall())
     finally:
         connection.close()
-    scan = plan[plan.index(f"table = lakeprune:{SCHEMA_NAME}.trips") :]
+    scan = plan[plan.index(f"table = lakeprune:{SCHEMA_NAME}.{table}") :]
     found = re.search(r"Input: ([\d,]+) rows \(.*?Splits: ([\d,]+)", scan)
-    assert found is not None, f"no input line for the trips scan in:\n{plan}"
+    assert found is not None, f"no input line for the {table} scan in:\n{plan}"
     return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
 
 
@@ -318,14 +318,35 @@ def test_dynamic_filter_prunes_the_fact_table(native: Native) -> None:
         "SELECT count(*), sum(t.fare) FROM trips t JOIN drivers d ON t.trip_id = d.driver_id "
         "WHERE d.name = 'driver 7'",
     )
-    rows, splits = _trips_scan(native.engine, sql, "enable_dynamic_filtering = true")
-    all_rows, all_splits = _trips_scan(native.engine, sql, "enable_dynamic_filtering = false")
+    rows, splits = _scan(native.engine, sql, "enable_dynamic_filtering = true")
+    all_rows, all_splits = _scan(native.engine, sql, "enable_dynamic_filtering = false")
     files = len(LakeTable.open(str(native.warehouse / "trips")).snapshot().files())
     assert (all_rows, all_splits) == (
         native.engine.query(f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.trips")[0][0],
         files,
     )
     assert splits == 1 and rows <= all_rows / 20, f"{rows} rows in {splits} splits with the dynamic filter"
+
+
+def test_a_large_file_is_read_as_byte_range_splits(native: Native) -> None:
+    """Issue 41: with `max_split_size` below a file's size, the sidecar cuts the file into byte
+    ranges and Trino's reader reads each row group in exactly one of them: the `wide` table's one
+    file (in row groups of ~256 KiB) comes as several splits and answers as DuckDB does."""
+    sql = f"SELECT count(*), sum(length(payload)), sum(id) FROM lakeprune.{SCHEMA_NAME}.wide"
+    want = reference(native.warehouse, "SELECT count(*), sum(length(payload)), sum(id) FROM wide")
+    rows, splits = _scan(native.engine, sql, "lakeprune.max_split_size = '64kB'", "wide")
+    whole_rows, whole_splits = _scan(native.engine, sql, "lakeprune.max_split_size = '1GB'", "wide")
+    assert (whole_rows, whole_splits) == (want[0][0], 1)
+    assert rows == want[0][0] and splits >= 3, f"{rows} rows in {splits} splits"
+    connection = native.engine.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SET SESSION lakeprune.max_split_size = '64kB'")
+        cursor.fetchall()
+        cursor.execute(sql)
+        assert [list(row) for row in cursor.fetchall()] == want
+    finally:
+        connection.close()
 
 
 def test_a_killed_sidecar_fails_its_catalog_clearly_and_no_other(native: Native) -> None:

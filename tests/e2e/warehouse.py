@@ -34,8 +34,10 @@ TYPES_SCHEMA = (
 )
 BASE = datetime(2026, 3, 1, tzinfo=UTC)
 NOTES = ["", "ok", "Zürich → 東京", "emoji 🚕", "a" * 300]
-# `wide`: one file whose rows encode to ~4 MB, several pages at a 1 MB max-response-size.
+# `wide`: one file whose rows encode to ~4 MB, several pages at a 1 MB max-response-size, in row
+# groups of ~256 KiB, so that an engine splitting files by byte ranges reads it as several splits.
 WIDE_ROWS = 20_000
+WIDE_ROW_GROUP_BYTES = 256 << 10
 WIDE_SCHEMA = "id bigint, payload string"
 
 
@@ -142,7 +144,13 @@ def build(spark: SparkSession, root: Path) -> Path:
     )
     types = LakepruneTable.create(str(warehouse / "types"), TYPES_SCHEMA, record_key="id", spark=spark)
     types.insert(spark.createDataFrame(TYPE_ROWS, TYPES_SCHEMA))
-    wide = LakepruneTable.create(str(warehouse / "wide"), WIDE_SCHEMA, record_key="id", spark=spark)
+    wide = LakepruneTable.create(
+        str(warehouse / "wide"),
+        WIDE_SCHEMA,
+        record_key="id",
+        properties={"write.row_group_bytes": WIDE_ROW_GROUP_BYTES},
+        spark=spark,
+    )
     payloads = spark.range(WIDE_ROWS).selectExpr(
         "id", "concat(repeat(sha2(cast(id AS string), 256), 3), 'é') AS payload"
     )

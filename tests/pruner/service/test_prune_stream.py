@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import grpc
+import pytest
 
 from builder.index_build import execute
 from pruner.client import PruningClient
@@ -58,3 +59,23 @@ def test_a_stream_is_one_plan_while_an_index_is_dropped(start_sidecar: StartSide
     streamed = [codec.decode_split(s) for m in [first, *rest] for s in m.splits]
     assert streamed == planned.splits  # the plan of the stream's start, nothing repeated or lost
     assert after.files_selected > planned.files_selected  # a new query sees the index gone
+
+
+def test_large_files_come_as_byte_ranges(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`max_split_bytes` cuts each kept file into ranges (`Split.ranges`) in `Prune` and in every
+    page of `PruneStream`; `files_selected` still counts files; below the minimum is refused."""
+    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=7))
+    expected = prune(LakeTable.open(indexed_table), SEQ_RANGE)
+    cut = 1 << 10
+    monkeypatch.setattr(codec, "MIN_SPLIT_BYTES", cut)  # the table's files are a few KiB
+    ranges = [r for s in expected.splits for r in s.ranges(cut)]
+    assert len(ranges) > len(expected.splits) > 1
+    with PruningClient(address(sidecar)) as client:
+        streamed = client.prune(SCHEMA, TABLE, SEQ_RANGE, max_split_bytes=cut)
+        assert streamed.splits == ranges and streamed.files_selected == expected.files_selected
+        assert client.prune(SCHEMA, TABLE, SEQ_RANGE).splits == expected.splits
+        error = failing(lambda: client._stub.Prune(prune_request(SEQ_RANGE, max_split_bytes=cut - 1)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "max_split_bytes 1,023 is below the minimum of 1,024 (0: one split per file)" in error.details()

@@ -153,18 +153,20 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "columns", "explain")
+    __slots__ = ("table", "snapshot", "predicate", "columns", "explain", "max_split_bytes")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    MAX_SPLIT_BYTES_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
     columns: _containers.RepeatedScalarFieldContainer[str]
     explain: bool
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., explain: _Optional[bool] = ...) -> None: ...
+    max_split_bytes: int
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
 
 class PartitionValue(_message.Message):
     __slots__ = ("column", "value")

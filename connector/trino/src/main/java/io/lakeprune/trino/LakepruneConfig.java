@@ -7,7 +7,9 @@ import io.airlift.configuration.Config;
 import io.airlift.configuration.ConfigDescription;
 import io.airlift.configuration.ConfigSecuritySensitive;
 import io.airlift.configuration.validation.FileExists;
+import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
+import io.airlift.units.MinDataSize;
 import io.airlift.units.MinDuration;
 import jakarta.validation.constraints.AssertTrue;
 import jakarta.validation.constraints.Max;
@@ -17,6 +19,7 @@ import jakarta.validation.constraints.NotNull;
 import java.util.List;
 import java.util.Optional;
 
+import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.SECONDS;
 
 /**
@@ -25,6 +28,9 @@ import static java.util.concurrent.TimeUnit.SECONDS;
  */
 public class LakepruneConfig
 {
+    /** The sidecar's smallest byte range (pruner.service.codec.MIN_SPLIT_BYTES). */
+    static final String MIN_SPLIT_SIZE = "64kB";
+
     private List<HostAndPort> sidecarAddresses = ImmutableList.of();
     private Duration requestTimeout = new Duration(30, SECONDS);
     private int maxAttempts = 3;
@@ -32,6 +38,7 @@ public class LakepruneConfig
     private boolean tlsEnabled;
     private String tlsTrustCertificate;
     private Duration dynamicFilteringWaitTimeout = new Duration(1, SECONDS);
+    private DataSize maxSplitSize = DataSize.of(64, MEGABYTE);
 
     @NotNull
     public List<HostAndPort> getSidecarAddresses()
@@ -136,6 +143,21 @@ public class LakepruneConfig
     public LakepruneConfig setDynamicFilteringWaitTimeout(Duration dynamicFilteringWaitTimeout)
     {
         this.dynamicFilteringWaitTimeout = dynamicFilteringWaitTimeout;
+        return this;
+    }
+
+    @NotNull
+    @MinDataSize(MIN_SPLIT_SIZE)
+    public DataSize getMaxSplitSize()
+    {
+        return maxSplitSize;
+    }
+
+    @Config("lakeprune.max-split-size")
+    @ConfigDescription("Largest split: a larger data file is read as several splits of consecutive byte ranges (row groups)")
+    public LakepruneConfig setMaxSplitSize(DataSize maxSplitSize)
+    {
+        this.maxSplitSize = maxSplitSize;
         return this;
     }
 }

@@ -41,6 +41,9 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
  * other columns cannot remove a file: splits flow at once, and Trino still applies the filter to
  * the rows it reads. The connector decides nothing about pruning here: it only intersects the
  * filter's columns with what the sidecar declared.
+ * A file larger than the session's max_split_size comes as several splits of consecutive byte
+ * ranges (cut by the sidecar), as Hive and Iceberg split files, so that a large file is read by
+ * several drivers.
  */
 public class LakepruneSplitManager
         implements ConnectorSplitManager
@@ -63,12 +66,13 @@ public class LakepruneSplitManager
     {
         LakepruneTableHandle table = (LakepruneTableHandle) tableHandle;
         long waitMillis = LakepruneSessionProperties.getDynamicFilteringWaitTimeout(session).toMillis();
-        return splitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis));
+        long maxSplitBytes = LakepruneSessionProperties.getMaxSplitSize(session).toBytes();
+        return splitSource(table, dynamicFilter, System.nanoTime() + MILLISECONDS.toNanos(waitMillis), maxSplitBytes);
     }
 
-    ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
+    ConnectorSplitSource splitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos, long maxSplitBytes)
     {
-        return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos);
+        return new PruneSplitSource(table, dynamicFilter, waitDeadlineNanos, maxSplitBytes);
     }
 
     /** Whether the sidecar can prune by some column the dynamic filter covers: only then does waiting for it pay. */
@@ -86,11 +90,12 @@ public class LakepruneSplitManager
         return table.constraint().intersect(dynamic.transformKeys(LakepruneColumnHandle.class::cast));
     }
 
-    List<ConnectorSplit> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate)
+    List<ConnectorSplit> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate, long maxSplitBytes)
     {
         PruneRequest.Builder request = PruneRequest.newBuilder()
                 .setTable(TableName.newBuilder().setSchema(table.schemaName()).setTable(table.tableName()))
-                .setSnapshot(table.snapshot().orElse(""));
+                .setSnapshot(table.snapshot().orElse(""))
+                .setMaxSplitBytes(maxSplitBytes);
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
@@ -127,15 +132,17 @@ public class LakepruneSplitManager
         private final DynamicFilter dynamicFilter;
         private final long waitDeadlineNanos;
         private final boolean waitForDynamicFilter;
+        private final long maxSplitBytes;
         private List<ConnectorSplit> splits;
         private int position;
 
-        PruneSplitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos)
+        PruneSplitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos, long maxSplitBytes)
         {
             this.table = table;
             this.dynamicFilter = dynamicFilter;
             this.waitDeadlineNanos = waitDeadlineNanos;
             this.waitForDynamicFilter = prunesBy(table, dynamicFilter);
+            this.maxSplitBytes = maxSplitBytes;
         }
 
         @Override
@@ -150,7 +157,7 @@ public class LakepruneSplitManager
                             .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, NANOSECONDS);
                 }
                 TupleDomain<LakepruneColumnHandle> predicate = predicate(table, dynamicFilter);
-                splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate);
+                splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate, maxSplitBytes);
             }
             int end = Math.min(splits.size(), position + maxSize);
             List<ConnectorSplit> batch = splits.subList(position, end);

@@ -2,6 +2,7 @@ package io.lakeprune.trino;
 
 import com.google.common.collect.ImmutableMap;
 import com.google.common.net.HostAndPort;
+import io.airlift.units.DataSize;
 import io.airlift.units.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +15,7 @@ import java.util.Map;
 import static io.airlift.configuration.testing.ConfigAssertions.assertFullMapping;
 import static io.airlift.configuration.testing.ConfigAssertions.assertRecordedDefaults;
 import static io.airlift.configuration.testing.ConfigAssertions.recordDefaults;
+import static io.airlift.units.DataSize.Unit.MEGABYTE;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +32,8 @@ class TestLakepruneConfig
                 .setToken(null)
                 .setTlsEnabled(false)
                 .setTlsTrustCertificate(null)
-                .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS)));
+                .setDynamicFilteringWaitTimeout(new Duration(1, SECONDS))
+                .setMaxSplitSize(DataSize.of(64, MEGABYTE)));
     }
 
     @Test
@@ -46,6 +49,7 @@ class TestLakepruneConfig
                 .put("lakeprune.sidecar.tls.enabled", "true")
                 .put("lakeprune.sidecar.tls.trust-certificate", certificate.toString())
                 .put("lakeprune.dynamic-filtering.wait-timeout", "10s")
+                .put("lakeprune.max-split-size", "128MB")
                 .buildOrThrow();
 
         LakepruneConfig expected = new LakepruneConfig()
@@ -55,7 +59,8 @@ class TestLakepruneConfig
                 .setToken("s3cret")
                 .setTlsEnabled(true)
                 .setTlsTrustCertificate(certificate.toString())
-                .setDynamicFilteringWaitTimeout(new Duration(10, SECONDS));
+                .setDynamicFilteringWaitTimeout(new Duration(10, SECONDS))
+                .setMaxSplitSize(DataSize.of(128, MEGABYTE));
 
         assertFullMapping(properties, expected);
     }

@@ -189,12 +189,13 @@ class TestSidecarPlanning
         assertThat(metadata.applyFilter(null, filtered, constraint)).isEmpty();
 
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
-        assertThat(splitManager.prune(filtered, filtered.constraint())).containsExactly(
+        assertThat(splitManager.prune(filtered, filtered.constraint(), 64L << 20)).containsExactly(
                 // the file's size when the sidecar sends it; none from a sidecar before file_size
                 new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, OptionalLong.of(100), List.of(new LakepruneSplit.PartitionKey("city", Optional.of("sf")))),
                 new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, OptionalLong.empty(), List.of(new LakepruneSplit.PartitionKey("city", Optional.empty()))));
         PruneRequest request = pruneRequests.getLast();
         assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
+        assertThat(request.getMaxSplitBytes()).isEqualTo(64L << 20);
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
         assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
         assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
@@ -268,7 +269,7 @@ class TestSidecarPlanning
         TestingDynamicFilter dynamicFilter = new TestingDynamicFilter(blocked, Set.of(id));
 
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
-        ConnectorSplitSource source = splitManager.splitSource(handle, dynamicFilter, System.nanoTime() + SECONDS.toNanos(30));
+        ConnectorSplitSource source = splitManager.splitSource(handle, dynamicFilter, System.nanoTime() + SECONDS.toNanos(30), 0);
         CompletableFuture<ConnectorSplitSource.ConnectorSplitBatch> first = source.getNextBatch(10);
         assertThat(first).isNotDone();
         assertThat(pruneRequests).isEmpty();
@@ -293,7 +294,7 @@ class TestSidecarPlanning
         LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
         ColumnHandle id = metadata.getColumnHandles(null, handle).get("id");
         TestingDynamicFilter neverCompletes = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(id));
-        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, neverCompletes, System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200));
+        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, neverCompletes, System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200), 0);
         long start = System.nanoTime();
         assertThat(source.getNextBatch(10).get(5, SECONDS).getSplits()).isEmpty();
         assertThat(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(150L, 3000L);
