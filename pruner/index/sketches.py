@@ -19,6 +19,7 @@ width types have one (fixed width types' sizes follow from their type and the ro
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from decimal import Decimal
 
@@ -35,8 +36,7 @@ _TYPE = ds.tgt_hll_type.HLL_4
 def sketch(values: pa.Array, column_type: ColumnType) -> bytes:
     """The compact serialised HLL sketch of the distinct non-null values of a column."""
     hll = ds.hll_sketch(LG_K, _TYPE)
-    for value in _canonical(pc.unique(values.drop_null()), column_type):
-        hll.update(value)
+    deque(map(hll.update, _canonical(pc.unique(values.drop_null()), column_type)), maxlen=0)  # C speed
     return bytes(hll.serialize_compact())
 
 
