@@ -8,6 +8,8 @@ the lock keeps only the rows of files that are still live, writes them as a comm
 aggregated from `column_stats`, which must be ready first. A secondary index's build scans every
 live file for its `(value, record key)` pairs; writes during the build upsert every pair of the
 files they write (not only changed ones), so dropping the pairs of replaced files loses nothing.
+`analyze` rebuilds, the same way, the column stats rows of files indexed before those rows carried
+what optimizers need (distinct-value sketches, data sizes, exact decimal bounds).
 `DROP INDEX` removes the definition and the partition's files."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -42,6 +45,7 @@ from pruner.index.definitions import (
 )
 from pruner.index.specs import rows_for_file
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
+from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
@@ -175,6 +179,43 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
             computed.unpersist()
 
 
+def analyze(location: str, spark: SparkSession | None = None) -> tuple[int, str | None]:
+    """Recompute the `column_stats` rows of the live files whose rows lack what optimizers need
+    (distinct-value sketches, data sizes, exact decimal bounds: files indexed before those
+    existed), as an `index_build` commit of the column stats index, built as `build_index` builds.
+    Returns the number of files recomputed and the instant (None: every file had them)."""
+    table = LakeTable.open(location)
+    definition = next((d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS), None)
+    if definition is None or definition.state != IndexState.READY:
+        raise InvalidInputError(
+            "analyze recomputes a ready column_stats index: create one first "
+            "(lakeprune sql 'CREATE INDEX stats ON t USING column_stats (col, ...)')"
+        )
+    snapshot = table.snapshot()
+    files = snapshot.files()
+    rows = snapshot.index_partition(table.spec(definition)).read_all()
+    complete = (
+        rows.filter(pc.is_valid(rows["ndv_sketch"]))
+        .group_by(["partition", "file_name"])
+        .aggregate([("column", "count_distinct")])
+    )
+    analyzed = {
+        (r["partition"], r["file_name"])
+        for r in complete.to_pylist()
+        if r["column_count_distinct"] == len(definition.columns)
+    }
+    missing = [f for f in files if (f.partition, f.file_name) not in analyzed]
+    log.info("analyze: %d of %d live file(s) lack optimizer statistics", len(missing), len(files))
+    if not missing:
+        return 0, None
+    computed = _compute_chunks(table, definition, spark, missing)
+    try:
+        return len(missing), _publish(table, definition.name, computed)
+    finally:
+        if computed is not None:
+            computed.unpersist()
+
+
 def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
     """Under the table lock: the `index_build` commit of the rows of files still live."""
     with table_lock(table.storage, f"build index {name}"):
@@ -209,12 +250,15 @@ def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
 
 
 def _compute_chunks(
-    table: LakeTable, definition: IndexDefinition, spark: SparkSession | None
+    table: LakeTable,
+    definition: IndexDefinition,
+    spark: SparkSession | None,
+    files: list[DataFile] | None = None,
 ) -> DataFrame | None:
-    """The index rows of every live file, computed in Spark tasks as log chunks by bucket (source:
-    the file's name, so that the final step keeps the files still live), persisted and counted so
-    that the work is done before the lock is taken."""
-    files = table.snapshot().files()
+    """The index rows of `files` (default: every live file), computed in Spark tasks as log chunks
+    by bucket (source: the file's name, so that the final step keeps the files still live),
+    persisted and counted so that the work is done before the lock is taken."""
+    files = table.snapshot().files() if files is None else files
     spec = table.spec(definition)
     if not files:
         return None

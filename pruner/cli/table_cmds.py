@@ -1,8 +1,9 @@
-"""`lakeprune table create | adopt | alter-partitioning | show | read | history | check`: define a
-table, adopt a directory of Parquet files as a table in place, change the partitioning of its
-future writes (partition evolution), describe it, read a snapshot's rows (printed, or written to
-Parquet / CSV), list its instants, verify it (and re-create a missing completion marker). Only
-`adopt` starts Spark (to read and index the record keys)."""
+"""`lakeprune table create | adopt | alter-partitioning | show | read | history | check | analyze`:
+define a table, adopt a directory of Parquet files as a table in place, change the partitioning of
+its future writes (partition evolution), describe it, read a snapshot's rows (printed, or written
+to Parquet / CSV), list its instants, verify it (and re-create a missing completion marker),
+recompute column stats that lack what optimizers need. Only `adopt` and `analyze` start Spark (to
+read the data files)."""
 
 from __future__ import annotations
 
@@ -353,3 +354,27 @@ def check(
             console.print(f"  repair: {escape(finding.repair)}", highlight=False, soft_wrap=True)
     if not report.intact:
         raise typer.Exit(DAMAGE_FOUND_EXIT)
+
+
+@app.command("analyze")
+@cli_command
+def analyze(table: TableArgument, warehouse: WarehouseOption = None, as_json: JsonOption = False) -> None:
+    """Give engines' optimizers distinct-value estimates, data sizes and exact decimal ranges for
+    files indexed without them (adopted or written by an older lakeprune): recomputes those files'
+    column stats as a new instant (a Spark job)."""
+    from builder.index_build import analyze as run_analyze
+    from builder.session import spark_session
+
+    location = resolve(table, warehouse)
+    with err_console.status("starting Spark"):
+        spark = spark_session()
+    with err_console.status(f"analyzing {location}: recomputing the column stats of files without them"):
+        files, instant = run_analyze(location, spark)
+    if as_json:
+        typer.echo(json.dumps({"files": files, "instant": instant}, indent=2))
+    elif instant is None:
+        console.print(f"{location}: every live file has optimizer statistics; nothing to do", highlight=False)
+    else:
+        console.print(
+            f"{location}: column stats of {files:,} file(s) recomputed as {instant}", highlight=False
+        )

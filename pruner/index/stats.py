@@ -7,13 +7,19 @@ typed arrays. Rules, each of which only widens (safe for pruning):
 - NaN never counts towards min / max; it is counted in `nan_count`.
 - decimals are stored as doubles rounded outward (min down, max up).
 - strings / binaries longer than 256 bytes keep a prefix as min and have no max (unknown).
-A null min / max with non-null, non-NaN values present means "unknown"."""
+A null min / max with non-null, non-NaN values present means "unknown".
+
+File stats also carry what optimizers need and pruning does not read (`sketches.py`): a
+distinct-value sketch (`ndv_sketch`), the values' data size (`data_size`, variable-width types
+only), and a decimal column's exact bounds (`min_decimal` / `max_decimal`, the decimal's text).
+Files written before those existed have no such columns: they read as null, which means unknown."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pruner.index import sketches
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.numeric import round_down, round_up
 from pruner.types import ColumnType, StatsFamily, TableSchema, TypeKind
@@ -28,6 +34,13 @@ _COUNTS = [
 _BOUNDS = [
     pa.field(f"{side}_{family}", arrow) for family, arrow in FAMILY_TYPES.items() for side in ("min", "max")
 ]
+# For optimizers only (module docstring); null: unknown.
+OPTIMIZER_FIELDS = [
+    pa.field("ndv_sketch", pa.binary()),
+    pa.field("data_size", pa.int64()),
+    pa.field("min_decimal", pa.string()),
+    pa.field("max_decimal", pa.string()),
+]
 FILE_STATS_SCHEMA = pa.schema(
     [
         pa.field("column", pa.string(), nullable=False),
@@ -35,6 +48,7 @@ FILE_STATS_SCHEMA = pa.schema(
         pa.field("file_name", pa.string(), nullable=False),
         *_COUNTS,
         *_BOUNDS,
+        *OPTIMIZER_FIELDS,
     ]
 )
 PARTITION_STATS_SCHEMA = pa.schema(
@@ -64,8 +78,9 @@ def family(column_type: ColumnType) -> StatsFamily:
     return column_type.kind.stats_family
 
 
-def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, int]:
-    """(min, max, nan_count) of the non-null values, as Python values of the column's family."""
+def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, int, object, object]:
+    """(min, max, nan_count, exact min, exact max) of the non-null values: min and max as Python
+    values of the column's family, the exact ones as they are (decimals: `Decimal`)."""
     nan_count = 0
     if pa.types.is_floating(values.type):
         is_nan = pc.fill_null(pc.is_nan(values), False)
@@ -77,6 +92,7 @@ def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, 
         values = pc.cast(values, pa.timestamp("us", tz="UTC"))
     result = pc.min_max(values)
     low, high = result["min"].as_py(), result["max"].as_py()
+    exact_low, exact_high = low, high
     if column_type.kind is TypeKind.DECIMAL and low is not None:
         low, high = round_down(low), round_up(high)
     if family(column_type) in (StatsFamily.STRING, StatsFamily.BINARY) and low is not None:
@@ -84,7 +100,7 @@ def _bounds(values: pa.Array, column_type: ColumnType) -> tuple[object, object, 
             low = low[:MAX_BOUND_BYTES]
         if len(high) > MAX_BOUND_BYTES:
             high = None
-    return low, high, nan_count
+    return low, high, nan_count, exact_low, exact_high
 
 
 def file_stats(
@@ -95,8 +111,9 @@ def file_stats(
     for name in columns:
         column_type = schema.column(name).type
         values = rows.column(name).combine_chunks()
-        low, high, nan_count = _bounds(values, column_type)
+        low, high, nan_count, exact_low, exact_high = _bounds(values, column_type)
         fam = family(column_type)
+        decimal = column_type.kind is TypeKind.DECIMAL and exact_low is not None
         records.append(
             {
                 "column": name,
@@ -107,6 +124,10 @@ def file_stats(
                 "nan_count": nan_count,
                 f"min_{fam}": low,
                 f"max_{fam}": high,
+                "ndv_sketch": sketches.sketch(values, column_type),
+                "data_size": sketches.data_size(values, column_type),
+                "min_decimal": str(exact_low) if decimal else None,
+                "max_decimal": str(exact_high) if decimal else None,
             }
         )
     return pa.Table.from_pylist(records, schema=FILE_STATS_SCHEMA)

@@ -3,7 +3,8 @@ key and drop keys whose last op is a delete (tombstone). `merge` does it in memo
 tables: one stable sort, then a comparison of each row's key with the next row's key.
 `merge_runs` does the same for index files too large to hold at once: every file is a run sorted
 by key (writers sort what they write), read chunk by chunk, and merged chunks are emitted as soon
-as no unread row can still change them, so memory stays at about one chunk per run."""
+as no unread row can still change them, so memory stays at about one chunk per run. A file
+written before a payload field was added reads with that field null (`with_missing_fields`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ class UnsortedRunError(ValueError):
 
 def with_op(rows: pa.Table, op: int) -> pa.Table:
     return rows.append_column(OP_FIELD, pa.array(np.full(rows.num_rows, op, dtype=np.int8)))
+
+
+def with_missing_fields(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`rows` with each nullable field of `schema` they lack added as nulls: an index file written
+    before a payload field existed reads as not knowing it."""
+    for field in schema:
+        if field.name not in rows.schema.names and field.nullable:
+            rows = rows.append_column(field, pa.nulls(rows.num_rows, field.type))
+    return rows
 
 
 def merge(spec: IndexPartitionSpec, layers: list[pa.Table]) -> pa.Table:
@@ -99,7 +109,7 @@ def is_delete(rows: pa.Table) -> pa.Array:
 def _prepare(spec: IndexPartitionSpec, layer: pa.Table, seq: int) -> pa.Table:
     """A layer in the log schema (op column added as upserts for a base) with its sequence number."""
     rows = layer if OP_FIELD in layer.schema.names else with_op(layer, OP_UPSERT)
-    rows = rows.select(spec.log_schema.names).cast(spec.log_schema)
+    rows = with_missing_fields(rows, spec.log_schema).select(spec.log_schema.names).cast(spec.log_schema)
     return rows.append_column(_SEQ, pa.array(np.full(rows.num_rows, seq, np.int32)))
 
 

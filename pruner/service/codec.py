@@ -105,13 +105,7 @@ def encode_value(value: Value) -> ppb.Value:
     if isinstance(value, float):
         return ppb.Value(double_value=value)
     if isinstance(value, Decimal):
-        sign, digits, exponent = value.as_tuple()
-        if not isinstance(exponent, int):
-            raise InvalidInputError(f"cannot encode the decimal {value}: not a finite number")
-        unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-        if exponent > 0:
-            unscaled, exponent = unscaled * 10**exponent, 0
-        return ppb.Value(decimal_value=ppb.DecimalValue(unscaled=str(unscaled), scale=-exponent))
+        return ppb.Value(decimal_value=encode_decimal(value))
     if isinstance(value, str):
         return ppb.Value(string_value=value)
     if isinstance(value, bytes):
@@ -121,6 +115,22 @@ def encode_value(value: Value) -> ppb.Value:
     if isinstance(value, date):
         return ppb.Value(date_days=days_since_epoch(value))
     raise InvalidInputError(f"cannot encode {value!r}: unsupported value type {type(value).__name__}")
+
+
+def encode_decimal(value: Decimal) -> ppb.DecimalValue:
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise InvalidInputError(f"cannot encode the decimal {value}: not a finite number")
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    if exponent > 0:
+        unscaled, exponent = unscaled * 10**exponent, 0
+    return ppb.DecimalValue(unscaled=str(unscaled), scale=-exponent)
+
+
+def decode_decimal(message: ppb.DecimalValue) -> Decimal:
+    """The decimal of a well-formed message (`decode_value` checks one from a client)."""
+    # From text, so that no context precision applies: scaleb() would round beyond 28 digits.
+    return Decimal(f"{message.unscaled}E{-message.scale}")
 
 
 def decode_value(message: ppb.Value, column: Column) -> Value:
@@ -155,8 +165,7 @@ def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
             f"column {column.name}: decimal_value needs unscaled digits and a scale 0..{MAX_SCALE}, "
             f"got unscaled={echo(message.unscaled)} scale={message.scale}"
         )
-    # From text, so that no context precision applies: scaleb() would round beyond 28 digits.
-    return Decimal(f"{message.unscaled}E{-message.scale}")
+    return decode_decimal(message)
 
 
 def _from_epoch(column: Column, since_epoch: Callable[[int], date], count: int) -> date:

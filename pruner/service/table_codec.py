@@ -65,10 +65,20 @@ def encode_statistics(snapshot: str | None, statistics: TableStatistics) -> spb.
         row_count=statistics.row_count,
         file_count=statistics.file_count,
         total_bytes=statistics.total_bytes,
-        columns=[
-            spb.ColumnStatistics(column=c.column, null_count=c.null_count, min=c.min, max=c.max)
-            for c in statistics.columns
-        ],
+        columns=[_encode_column_statistics(c) for c in statistics.columns],
+    )
+
+
+def _encode_column_statistics(c: ColumnStatistics) -> spb.ColumnStatistics:
+    return spb.ColumnStatistics(
+        column=c.column,
+        null_count=c.null_count,
+        min=c.min,
+        max=c.max,
+        distinct_values_count=c.distinct_values_count,
+        data_size=None if c.data_size is None else float(c.data_size),
+        min_decimal=None if c.min_decimal is None else codec.encode_decimal(c.min_decimal),
+        max_decimal=None if c.max_decimal is None else codec.encode_decimal(c.max_decimal),
     )
 
 
@@ -83,6 +93,10 @@ def decode_statistics(message: spb.GetTableStatisticsResponse) -> TableStatistic
                 c.null_count,
                 c.min if c.HasField("min") else None,
                 c.max if c.HasField("max") else None,
+                c.distinct_values_count if c.HasField("distinct_values_count") else None,
+                int(c.data_size) if c.HasField("data_size") else None,
+                codec.decode_decimal(c.min_decimal) if c.HasField("min_decimal") else None,
+                codec.decode_decimal(c.max_decimal) if c.HasField("max_decimal") else None,
             )
             for c in message.columns
         ),

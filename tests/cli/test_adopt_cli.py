@@ -1,6 +1,7 @@
 """`lakeprune table adopt`: a directory written by plain Spark becomes a table (summary line, JSON
-with --json, CREATE INDEX statements built with --index); a duplicate key is one line on stderr,
-exit status 2 (after the progress log lines), and no `.lakeprune/` behind."""
+with --json, CREATE INDEX statements built with --index, whose column stats carry the optimizer
+statistics, so `table analyze` has nothing to do); a duplicate key is one line on stderr, exit
+status 2 (after the progress log lines), and no `.lakeprune/` behind."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from pruner.format.layout import META_DIR
+from pruner.table.statistics import table_statistics
 from pruner.table.table import LakeTable
 from tests.cli.test_cli import lakeprune
 from tests.support_adopt import write_hive
@@ -27,6 +29,12 @@ def test_adopt_prints_a_summary_and_builds_indexes(spark: SparkSession, tmp_path
     table = LakeTable.open(str(directory))
     assert [d.name for d in table.definitions] == ["stats"]
     assert sum(f.rows for f in table.snapshot().files()) == 12
+    snapshot = table.snapshot()
+    ids = next(c for c in table_statistics(snapshot, snapshot.files()).columns if c.column == "id")
+    assert ids.distinct_values_count is not None and round(ids.distinct_values_count) == 12
+    assert "nothing to do" in lakeprune("table", "analyze", str(directory))
+    analyzed = json.loads(lakeprune("table", "analyze", str(directory), "--json"))
+    assert analyzed == {"files": 0, "instant": None}
 
 
 def test_adopt_json_of_a_flat_directory(spark: SparkSession, tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ Thrift one, side by side over the same warehouse. Through the native catalog, th
 answers exactly as DuckDB does over the same files — decimals exact (the Thrift catalog can only
 carry them as doubles), timestamps to the microsecond, varbinary as bytes — and the sidecar's gRPC
 counters show the pruning; functional-index predicates written as expressions prune; time travel
-and the `$history` / `$files` / `$indexes` tables answer; a join's dynamic filter prunes the probe
-side; a sidecar killed under a catalog gives a clear error while the other catalogs keep serving,
-and a catalog over two sidecars spreads its calls over both and, when one is killed, answers
-through the other.
+and the `$history` / `$files` / `$indexes` tables answer; SHOW STATS has distinct values, data
+sizes and exact decimal ranges; a join's dynamic filter prunes the probe side; a sidecar killed
+under a catalog gives a clear error while the other catalogs keep serving, and a catalog over two
+sidecars spreads its calls over both and, when one is killed, answers through the other.
 Runs when the plugin can be found or built (see `pruner.engines.plugin`); skipped, with the
 reason, in a checkout without `connector/trino/`."""
 
@@ -31,6 +31,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
+from pruner.index import sketches
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from pruner.table.describe import history, index_summaries
@@ -169,6 +170,24 @@ def test_decimal_sums_are_exact_through_the_native_catalog(native: Native) -> No
     assert all(isinstance(row[1], Decimal) for row in got)
     thrift = native.engine.query(sql.format(t=f"lakeprune_thrift.{SCHEMA_NAME}."))
     assert all(isinstance(row[1], float) for row in thrift)  # Thrift carries decimal as double
+
+
+def test_show_stats_has_distinct_values_data_sizes_and_exact_decimals(native: Native) -> None:
+    """What Trino's cost-based optimizer reads (issue 41): distinct-value estimates within the
+    sketches' error bound, varchar data sizes in bytes, and decimal ranges at their exact value."""
+    shown = native.engine.query(f"SHOW STATS FOR lakeprune.{SCHEMA_NAME}.trips")
+    by_column = {row[0]: row for row in shown if row[0] is not None}  # the last row is the table's
+    [[drivers, fares, note_bytes, low_fare, high_fare]] = reference(
+        native.warehouse,
+        "SELECT count(DISTINCT driver_id), count(DISTINCT fare), sum(strlen(note)), min(fare), max(fare) "
+        "FROM trips",
+    )
+    for column, distinct in (("driver_id", drivers), ("fare", fares)):
+        estimate = by_column[column][2]
+        assert abs(estimate - distinct) <= sketches.relative_error() * distinct, column
+    assert by_column["note"][1] == pytest.approx(note_bytes, rel=1e-12)  # Trino rescales it as a double
+    assert by_column["driver_id"][1] is None  # fixed width: Trino derives it
+    assert (float(by_column["fare"][5]), float(by_column["fare"][6])) == (float(low_fare), float(high_fare))
 
 
 def test_every_type_round_trips_exactly(native: Native) -> None:

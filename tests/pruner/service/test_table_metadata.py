@@ -1,6 +1,7 @@
 """The table metadata engines read besides splits: `GetTable` as of a snapshot (time travel checks
-its version there), `GetTableStatistics` (row counts and column ranges for optimizers, checked
-against the data files), `GetHistory` and `ListFiles` (Trino's `$history` and `$files`)."""
+its version there), `GetTableStatistics` (row counts, column ranges, distinct-value estimates and
+data sizes for optimizers, checked against the data files), `GetHistory` and `ListFiles`
+(Trino's `$history` and `$files`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from pruner.client import PruningClient, ServiceError
 from pruner.format.config import TableConfig, create_config
+from pruner.index import sketches
 from pruner.index.definitions import define, save_definitions
 from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.planner.prune import prune
@@ -121,6 +123,31 @@ def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_tab
         assert found.min <= min(numbers) and found.max >= max(numbers), column  # never narrower
         if column != "amount":  # decimals are stored rounded outward; the others exactly
             assert (found.min, found.max) == (min(numbers), max(numbers)), column
+
+
+def test_statistics_estimate_distinct_values_and_sizes(client: PruningClient, indexed_table: str) -> None:
+    """Every column has a distinct-value estimate within the sketches' error bound, variable-width
+    columns their data size, and the decimal column its exact range."""
+    snapshot = LakeTable.open(indexed_table).snapshot()
+    rows = [
+        r for f in snapshot.files() for r in pq.read_table(snapshot.table.storage.path(f.path)).to_pylist()
+    ]
+    schema = snapshot.table.config.schema
+    for found in client.statistics(SCHEMA, TABLE).columns:
+        values = [r[found.column] for r in rows if r[found.column] is not None]
+        distinct = len({"NaN" if isinstance(v, float) and math.isnan(v) else v for v in values})
+        assert found.distinct_values_count is not None, found.column
+        assert abs(found.distinct_values_count - distinct) <= sketches.relative_error() * distinct + 1
+        kind = schema.column(found.column).type.kind.value
+        if kind in ("string", "binary"):
+            sizes = [len(v.encode() if isinstance(v, str) else v) for v in values]
+            assert found.data_size == sum(sizes), found.column
+        else:
+            assert found.data_size is None, found.column
+        if kind == "decimal" and values:
+            assert (found.min_decimal, found.max_decimal) == (min(values), max(values))
+        else:
+            assert found.min_decimal is None and found.max_decimal is None, found.column
 
 
 def test_statistics_of_a_predicate_count_the_files_a_prune_keeps(

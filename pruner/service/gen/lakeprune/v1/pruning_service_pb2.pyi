@@ -259,16 +259,24 @@ class GetTableStatisticsRequest(_message.Message):
     def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ...) -> None: ...
 
 class ColumnStatistics(_message.Message):
-    __slots__ = ("column", "null_count", "min", "max")
+    __slots__ = ("column", "null_count", "min", "max", "distinct_values_count", "data_size", "min_decimal", "max_decimal")
     COLUMN_FIELD_NUMBER: _ClassVar[int]
     NULL_COUNT_FIELD_NUMBER: _ClassVar[int]
     MIN_FIELD_NUMBER: _ClassVar[int]
     MAX_FIELD_NUMBER: _ClassVar[int]
+    DISTINCT_VALUES_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DATA_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MIN_DECIMAL_FIELD_NUMBER: _ClassVar[int]
+    MAX_DECIMAL_FIELD_NUMBER: _ClassVar[int]
     column: str
     null_count: int
     min: float
     max: float
-    def __init__(self, column: _Optional[str] = ..., null_count: _Optional[int] = ..., min: _Optional[float] = ..., max: _Optional[float] = ...) -> None: ...
+    distinct_values_count: float
+    data_size: float
+    min_decimal: _predicate_pb2.DecimalValue
+    max_decimal: _predicate_pb2.DecimalValue
+    def __init__(self, column: _Optional[str] = ..., null_count: _Optional[int] = ..., min: _Optional[float] = ..., max: _Optional[float] = ..., distinct_values_count: _Optional[float] = ..., data_size: _Optional[float] = ..., min_decimal: _Optional[_Union[_predicate_pb2.DecimalValue, _Mapping]] = ..., max_decimal: _Optional[_Union[_predicate_pb2.DecimalValue, _Mapping]] = ...) -> None: ...
 
 class GetTableStatisticsResponse(_message.Message):
     __slots__ = ("snapshot", "row_count", "file_count", "total_bytes", "columns")

@@ -7,10 +7,13 @@ import io.trino.spi.statistics.Estimate;
 import io.trino.spi.statistics.TableStatistics;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.Type;
+import lakeprune.v1.Predicate.DecimalValue;
 import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest;
 import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsResponse;
 import lakeprune.v1.PruningServiceOuterClass.TableName;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -75,7 +78,16 @@ public class LakepruneStatistics
             else {
                 statistics.setNullsFraction(Estimate.zero());
             }
-            if (column.hasMin() && column.hasMax()) {
+            if (column.hasDistinctValuesCount()) {
+                statistics.setDistinctValuesCount(Estimate.of(column.getDistinctValuesCount()));
+            }
+            if (column.hasDataSize()) {
+                statistics.setDataSize(Estimate.of(column.getDataSize()));
+            }
+            if (handle.type() instanceof DecimalType && column.hasMinDecimal() && column.hasMaxDecimal()) {
+                statistics.setRange(new DoubleRange(decimalValue(column.getMinDecimal()), decimalValue(column.getMaxDecimal())));
+            }
+            else if (column.hasMin() && column.hasMax()) {
                 if (hasStatsRange(handle.type())) {
                     statistics.setRange(new DoubleRange(column.getMin(), column.getMax()));
                 }
@@ -86,6 +98,16 @@ public class LakepruneStatistics
             builder.setColumnStatistics(handle, statistics.build());
         }
         return builder.build();
+    }
+
+    /**
+     * An exact decimal as Trino's optimizer represents decimals (io.trino.spi.statistics.StatsUtil:
+     * the nearest double), as Hive's statistics give them: 857.71, not the outward-rounded double
+     * 857.7099999999999 the sidecar's plain min would be.
+     */
+    static double decimalValue(DecimalValue value)
+    {
+        return new BigDecimal(new BigInteger(value.getUnscaled()), value.getScale()).doubleValue();
     }
 
     /**

@@ -312,7 +312,7 @@ class TestSidecarPlanning
         Map<String, ColumnHandle> columns = metadata.getColumnHandles(null, handle);
         // a join on fare and ts: the sidecar cannot prune by them, so nothing waits for the filter
         TestingDynamicFilter unprunable = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("fare"), columns.get("ts")));
-        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, unprunable, System.nanoTime() + SECONDS.toNanos(30));
+        ConnectorSplitSource source = new LakepruneSplitManager(client).splitSource(handle, unprunable, System.nanoTime() + SECONDS.toNanos(30), 0);
         CompletableFuture<ConnectorSplitSource.ConnectorSplitBatch> first = source.getNextBatch(10);
         assertThat(first).isDone();
         assertThat(first.get().getSplits()).hasSize(2);
@@ -323,7 +323,7 @@ class TestSidecarPlanning
         // a table handle from a sidecar that declares nothing prunable (one before the field) waits for no filter either
         LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint());
         TestingDynamicFilter onId = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("id")));
-        assertThat(new LakepruneSplitManager(client).splitSource(undeclared, onId, System.nanoTime() + SECONDS.toNanos(30)).getNextBatch(10)).isDone();
+        assertThat(new LakepruneSplitManager(client).splitSource(undeclared, onId, System.nanoTime() + SECONDS.toNanos(30), 0).getNextBatch(10)).isDone();
         assertThat(LakepruneSplitManager.prunesBy(handle, onId)).isTrue();
         assertThat(LakepruneSplitManager.prunesBy(handle, unprunable)).isFalse();
     }
