@@ -142,11 +142,16 @@ class SparkCluster:
         wait_ready(process, log_path, lambda: self._require_registered(web_port), f"Spark worker {number}")
 
     def state(self) -> dict[str, object]:
-        """The master's JSON (workers, active and completed applications)."""
+        """The master's JSON (workers, active and completed applications). While the master's web
+        UI starts, `/json/` may answer with the HTML page: that raises `OSError` (not ready yet)."""
         url = f"http://127.0.0.1:{self.web_port}/json/"
         with urllib.request.urlopen(url, timeout=5) as response:
-            state: dict[str, object] = json.load(response)
-            return state
+            body = response.read()
+        try:
+            state: dict[str, object] = json.loads(body)
+        except ValueError:
+            raise OSError(f"the master at {url} answered {body[:40]!r}, not JSON") from None
+        return state
 
     def _require_registered(self, worker_web_port: int) -> None:
         """Raise `OSError` (not ready yet) unless the worker with that web UI port is registered and alive."""
