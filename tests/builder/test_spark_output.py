@@ -24,6 +24,7 @@ from builder.spark_output import (
     redirected_jvm_output,
     written_spark_log,
 )
+from pruner.engines.cache import CacheLayout
 
 LAKEPRUNE = str(Path(sys.executable).with_name("lakeprune"))
 # What Spark's JVM prints on its own when it starts and logs (none of it is lakeprune's).
@@ -89,6 +90,10 @@ def test_the_cli_log_file_and_the_kept_logs(tmp_path: Path, monkeypatch: pytest.
 def test_a_command_that_starts_spark_prints_only_lakeprunes_lines(tmp_path: Path) -> None:
     env = {**os.environ, "LAKEPRUNE_CACHE": str(tmp_path / "cache")}
     env.pop(spark_output.LOG_ENV, None)
+    # The new cache shares the downloaded jars (`m2/`): an empty one would fetch ~670 MB of S3A jars
+    # first. Its `logs/` is its own, the directory under test.
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "m2").symlink_to(CacheLayout.default().m2, target_is_directory=True)
     table = str(tmp_path / "t")
     pq.write_table(
         pa.table({"id": pa.array([1, 2], pa.int64()), "note": ["a", "b"]}), tmp_path / "in.parquet"
