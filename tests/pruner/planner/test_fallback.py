@@ -12,8 +12,8 @@ import pytest
 
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
-from pruner.planner.prune import prune
 from pruner.planner.limits import PruneLimits
+from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
