@@ -60,8 +60,10 @@ def build(root: Path, rows: int, files: int) -> None:
     from builder import LakepruneTable
     from builder.session import spark_session
 
+    orders, supplier = root / "orders", root / "supplier"
+    if orders.exists() and supplier.exists():
+        return
     spark = spark_session()
-    orders = root / "orders"
     if not orders.exists():
         progress(f"writing orders: {rows:,} rows in about {files} files")
         schema = "o_orderkey bigint, o_custkey bigint, o_totalprice double, o_comment string"
@@ -87,7 +89,6 @@ def build(root: Path, rows: int, files: int) -> None:
                 F.concat(F.lit("comment "), (key % 9973).cast("string")).alias("o_comment"),
             )
         )
-    supplier = root / "supplier"
     if not supplier.exists():
         progress(f"writing supplier: {SUPPLIERS:,} rows in one file")
         schema = "s_suppkey bigint, s_name string, s_acctbal double"

@@ -6,6 +6,7 @@ lookup of many keys that the files in play are expected to hold anyway."""
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import pyarrow as pa
@@ -26,10 +27,7 @@ class RecordIndex:
         if not all(k in predicate.columns and predicate.domain(k).values.is_discrete() for k in key_fields):
             return Skipped("no EQUAL / IN on every record key column")
         limits = context.limits
-        counts = [len(predicate.domain(k).values.ranges) for k in key_fields]
-        total = 1
-        for count in counts:
-            total *= count
+        total = math.prod(len(predicate.domain(k).values.ranges) for k in key_fields)
         if total > limits.max_key_lookups:
             return Skipped(f"{total} key combinations exceed the lookup limit {limits.max_key_lookups}")
         reason = limits.lookup_skipped(", ".join(key_fields), total, len(files))
