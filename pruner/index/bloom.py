@@ -34,7 +34,7 @@ once per distinct value. Nulls are never inserted: a filter only answers for non
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from decimal import Context, Decimal
 from enum import Enum, auto
@@ -350,11 +350,15 @@ def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) ->
 
 
 def probe_any(
-    filters: Sequence[bytes | None], hashes: npt.ArrayLike, budget: int | None
+    filters: Sequence[bytes | None],
+    hashes: npt.ArrayLike,
+    budget: int | None,
+    checkpoint: Callable[[], None] | None = None,
 ) -> tuple[BoolArray, int]:
     """`might_contain_any` spending at most `budget` (filter, hash) probes (None: no limit). A
     filter still undecided when the budget would be exceeded answers True, and their number is
-    returned with the answers."""
+    returned with the answers. `checkpoint`, if given, is called before each chunk of hashes after
+    the first; it may raise to abandon the probe (e.g. a caller's deadline)."""
     h = np.unique(_as_hashes(hashes))
     result = np.ones(len(filters), dtype=np.bool_)
     if len(h) == 0:
@@ -378,6 +382,8 @@ def probe_any(
     undecided = np.arange(len(parts))
     spent = 0
     for first in range(0, len(h), _HASH_CHUNK):
+        if first and checkpoint is not None:
+            checkpoint()
         chunk = h[first : first + _HASH_CHUNK]
         spent += len(undecided) * len(chunk)
         if budget is not None and spent > budget:

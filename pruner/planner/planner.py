@@ -3,8 +3,10 @@ planner is a loop over the steps of `pruner.planner.steps`, cheapest first; each
 files it has proof for, and the result is what survives all of them (evidence combines: any one
 index proving "cannot match" prunes a file). A step whose index is still building or absent is
 skipped; one whose index data turns out missing, corrupt or unreadable falls back (every file it
-was given is kept), as does every step left when the planning deadline has passed — each
-fallback is logged, counted and written into the explain record. Files without index rows (written
+was given is kept), as does the step running when the prune's deadline passes and every step
+left after it — each fallback is logged, counted and written into the explain record. Steps whose
+EQUAL / IN lookups cannot pay are skipped by the cost guard of `limits.PruneLimits`, keeping their
+files, with the reason in the explain record. Files without index rows (written
 before an index existed and not yet built) are always kept. Callers reach this through
 `pruner.planner.prune.prune`, which binds the predicate first."""
 
@@ -12,37 +14,18 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import assert_never
 
 from pruner.format.keys import parse_partition_path
 from pruner.metadata.files_index import DataFile
+from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.planner.steps import STEPS
-from pruner.planner.steps.base import INDEX_UNUSABLE, Kept, Skipped, StepContext
+from pruner.planner.steps.base import INDEX_UNUSABLE, DeadlinePassedError, Kept, Skipped, StepContext
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import Snapshot
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PruneLimits:
-    """What one prune may spend. `max_discrete_values`: a column's IN list longer than this is
-    widened to the span of its values before planning (noted). `deadline`: a `time.monotonic()`
-    instant after which the remaining steps fall back instead of running (None: no deadline)."""
-
-    max_discrete_values: int = 100_000
-    deadline: float | None = None
-
-    @classmethod
-    def within(cls, seconds: float | None, max_discrete_values: int = 100_000) -> PruneLimits:
-        """Limits whose deadline is `seconds` from now."""
-        deadline = None if seconds is None else time.monotonic() + seconds
-        return cls(max_discrete_values, deadline)
-
-
-DEFAULT_LIMITS = PruneLimits()
 
 
 class Planner:
@@ -57,25 +40,28 @@ class Planner:
         if predicate.is_none():
             explain = [ExplainStep("predicate", None, (), len(files), 0, 0.0)]
             return PruneResult(self.snapshot.instant, str(predicate), len(files), [], explain, widened)
-        context = StepContext(self.snapshot, predicate)
+        context = StepContext(self.snapshot, predicate, self.limits)
         columns = tuple(predicate.columns)
         candidates, explain = files, []
         for step in STEPS:
             start = time.perf_counter()
             skipped = fallback = None
-            if self.limits.deadline is not None and time.monotonic() > self.limits.deadline:
+            if self.limits.deadline_passed():
                 fallback, kept = "the planning deadline passed before this step; files kept", candidates
             else:
                 try:
                     outcome = step.run(context, candidates)
+                except DeadlinePassedError as exc:
+                    fallback, kept = str(exc), candidates
                 except INDEX_UNUSABLE as exc:
                     fallback, kept = f"{type(exc).__name__}: {exc}", candidates
                 else:
                     match outcome:
                         case Skipped(reason):
                             skipped, kept = reason, candidates
-                        case Kept(survivors, unchecked):
+                        case Kept(survivors, unchecked, parts_skipped):
                             kept, fallback = survivors, "; ".join(unchecked) or None
+                            skipped = "; ".join(parts_skipped) or None
                         case _:
                             assert_never(outcome)
             if fallback and kept is candidates:

@@ -17,7 +17,8 @@ from typing import Any
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
-from pruner.planner.planner import DEFAULT_LIMITS, Planner, PruneLimits
+from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
+from pruner.planner.planner import Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import translate

@@ -69,7 +69,9 @@ class ExplainStep:
     files_in: int
     files_out: int
     millis: float
-    skipped: str | None = None  # why the step did not run (nothing to do, index building, ...)
+    # Why the step, or a part of it (one index, one column), did not run: nothing to do, an index
+    # still building, a lookup the cost guard found could not pay, ...
+    skipped: str | None = None
     fallback: str | None = None  # why it ran but had to keep files it could not evaluate
 
     def to_json(self) -> dict[str, object]:

@@ -14,8 +14,9 @@ must widen negations on float and double columns themselves."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeAlias
 
 from pruner.predicate.ranges import Range, high_key, low_key
@@ -76,13 +77,20 @@ class SortedRangeSet:
 
     def is_discrete(self) -> bool:
         """Whether the set is a non-empty list of single values (an IN list)."""
-        return bool(self.ranges) and all(r.is_single_value() for r in self.ranges)
+        return self._discrete is not None
 
     def discrete_values(self) -> tuple[Value, ...]:
         """The values of a discrete set, in order; `ValueError` if the set is not discrete."""
-        if not self.is_discrete():
+        if self._discrete is None:
             raise ValueError(f"value set {self} is not a list of single values")
-        return tuple(r.single_value() for r in self.ranges)
+        return self._discrete
+
+    @cached_property
+    def _discrete(self) -> tuple[Value, ...] | None:
+        """The values of a discrete set (None for any other), found once per set: planning asks
+        for an IN list of 100,000 values many times."""
+        values = tuple(r.low for r in self.ranges if r.low is not None and r.low == r.high)
+        return values if values and len(values) == len(self.ranges) else None
 
     def contains_value(self, value: Value) -> bool:
         """Whether `value` is in the set; never true for NaN."""
@@ -249,18 +257,28 @@ class Domain:
         return f"{self.values} OR NULL" if self.null_allowed else str(self.values)
 
 
+# An explained value list names at most this many values, then how many there are: a join's
+# dynamic filter of 100,000 keys would otherwise cost more to explain than to plan.
+EXPLAINED_VALUES = 20
+
+
+def _value_list(items: Sequence[Value]) -> str:
+    shown = ", ".join(format_value(v) for v in items[:EXPLAINED_VALUES])
+    return shown if len(items) <= EXPLAINED_VALUES else f"{shown}, ... ({len(items):,} values)"
+
+
 def _explain_values(column: str, values: SortedRangeSet) -> str:
     if values.is_discrete():
         items = values.discrete_values()
         if len(items) == 1:
             return f"{column} = {format_value(items[0])}"
-        return f"{column} IN ({', '.join(format_value(v) for v in items)})"
+        return f"{column} IN ({_value_list(items)})"
     excluded = values.complement()
     if excluded.is_discrete():
         items = excluded.discrete_values()
         if len(items) == 1:
             return f"{column} <> {format_value(items[0])}"
-        return f"{column} NOT IN ({', '.join(format_value(v) for v in items)})"
+        return f"{column} NOT IN ({_value_list(items)})"
     terms: list[str] = []
     points: list[Value] = []
     for r in values.ranges:
@@ -271,7 +289,7 @@ def _explain_values(column: str, values: SortedRangeSet) -> str:
     if len(points) == 1:
         terms.append(f"{column} = {format_value(points[0])}")
     elif points:
-        terms.append(f"{column} IN ({', '.join(format_value(v) for v in points)})")
+        terms.append(f"{column} IN ({_value_list(points)})")
     if len(terms) == 1:
         return terms[0]
     return "(" + " OR ".join(terms) + ")"

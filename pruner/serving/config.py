@@ -21,7 +21,7 @@ import yaml
 
 from pruner.errors import InvalidLocationError, LakepruneError
 from pruner.object_store import is_endpoint_url
-from pruner.planner.planner import PruneLimits
+from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.storage_failures import check_scheme
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
@@ -55,9 +55,12 @@ _INTEGER_LIMITS = (
 )
 _SECONDS_LIMITS = (
     "request_timeout_seconds",
+    "prune_deadline_seconds",
     "thrift_idle_timeout_seconds",
     "thrift_frame_timeout_seconds",
 )
+# The planner's cost guard (`pruner.planner.limits.PruneLimits`, where the defaults are declared).
+_SHARE_LIMITS = ("lookup_min_pruned_share", "range_max_index_share")
 
 
 # The share of a request's time the planner may spend before its remaining steps fall back.
@@ -69,13 +72,19 @@ class Limits:
     """Per-request limits, refused with a clear error beyond them, and the Thrift port's
     connection limits."""
 
-    max_discrete_values: int = 100_000  # values in one IN list / equatable value set
+    max_discrete_values: int = DEFAULT_LIMITS.max_discrete_values  # values in one IN list / value set
     max_splits_per_response: int = 10_000  # gRPC Prune; larger results use PruneStream
     request_timeout_seconds: float = 60.0  # used when the caller sets no deadline
     max_frame_bytes: int = 16 * 1024**2  # Thrift frame limit, as Trino's default
     thrift_max_connections: int = 256  # open Thrift connections; more are closed at once
     thrift_idle_timeout_seconds: float = 300.0  # a connection with no request for this long is closed
     thrift_frame_timeout_seconds: float = 30.0  # a frame (request or reply) must move within this
+    # The planning of one prune: past this, steps still to run keep their files (a counted fallback).
+    prune_deadline_seconds: float = 2.0
+    # The planner's cost guard for EQUAL / IN lookups and secondary-index ranges (see PruneLimits).
+    lookup_free_keys: int = DEFAULT_LIMITS.lookup_free_keys
+    lookup_min_pruned_share: float = DEFAULT_LIMITS.lookup_min_pruned_share
+    range_max_index_share: float = DEFAULT_LIMITS.range_max_index_share
 
     def __post_init__(self) -> None:
         for key in _INTEGER_LIMITS:
@@ -86,13 +95,27 @@ class Limits:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise ConfigError(f"limits.{key} must be a positive number of seconds, got {value!r}")
+        free = self.lookup_free_keys
+        if isinstance(free, bool) or not isinstance(free, int) or free < 0:
+            raise ConfigError(f"limits.lookup_free_keys must be a non-negative integer, got {free!r}")
+        for key in _SHARE_LIMITS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ConfigError(f"limits.{key} must be a share from 0 to 1, got {value!r}")
 
     def prune_limits(self, timeout: float | None = None) -> PruneLimits:
         """The planner's limits for a request with `timeout` seconds left (None: the configured
-        request timeout): its planning deadline falls at `PLANNING_SHARE` of that time, so that a
-        slow index falls back (keeping files) while there is still time to answer."""
+        request timeout): its planning deadline falls after `prune_deadline_seconds`, or at
+        `PLANNING_SHARE` of the time left if that is sooner, so that a slow index falls back
+        (keeping files) while there is still time to answer."""
         seconds = self.request_timeout_seconds if timeout is None else timeout
-        return PruneLimits.within(PLANNING_SHARE * seconds, self.max_discrete_values)
+        limits = PruneLimits(
+            max_discrete_values=self.max_discrete_values,
+            lookup_free_keys=self.lookup_free_keys,
+            lookup_min_pruned_share=self.lookup_min_pruned_share,
+            range_max_index_share=self.range_max_index_share,
+        )
+        return limits.within(min(self.prune_deadline_seconds, PLANNING_SHARE * seconds))
 
 
 @dataclass(frozen=True)
@@ -297,6 +320,14 @@ class ServeConfig:
                 thrift_frame_timeout_seconds=limits.number(
                     "thrift_frame_timeout_seconds", defaults.thrift_frame_timeout_seconds
                 ),
+                prune_deadline_seconds=limits.number(
+                    "prune_deadline_seconds", defaults.prune_deadline_seconds
+                ),
+                lookup_free_keys=limits.integer("lookup_free_keys", defaults.lookup_free_keys),
+                lookup_min_pruned_share=limits.share(
+                    "lookup_min_pruned_share", defaults.lookup_min_pruned_share
+                ),
+                range_max_index_share=limits.share("range_max_index_share", defaults.range_max_index_share),
             ),
             security=Security(
                 token=_secret(security, "token", local),
@@ -472,6 +503,14 @@ class _Reader:
             return default
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             raise ConfigError(f"{self.prefix}{key} must be a positive number, got {value!r}")
+        return float(value)
+
+    def share(self, key: str, default: float) -> float:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+            raise ConfigError(f"{self.prefix}{key} must be a share from 0 to 1, got {value!r}")
         return float(value)
 
     def port(self, key: str, default: int | None) -> int | None:

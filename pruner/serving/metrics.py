@@ -106,7 +106,8 @@ class Metrics:
         )
         self.fallbacks = Counter(
             "lakeprune_prune_fallbacks",
-            "Pruning steps that kept files because index data was missing, stale or unreadable",
+            "Pruning steps that kept files because index data was missing, stale or unreadable, "
+            "a probe budget ran out or the prune's deadline passed",
             ("api",),
             registry=self.registry,
         )

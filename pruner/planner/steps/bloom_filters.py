@@ -1,8 +1,11 @@
-"""Step 7: bloom filters. EQUAL / IN (without NULL) on a column with bloom filters: every candidate
-file's filter is probed with the values' hashes, a chunk of values at a time, and a file is kept as
-soon as it may hold one. At most `BLOOM_PROBE_BUDGET` (filter, value) probes are spent per column;
-files still unchecked then are kept, which the outcome reports as a partial fallback. A missing or
-malformed filter keeps its file."""
+"""Step 7: bloom filters. EQUAL / IN (without NULL) on a column with bloom filters: the values are
+hashed as one Arrow array (`bloom.hash_values`), every candidate file's filter is probed with the
+hashes, a chunk of values at a time, and a file is kept as soon as it may hold one. Before any
+filter is read, the cost guard (`PruneLimits.lookup_skipped`) skips a column whose many values the
+files in play are expected to hold anyway (e.g. a join's dynamic filter on a one-file table). At
+most `PruneLimits.bloom_probe_budget` (filter, value) probes are spent per column; files still
+unchecked then are kept, which the outcome reports as a partial fallback. The prune's deadline is
+checked between chunks. A missing or malformed filter keeps its file."""
 
 from __future__ import annotations
 
@@ -20,9 +23,6 @@ from pruner.predicate.values import Value
 from pruner.types import TypeKind
 
 log = logging.getLogger(__name__)
-# Most (bloom filter, value) probes one prune spends per column (~1.5 s on the 2-core development
-# machine); files still undecided then are kept, and the explain records the fallback.
-BLOOM_PROBE_BUDGET = 20_000_000
 
 
 class BloomFilters:
@@ -43,10 +43,24 @@ class BloomFilters:
         ]
         if not columns:
             return Skipped("no EQUAL / IN (without NULL) on a column with bloom filters")
+        limits = context.limits
+        reasons: list[str] = []
+        probed: list[str] = []
+        for column in columns:
+            reason = limits.lookup_skipped(column, len(predicate.domain(column).values.ranges), len(files))
+            if reason is not None:
+                reasons.append(reason)
+            elif context.schema.column(column).type.kind is not TypeKind.FLOAT or all(
+                _is_float32(v) for v in predicate.domain(column).values.discrete_values()
+            ):  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
+                probed.append(column)
+        if not probed:
+            return Skipped("; ".join(reasons)) if reasons else Kept(files)
         rows = context.rows_for(definition, files)
         survivors = files
         unchecked_notes: list[str] = []
-        for column in columns:
+        for column in probed:
+            keys = context.keys(column)
             subset = rows.filter(pc.equal(rows["column"], column))
             by_file = dict(
                 zip(
@@ -56,19 +70,16 @@ class BloomFilters:
                 )
             )
             filters = [_valid_filter(by_file.get((f.partition, f.file_name))) for f in survivors]
-            values = list(predicate.domain(column).values.discrete_values())
-            column_type = context.schema.column(column).type
-            if column_type.kind is TypeKind.FLOAT and not all(_is_float32(v) for v in values):
-                continue  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
-            hashes = bloom.hash_python_values(values, column_type)
-            keep, unchecked = bloom.probe_any(filters, hashes, BLOOM_PROBE_BUDGET)
+            keep, unchecked = bloom.probe_any(
+                filters, bloom.hash_values(keys), limits.bloom_probe_budget, context.check_deadline
+            )
             if unchecked:
                 unchecked_notes.append(
-                    f"{unchecked} of {len(filters)} files kept unchecked on {column}: {len(values):,} values"
-                    f" exceed the probe budget of {BLOOM_PROBE_BUDGET:,} (filter, value) pairs"
+                    f"{unchecked} of {len(filters)} files kept unchecked on {column}: {len(keys):,} values"
+                    f" exceed the probe budget of {limits.bloom_probe_budget:,} (filter, value) pairs"
                 )
             survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
-        return Kept(survivors, tuple(unchecked_notes))
+        return Kept(survivors, tuple(unchecked_notes), tuple(reasons))
 
 
 def _is_float32(value: Value) -> bool:

@@ -1,20 +1,20 @@
 """Step 3: the record index (RFC-08). EQUAL / IN on every record key column: the key combinations
-are encoded as the writer encodes them, looked up (one read per bucket), and only the file groups
-they live in are kept."""
+are built as Arrow arrays (one `take` per column), encoded as the writer encodes them, looked up
+(one read per bucket, all keys of a bucket searched at once), and only the file groups they live
+in are kept. Before any index data is read, the cost guard (`PruneLimits.lookup_skipped`) skips a
+lookup of many keys that the files in play are expected to hold anyway."""
 
 from __future__ import annotations
 
-import itertools
+import math
 from typing import ClassVar
 
-import numpy as np
 import pyarrow as pa
 
 from pruner.format.keys import encode_record_keys
 from pruner.metadata.files_index import DataFile
+from pruner.planner.keys import combinations
 from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
-
-MAX_KEY_LOOKUPS = 100_000
 
 
 class RecordIndex:
@@ -24,23 +24,26 @@ class RecordIndex:
     def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
         key_fields = context.table.config.record_key
         predicate = context.predicate
-        domains = [predicate.domain(k) for k in key_fields]
-        if not all(
-            k in predicate.columns and d.values.is_discrete()
-            for k, d in zip(key_fields, domains, strict=True)
-        ):
+        if not all(k in predicate.columns and predicate.domain(k).values.is_discrete() for k in key_fields):
             return Skipped("no EQUAL / IN on every record key column")
-        value_lists = [predicate.domain(k).values.discrete_values() for k in key_fields]
-        combinations = int(np.prod([len(v) for v in value_lists]))
-        if combinations > MAX_KEY_LOOKUPS:
-            return Skipped(f"{combinations} key combinations exceed the lookup limit {MAX_KEY_LOOKUPS}")
-        tuples = list(itertools.product(*value_lists))
+        limits = context.limits
+        total = math.prod(len(predicate.domain(k).values.ranges) for k in key_fields)
+        if total > limits.max_key_lookups:
+            return Skipped(f"{total} key combinations exceed the lookup limit {limits.max_key_lookups}")
+        reason = limits.lookup_skipped(", ".join(key_fields), total, len(files))
+        if reason is not None:
+            return Skipped(reason)
         keys = pa.table(
-            {
-                k: pa.array([t[i] for t in tuples], context.schema.column(k).type.to_arrow())
-                for i, k in enumerate(key_fields)
-            }
+            dict(zip(key_fields, combinations([context.keys(k) for k in key_fields]), strict=True))
         )
+        context.check_deadline()
         found = context.snapshot.record_index().lookup(encode_record_keys(keys, key_fields))
-        locations = set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
-        return Kept([f for f in files if (f.partition, f.file_group) in locations])
+        return Kept(kept_file_groups(files, found))
+
+
+def kept_file_groups(files: list[DataFile], found: pa.Table) -> list[DataFile]:
+    """The files whose (partition, file group) is among the record index rows `found` (the
+    distinct pairs found with one Arrow group-by, however many rows there are)."""
+    pairs = found.select(["partition", "file_group"]).group_by(["partition", "file_group"]).aggregate([])
+    locations = set(zip(pairs["partition"].to_pylist(), pairs["file_group"].to_pylist(), strict=True))
+    return [f for f in files if (f.partition, f.file_group) in locations]

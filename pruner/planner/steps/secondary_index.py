@@ -1,8 +1,11 @@
 """Step 4: secondary indexes (RFC-77). EQUAL / IN (without NULL: NULLs are not indexed) on a column
 with a ready secondary index: the values' entries give record keys, the record index gives their
-file groups, and only those are kept. Ranges (and LIKE 'prefix%') scan the index's sorted buckets
-with a filter, but only when footer statistics say the scan is selective; otherwise the step says
-so and leaves the range to column stats, which run later and are cheaper then."""
+file groups, and only those are kept; all values are looked up as one Arrow array, and a lookup of
+many values that the files in play are expected to hold anyway is skipped before any index data is
+read (`PruneLimits.lookup_skipped`). Ranges (and LIKE 'prefix%') scan the index's sorted buckets
+with a filter, but only when footer statistics say the scan is selective
+(`PruneLimits.range_max_index_share`); otherwise the step says so and leaves the range to column
+stats, which run later and are cheaper then."""
 
 from __future__ import annotations
 
@@ -16,11 +19,8 @@ import pyarrow.dataset as ds
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
-from pruner.planner.steps.record_index import MAX_KEY_LOOKUPS
+from pruner.planner.steps.record_index import kept_file_groups
 from pruner.predicate.domain import Domain
-
-# A range uses the index when footers say it reads at most this share of the index's row groups.
-SELECTIVE_FRACTION = 0.25
 
 
 class SecondaryIndex:
@@ -37,17 +37,19 @@ class SecondaryIndex:
         reasons: list[str] = []
         survivors: list[DataFile] | None = None
         for definition in usable:
-            outcome = self._one(context, definition)
+            current = files if survivors is None else survivors
+            outcome = self._one(context, definition, current)
             if isinstance(outcome, str):
                 reasons.append(outcome)
                 continue
-            current = files if survivors is None else survivors
-            survivors = [f for f in current if (f.partition, f.file_group) in outcome]
-        return Skipped("; ".join(reasons)) if survivors is None else Kept(survivors)
+            survivors = outcome
+        return Skipped("; ".join(reasons)) if survivors is None else Kept(survivors, skipped=tuple(reasons))
 
-    def _one(self, context: StepContext, definition: IndexDefinition) -> set[tuple[str, str]] | str:
-        """The (partition, file group) of every row the index lists for the column's domain, or why
-        this index cannot narrow it."""
+    def _one(
+        self, context: StepContext, definition: IndexDefinition, files: list[DataFile]
+    ) -> list[DataFile] | str:
+        """The files of `files` holding a row the index lists for the column's domain, or why this
+        index cannot narrow them."""
         column = definition.columns[0]
         domain = context.predicate.domain(column)
         if definition.state != IndexState.READY:
@@ -61,23 +63,27 @@ class SecondaryIndex:
             return f"{column}: NULLs are not indexed by {definition.name}"
         if domain.values.is_all():
             return f"{column}: only IS NOT NULL"
-        if len(domain.values.ranges) > MAX_KEY_LOOKUPS:
-            return f"{column}: more than {MAX_KEY_LOOKUPS} values or ranges"
+        limits = context.limits
+        count = len(domain.values.ranges)
+        if count > limits.max_key_lookups:
+            return f"{column}: more than {limits.max_key_lookups} values or ranges"
         view = context.snapshot.index_partition(context.table.spec(definition))
-        arrow_type = context.schema.column(column).type.to_arrow()
         if domain.values.is_discrete():
-            pairs = view.lookup(pa.array(list(domain.values.discrete_values()), arrow_type))
+            reason = limits.lookup_skipped(f"{column} ({definition.name})", count, len(files))
+            if reason is not None:
+                return reason
+            pairs = view.lookup(context.keys(column))
         else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
-            expression = ranges_expression(domain, arrow_type)
+            expression = ranges_expression(domain, context.schema.column(column).type.to_arrow())
             fraction = view.estimate_fraction(expression)
-            if fraction > SELECTIVE_FRACTION:
+            if fraction > limits.range_max_index_share:
                 return (
                     f"{column}: the range admits {fraction:.0%} of {definition.name}'s row groups "
-                    f"(> {SELECTIVE_FRACTION:.0%}), not selective; left to column stats"
+                    f"(> {limits.range_max_index_share:.0%}), not selective; left to column stats"
                 )
             pairs = view.scan(expression)
-        found = context.snapshot.record_index().lookup(pairs["key"])
-        return set(zip(found["partition"].to_pylist(), found["file_group"].to_pylist(), strict=True))
+        context.check_deadline()
+        return kept_file_groups(files, context.snapshot.record_index().lookup(pairs["key"]))
 
 
 def ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:

@@ -12,8 +12,8 @@ import pytest
 
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
+from pruner.planner.limits import PruneLimits
 from pruner.planner.prune import prune
-from pruner.planner.steps import bloom_filters
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -65,7 +65,7 @@ def test_malformed_bloom_filter_is_ignored_not_trusted(table_copy: str) -> None:
 
 
 def test_bloom_probes_past_the_budget_keep_the_files_and_say_so(
-    table_copy: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    table_copy: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     snapshot = LakeTable.open(table_copy).snapshot()
     wanted = Oracle(snapshot)
@@ -73,9 +73,10 @@ def test_bloom_probes_past_the_budget_keep_the_files_and_say_so(
     predicate = TupleDomain.with_domains({"token": Domain.multiple_values([*tokens, "no-such-token"])})
     within = prune(snapshot.table, predicate, snapshot=snapshot.instant)
     assert not next(s for s in within.explain if s.step == "bloom_filters").fallback
-    monkeypatch.setattr(bloom_filters, "BLOOM_PROBE_BUDGET", 0)
     with caplog.at_level(logging.WARNING, logger="pruner.planner"):
-        over = prune(snapshot.table, predicate, snapshot=snapshot.instant)
+        over = prune(
+            snapshot.table, predicate, snapshot=snapshot.instant, limits=PruneLimits(bloom_probe_budget=0)
+        )
     step = next(s for s in over.explain if s.step == "bloom_filters")
     assert step.fallback and "probe budget" in step.fallback
     assert step.files_out == step.files_in and over.fallbacks >= 1

@@ -198,6 +198,10 @@ def test_domain_overlaps_through_null() -> None:
         ),
         (Domain.of(s("[1,3)"), False), "(c >= 1 AND c < 3)"),
         (Domain.of(s("(-inf,0)", "2", "[5,7]", "9"), False), "(c < 0 OR (c >= 5 AND c <= 7) OR c IN (2, 9))"),
+        # Long lists name their first values and how many there are.
+        (Domain.multiple_values(range(1000)), f"c IN ({', '.join(map(str, range(20)))}, ... (1,000 values))"),
+        (Domain.multiple_values(range(21)), f"c IN ({', '.join(map(str, range(20)))}, ... (21 values))"),
+        (Domain.multiple_values(range(20)), f"c IN ({', '.join(map(str, range(20)))})"),
     ],
 )
 def test_domain_explain(domain: Domain, expected: str) -> None:

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
+from pruner.planner.limits import DEFAULT_LIMITS
 from pruner.serving.config import (
     DEFAULT_GRPC_PORT,
+    PLANNING_SHARE,
     ConfigError,
     Limits,
     S3Settings,
@@ -118,7 +120,8 @@ listen: {host: 0.0.0.0, grpc_port: 0, thrift_port: off, metrics_port: 9999, adve
 cache: {max_bytes: 2GiB}
 limits:
   {max_discrete_values: 5, max_splits_per_response: 7, request_timeout_seconds: 0.5, max_frame_bytes: 1024,
-   thrift_max_connections: 9, thrift_idle_timeout_seconds: 60, thrift_frame_timeout_seconds: 2.5}
+   thrift_max_connections: 9, thrift_idle_timeout_seconds: 60, thrift_frame_timeout_seconds: 2.5,
+   prune_deadline_seconds: 0.25, lookup_free_keys: 0, lookup_min_pruned_share: 0, range_max_index_share: 1}
 security: {token: " tok "}
 """
     )
@@ -127,7 +130,7 @@ security: {token: " tok "}
     assert (loaded.grpc_port, loaded.thrift_port, loaded.metrics_port) == (0, None, 9999)
     assert loaded.advertise == ("h1:1", "h2:2") and loaded.thrift_hosts(1) == [("h1", 1), ("h2", 2)]
     assert loaded.cache_bytes == 2 * 1024**3
-    assert loaded.limits == Limits(5, 7, 0.5, 1024, 9, 60.0, 2.5)
+    assert loaded.limits == Limits(5, 7, 0.5, 1024, 9, 60.0, 2.5, 0.25, 0, 0.0, 1.0)
     assert loaded.security.token == " tok "
     assert ServeConfig({"a": "x"}, host="0.0.0.0").thrift_hosts(5) == [("127.0.0.1", 5)]
 
@@ -187,6 +190,19 @@ def test_bad_sizes(text: object) -> None:
         ),
         ({"warehouses": {"d": "/x"}, "limits": {"max_splits_per_response": -3}}, r"non-negative integer"),
         ({"warehouses": {"d": "/x"}, "limits": {"request_timeout_seconds": 0}}, r"must be a positive number"),
+        ({"warehouses": {"d": "/x"}, "limits": {"prune_deadline_seconds": -1}}, r"must be a positive number"),
+        (
+            {"warehouses": {"d": "/x"}, "limits": {"lookup_free_keys": 1.5}},
+            r"lookup_free_keys must be a non-neg",
+        ),
+        (
+            {"warehouses": {"d": "/x"}, "limits": {"lookup_min_pruned_share": 1.5}},
+            r"limits\.lookup_min_pruned_share must be a share from 0 to 1, got 1\.5",
+        ),
+        (
+            {"warehouses": {"d": "/x"}, "limits": {"range_max_index_share": "all"}},
+            r"must be a share from 0 to 1",
+        ),
         ({"warehouses": {"d": "/x"}, "security": {"token": ""}}, r"security\.token is empty"),
         ({"warehouses": {"d": "/x"}, "security": {"token": "a", "token_file": "f"}}, r"mutually exclusive"),
         (
@@ -258,12 +274,38 @@ def test_limits_and_security_check_themselves() -> None:
     for key in ("thrift_idle_timeout_seconds", "thrift_frame_timeout_seconds"):
         with pytest.raises(ConfigError, match=f"limits.{key} must be a positive number of seconds"):
             Limits(**{key: 0})
+    with pytest.raises(
+        ConfigError, match=r"limits\.prune_deadline_seconds must be a positive number of seconds"
+    ):
+        Limits(prune_deadline_seconds=0)
+    with pytest.raises(ConfigError, match=r"limits\.lookup_free_keys must be a non-negative integer"):
+        Limits(lookup_free_keys=-1)
+    with pytest.raises(ConfigError, match=r"limits\.range_max_index_share must be a share from 0 to 1"):
+        Limits(range_max_index_share=2)
     with pytest.raises(ConfigError, match="at most 128 characters"):
         ServeConfig({"a" * 129: "/x"})
     with pytest.raises(ConfigError, match="empty"):
         Security(token=" ")
     with pytest.raises(ConfigError, match="cache size"):
         ServeConfig({"d": "/x"}, cache_bytes=-1)
+
+
+def test_the_planner_limits_come_from_the_config() -> None:
+    limits = Limits(
+        max_discrete_values=9, prune_deadline_seconds=1.5, lookup_free_keys=3, lookup_min_pruned_share=0.5
+    )
+    planned = limits.prune_limits(timeout=10.0)
+    assert planned.max_discrete_values == 9 and planned.lookup_free_keys == 3
+    assert planned.lookup_min_pruned_share == 0.5 and planned.range_max_index_share == 0.25
+    assert planned.deadline is not None
+    start = planned.clock()
+    # The prune deadline, unless the request has less time left than it needs to answer.
+    assert start < planned.deadline <= start + 1.5
+    short = limits.prune_limits(timeout=1.0).deadline
+    assert short is not None and short <= planned.clock() + PLANNING_SHARE * 1.0
+    defaults = Limits().prune_limits()
+    assert defaults.lookup_free_keys == DEFAULT_LIMITS.lookup_free_keys
+    assert defaults.lookup_min_pruned_share == DEFAULT_LIMITS.lookup_min_pruned_share
 
 
 def test_command_line_options(tmp_path: Path) -> None:
