@@ -18,6 +18,7 @@ from pruner.errors import InvalidInputError
 from pruner.format.timeline import Action
 from pruner.index.stats import OPTIMIZER_FIELDS
 from pruner.metadata.index_partition import write_logs
+from pruner.metadata.spec import OP_FIELD, OP_UPSERT
 from pruner.table.statistics import table_statistics
 from pruner.table.table import LakeTable
 from tests.support import CITIES, create, make_row, to_df
@@ -36,6 +37,9 @@ def _forget_optimizer_fields(location: str, files: int) -> None:
         rows = rows.set_column(
             rows.schema.get_field_index(field.name), field, pa.nulls(len(rows), field.type)
         )
+    rows = rows.append_column(
+        pa.field(OP_FIELD, pa.int8(), nullable=False), pa.array([OP_UPSERT] * len(rows), pa.int8())
+    )
     with table_lock(table.storage, "test"), run_instant(table.storage, Action.COMMIT, {}) as pending:
         pending.inflight([], [definition.index_partition])
         written = write_logs(table.storage, spec, pending.timestamp, rows)
