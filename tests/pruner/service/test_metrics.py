@@ -27,7 +27,7 @@ RESULT = PruneResult(
     snapshot="20260101000000000",
     predicate="id = 1",
     files_total=40,
-    splits=[Split("/t/f.parquet", "", {}, "g", 0, 10, 5, 10)] * 3,
+    splits=[Split(f"/t/f{i}.parquet", "", {}, f"g{i}", 0, 10, 5, 10) for i in range(3)],
     explain=[ExplainStep("column_stats", "column_stats", ("id",), 40, 3, 1.0, fallback="OSError: gone")],
     storage=StorageRequests(lists=1, heads=2, gets=3, bytes_read=4096),
 )
