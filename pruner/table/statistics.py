@@ -97,10 +97,7 @@ def _summary(rows: pa.Table, families: set[StatsFamily]) -> dict[str, dict[str, 
     contribute (a file with only NULLs / NaNs has none) the lowest minimum, the highest maximum
     and how many of those files have no minimum or maximum, for each stats family in `families`."""
     counted = rows.group_by("column").aggregate([("file", "count_distinct"), ("null_count", "sum")])
-    values = pc.subtract(
-        pc.subtract(pc.fill_null(rows["value_count"], 0), pc.fill_null(rows["null_count"], 0)),
-        pc.fill_null(rows["nan_count"], 0),
-    )
+    values = _bound_values(rows)
     only_null = pc.CountOptions(mode="only_null")
     bounds = (
         rows.filter(pc.greater(values, 0))
@@ -139,16 +136,21 @@ def _column(
     return ColumnStatistics(column, null_count, stats_value(low, family), stats_value(high, family))
 
 
+def _bound_values(rows: pa.Table) -> pa.Array:
+    """Per stats row, the values that count towards min / max: neither NULL nor NaN."""
+    return pc.subtract(
+        pc.subtract(pc.fill_null(rows["value_count"], 0), pc.fill_null(rows["null_count"], 0)),
+        pc.fill_null(rows["nan_count"], 0),
+    )
+
+
 def _with_optimizer_fields(
     stats: ColumnStatistics, rows: pa.Table, column_type: ColumnType
 ) -> ColumnStatistics:
     """`stats` with the distinct-value estimate, data size and exact decimal bounds that the
     column's stats rows (one per counted file, as `_column` checked) all have."""
     rows = rows.filter(pc.equal(rows["column"], stats.column))
-    values = pc.subtract(
-        pc.subtract(pc.fill_null(rows["value_count"], 0), pc.fill_null(rows["null_count"], 0)),
-        pc.fill_null(rows["nan_count"], 0),
-    )
+    values = _bound_values(rows)
     distinct = None
     if rows["ndv_sketch"].null_count == 0:  # an estimate never above the non-null (NaN too) values
         non_null = pc.sum(pc.subtract(rows["value_count"], rows["null_count"])).as_py() or 0
