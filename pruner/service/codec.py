@@ -435,7 +435,11 @@ def decode_storage_requests(message: spb.StorageRequests) -> StorageRequests:
     return StorageRequests(message.lists, message.heads, message.gets, message.bytes_read)
 
 
-def encode_prune_result(result: PruneResult, explain: bool) -> spb.PruneResponse:
+def encode_prune_result(
+    result: PruneResult, explain: bool, splits: Sequence[Split] | None = None
+) -> spb.PruneResponse:
+    """One response with the whole result: its splits, or `splits` when they were cut further
+    (`Split.ranges`)."""
     response = encode_prune_header(result, explain)
-    response.splits.extend(encode_split(s) for s in result.splits)
+    response.splits.extend(encode_split(s) for s in (result.splits if splits is None else splits))
     return response

@@ -70,9 +70,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
                     f"{len(splits):,} splits exceed limits.max_splits_per_response "
                     f"({self.limits.max_splits_per_response:,}); use PruneStream"
                 )
-            response = codec.encode_prune_header(result, request.explain)
-            response.splits.extend(codec.encode_split(s) for s in splits)
-            return response
+            return codec.encode_prune_result(result, request.explain, splits)
 
         return self._call(context, "Prune", _table_name(request), work)
 
