@@ -1,0 +1,216 @@
+"""TPC-H (22 queries) and TPC-DS (99 queries) through Trino 476, the `lakeprune` catalog (the native
+connector) and the `hive` catalog side by side over the very same Parquet files. Not a test.
+
+1. The data, once per suite and scale (`--scale tiny|sf1`), cached in
+   ~/.cache/lakeprune/tpc/<suite>-<scale>: written by Trino itself from its `tpch` / `tpcds`
+   connectors through its Hive connector as Parquet, each table directory then adopted in place as
+   a lakeprune table with column stats and a secondary index on one foreign key (see
+   `tests/e2e/tpc_lake.py`). A re-run skips both steps.
+2. An in-process sidecar serving the suites' directories over gRPC, and a local Trino 476 with the
+   native `lakeprune` catalog and a `hive` catalog (file metastore in a temporary directory) whose
+   external tables are the same directories; both wait the same `--df-wait` for a join's dynamic
+   filter.
+3. Every query once on both catalogs (the warm-up), answers compared (`tests/e2e/tpc_queries.py`:
+   in order under an ORDER BY, decimals exact, doubles to 1e-9), then `--repeat` timed runs
+   alternating the catalogs: per query and catalog the median client wall time, Trino's splits and
+   input rows (its query stats), for the native catalog the sidecar's files considered / kept and
+   prune time; the ratio lakeprune / Hive and its geometric mean over the queries both answered
+   equally. Machine load (1/5/15-minute averages) at the start, before and after the timing.
+
+    .venv/bin/python bench/tpc.py [--suite tpch,tpcds] [--scale sf1] [--repeat 3] [--df-wait 1s]
+        [--queries q01,q18]
+
+Writes `bench/results/tpc_<suite>_<scale>.json` per suite and prints a summary; progress goes to
+stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# The repository root: the end-to-end helpers (`tests.e2e`) make the lakes and start Trino.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from support import progress
+
+from pruner.sidecar import Sidecar
+from tests.e2e.engines import Engine
+from tests.e2e.native import pruned
+from tests.e2e.queries import counter
+from tests.e2e.tpc_lake import SCALES, SUITES, Lake, default_root, prepare_lakes, side_by_side
+from tests.e2e.tpc_queries import ADAPTED, EQUAL, TIES, TpcQuery, check_answers, run, suite_queries
+
+NATIVE, HIVE = "lakeprune", "hive"
+CATALOGS = (NATIVE, HIVE)
+
+
+def time_suite(
+    engine: Engine, sidecar: Sidecar, suite: str, queries: list[TpcQuery], repeat: int
+) -> dict[str, Any]:
+    """`repeat` timed runs of each query, alternating the catalogs, summarised per catalog."""
+    timed: dict[str, Any] = {}
+    for query in queries:
+        samples: dict[str, list[dict[str, Any]]] = {c: [] for c in CATALOGS}
+        for _ in range(repeat):
+            for catalog in CATALOGS:  # alternate, so that background load hits both alike
+                before, seconds_before = pruned(sidecar), _prune_seconds(sidecar)
+                outcome = run(engine, catalog, suite, query.sql)
+                after, seconds_after = pruned(sidecar), _prune_seconds(sidecar)
+                if outcome.error:
+                    raise SystemExit(f"{suite} {query.name} failed on {catalog}: {outcome.error}")
+                samples[catalog].append(
+                    {"wall": outcome.wall, "stats": outcome.stats}
+                    | {f"files_{k}": after[k] - before[k] for k in after}
+                    | {"prune_s": seconds_after - seconds_before}
+                )
+        timed[query.name] = {c: _summary(c, s) for c, s in samples.items()}
+        timed[query.name]["ratio"] = round(
+            timed[query.name][NATIVE]["median_s"] / timed[query.name][HIVE]["median_s"], 3
+        )
+        progress(
+            f"{suite} {query.name}: lakeprune {timed[query.name][NATIVE]['median_s'] * 1000:.0f} ms, "
+            f"hive {timed[query.name][HIVE]['median_s'] * 1000:.0f} ms ({timed[query.name]['ratio']}x)"
+        )
+    return timed
+
+
+def _prune_seconds(sidecar: Sidecar) -> float:
+    return counter(sidecar, "lakeprune_request_seconds_sum", api="grpc", method="PruneStream", status="ok")
+
+
+def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    def median_stat(key: str) -> float:
+        return statistics.median(float(s["stats"].get(key, 0)) for s in samples)
+
+    walls = [s["wall"] for s in samples]
+    summary: dict[str, Any] = {
+        "median_s": round(statistics.median(walls), 4),
+        "runs_s": [round(w, 4) for w in walls],
+        "trino_elapsed_ms": median_stat("elapsedTimeMillis"),
+        "trino_cpu_ms": median_stat("cpuTimeMillis"),
+        "splits": median_stat("totalSplits"),
+        "input_rows": median_stat("processedRows"),
+        "input_bytes": median_stat("processedBytes"),
+    }
+    if catalog == NATIVE:
+        summary["sidecar_files_in"] = statistics.median(s["files_in"] for s in samples)
+        summary["sidecar_files_out"] = statistics.median(s["files_out"] for s in samples)
+        summary["sidecar_prune_s"] = round(statistics.median(s["prune_s"] for s in samples), 4)
+    return summary
+
+
+def geometric_mean(ratios: list[float]) -> float | None:
+    return round(math.exp(statistics.fmean(math.log(r) for r in ratios)), 3) if ratios else None
+
+
+def suite_result(
+    lake: Lake, answers: dict[str, Any], timed: dict[str, Any], context: dict[str, Any]
+) -> dict[str, Any]:
+    agreed = [n for n, a in answers.items() if a["verdict"] in (EQUAL, TIES)]
+    ratios = [timed[n]["ratio"] for n in agreed if n in timed]
+    return context | {
+        "suite": lake.suite,
+        "scale": lake.scale,
+        "tables": {t: info["rows"] for t, info in lake.tables.items()},
+        "adapted_by_hand": {k.split()[1]: v for k, v in ADAPTED.items() if k.startswith(f"{lake.suite} ")},
+        "queries_run": len(answers),
+        "answers_equal": len(agreed),
+        "answers": answers,
+        "timing": timed,
+        "geometric_mean_ratio": geometric_mean(ratios),
+        "queries_above_1_1x": sorted(n for n in agreed if n in timed and timed[n]["ratio"] > 1.1),
+    }
+
+
+def print_summary(result: dict[str, Any]) -> None:
+    print(
+        f"\n{result['suite']} {result['scale']}: {result['answers_equal']} of {result['queries_run']} "
+        f"answers equal; load {result['load_average_timing_start']} -> {result['load_average_timing_end']}"
+    )
+    for name, answer in result["answers"].items():
+        if answer["verdict"] != EQUAL:
+            print(f"  {name}: {answer['verdict']} {answer.get('errors', '')}")
+    if result["timing"]:
+        print(f"{'query':<7}{'lakeprune s':>12}{'hive s':>9}{'x Hive':>8}{'splits':>14}{'input rows':>24}")
+        for name, t in result["timing"].items():
+            n, h = t[NATIVE], t[HIVE]
+            print(
+                f"{name:<7}{n['median_s']:>12.3f}{h['median_s']:>9.3f}{t['ratio']:>8.2f}"
+                f"{n['splits']:>7.0f}/{h['splits']:<6.0f}{n['input_rows']:>12,.0f}/{h['input_rows']:<11,.0f}"
+            )
+        print(
+            f"geometric mean {result['geometric_mean_ratio']}x Hive; "
+            f"above 1.1x: {', '.join(result['queries_above_1_1x']) or 'none'}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--suite", default="tpch,tpcds", help="comma-separated: tpch, tpcds")
+    parser.add_argument("--scale", default="sf1", choices=SCALES)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per query and catalog (0: answers only)"
+    )
+    parser.add_argument(
+        "--df-wait", default="1s", help="dynamic filtering wait timeout, native and Hive alike"
+    )
+    parser.add_argument("--queries", default="", help="only these queries, comma-separated (q01, q18, ...)")
+    parser.add_argument("--out-dir", type=Path, default=Path(__file__).parent / "results")
+    args = parser.parse_args()
+    suites = [s for s in args.suite.split(",") if s]
+    if not suites or any(s not in SUITES for s in suites):
+        parser.error(f"--suite takes a comma-separated subset of {', '.join(SUITES)}")
+    only = {q for q in args.queries.split(",") if q}
+    load_start = os.getloadavg()
+    cache = default_root("*", args.scale).parent
+    progress(f"preparing {', '.join(suites)} at scale {args.scale} (cached in {cache})")
+    begin = time.perf_counter()
+    lakes = prepare_lakes([(s, args.scale, default_root(s, args.scale)) for s in suites])
+    prepare_s = time.perf_counter() - begin
+    progress(f"data ready ({prepare_s:.0f} s); starting the sidecar and Trino 476")
+    with side_by_side(lakes, args.df_wait) as (engine, sidecar):
+        trino = engine.query("SELECT node_version FROM system.runtime.nodes")[0][0]
+        for lake in lakes:
+            queries = [q for q in suite_queries(lake.suite) if not only or q.name in only]
+            progress(f"{lake.suite}: {len(queries)} queries on both catalogs (answers, warm-up)")
+            answers = check_answers(engine, lake.suite, queries, CATALOGS)
+            agreed = [q for q in queries if answers[q.name]["verdict"] in (EQUAL, TIES)]
+            progress(f"{lake.suite}: {len(agreed)} of {len(queries)} answers equal; timing them")
+            load_timing_start = os.getloadavg()
+            timed = time_suite(engine, sidecar, lake.suite, agreed, args.repeat) if args.repeat else {}
+            context = {
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "command": " ".join(sys.argv),
+                "machine": {
+                    "platform": f"{platform.system()} {platform.machine()}",
+                    "cores": os.cpu_count(),
+                    "trino": trino,
+                },
+                "load_average_at_start": [round(x, 2) for x in load_start],
+                "load_average_timing_start": [round(x, 2) for x in load_timing_start],
+                "load_average_timing_end": [round(x, 2) for x in os.getloadavg()],
+                "prepare_s": round(prepare_s, 1),
+                "dynamic_filtering_wait_timeout": args.df_wait,
+                "repeat": args.repeat,
+            }
+            result = suite_result(lake, answers, timed, context)
+            out = args.out_dir / f"tpc_{lake.suite}_{lake.scale}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=2) + "\n")
+            print_summary(result)
+            progress(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

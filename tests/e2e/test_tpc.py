@@ -1,0 +1,38 @@
+"""TPC-H's 22 and TPC-DS's 99 queries at Trino's `tiny` scale answer alike through the native
+`lakeprune` catalog and Trino's `hive` catalog over the very same Parquet files (the correctness
+pass of `bench/tpc.py`, without its timing). The lakes are written by Trino and adopted once per
+session in a temporary directory; one more Trino serves both suites side by side (the other e2e
+suites' Trino cannot: its catalogs and the sidecar's schemas are fixed when they start)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.engines import Engine
+from tests.e2e.native import native_plugin
+from tests.e2e.tpc_lake import SUITES, Lake, prepare_lakes, side_by_side
+from tests.e2e.tpc_queries import EQUAL, TIES, check_answers, suite_queries
+
+pytestmark = [pytest.mark.slow, pytest.mark.engine]
+
+
+@pytest.fixture(scope="module")
+def tpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, list[Lake]]]:
+    native_plugin()  # skips where this checkout has no connector to build
+    root = tmp_path_factory.mktemp("tpc")
+    lakes = prepare_lakes([(suite, "tiny", root / suite) for suite in SUITES])
+    with side_by_side(lakes) as (engine, _):
+        yield engine, lakes
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_every_query_answers_alike(tpc: tuple[Engine, list[Lake]], suite: str) -> None:
+    engine, lakes = tpc
+    lake = next(lake for lake in lakes if lake.suite == suite)
+    assert all(info["rows"] > 0 for info in lake.tables.values()), lake.tables
+    verdicts = check_answers(engine, suite, suite_queries(suite), ("lakeprune", "hive"))
+    wrong = {name: v for name, v in verdicts.items() if v["verdict"] not in (EQUAL, TIES)}
+    assert not wrong, f"{len(wrong)} of {len(verdicts)} {suite} queries answer differently: {wrong}"
+    assert sum(v["rows"] > 0 for v in verdicts.values()) > len(verdicts) // 2, "most queries return rows"

@@ -1,0 +1,239 @@
+"""The TPC-H and TPC-DS lakes of the TPC bench (`bench/tpc.py`) and of its correctness test
+(`test_tpc.py`): each suite's tables written once as Parquet by Trino 476 itself (`CREATE TABLE
+hive.<suite>.<t> WITH (format = 'PARQUET') AS SELECT ... FROM <suite>.<scale>.<t>`, from the
+`tpch` / `tpcds` connectors Trino ships; TPC-DS `char(n)` columns cast to `varchar` so that both
+catalogs compare the same strings), then every table directory adopted in place as a lakeprune
+table with column stats and, on one foreign key per suite, a secondary index (Spark `local[2]` in
+a child process, so that its JVM is gone before anything is timed). `prepare_lakes` does what is
+missing and records the tables in `<root>/tables.json`, so a second run skips both steps;
+`side_by_side` serves them through a sidecar to Trino's native `lakeprune` catalog and registers
+them as external tables of its `hive` catalog over the very same directories (`hive_tables`)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pruner.engines import engine_spec, hive_file_catalog
+from pruner.engines.cache import CacheLayout
+from pruner.engines.catalog import hive_location
+from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.plugin import locate_plugin
+from pruner.engines.spec import TRINO
+from pruner.serving.config import ServeConfig
+from pruner.sidecar import Sidecar
+from tests.e2e.engines import Engine, local_engine
+
+SUITES = ("tpch", "tpcds")
+SCALES = ("tiny", "sf1")
+
+# Each table's record key (the TPC primary keys; lakeprune checks them unique and non-null).
+RECORD_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "tpch": {
+        "region": ("r_regionkey",),
+        "nation": ("n_nationkey",),
+        "part": ("p_partkey",),
+        "supplier": ("s_suppkey",),
+        "partsupp": ("ps_partkey", "ps_suppkey"),
+        "customer": ("c_custkey",),
+        "orders": ("o_orderkey",),
+        "lineitem": ("l_orderkey", "l_linenumber"),
+    },
+    "tpcds": {
+        "call_center": ("cc_call_center_sk",),
+        "catalog_page": ("cp_catalog_page_sk",),
+        "catalog_returns": ("cr_item_sk", "cr_order_number"),
+        "catalog_sales": ("cs_item_sk", "cs_order_number"),
+        "customer": ("c_customer_sk",),
+        "customer_address": ("ca_address_sk",),
+        "customer_demographics": ("cd_demo_sk",),
+        "date_dim": ("d_date_sk",),
+        "household_demographics": ("hd_demo_sk",),
+        "income_band": ("ib_income_band_sk",),
+        "inventory": ("inv_date_sk", "inv_item_sk", "inv_warehouse_sk"),
+        "item": ("i_item_sk",),
+        "promotion": ("p_promo_sk",),
+        "reason": ("r_reason_sk",),
+        "ship_mode": ("sm_ship_mode_sk",),
+        "store": ("s_store_sk",),
+        "store_returns": ("sr_item_sk", "sr_ticket_number"),
+        "store_sales": ("ss_item_sk", "ss_ticket_number"),
+        "time_dim": ("t_time_sk",),
+        "warehouse": ("w_warehouse_sk",),
+        "web_page": ("wp_web_page_sk",),
+        "web_returns": ("wr_item_sk", "wr_order_number"),
+        "web_sales": ("ws_item_sk", "ws_order_number"),
+        "web_site": ("web_site_sk",),
+    },
+}
+# A secondary index on a foreign key per suite: (table, column).
+SECONDARY: dict[str, tuple[str, str]] = {
+    "tpch": ("orders", "o_custkey"),
+    "tpcds": ("store_sales", "ss_customer_sk"),
+}
+# The generating connectors: TPC-H's standard column names (`l_orderkey`, not `orderkey`).
+SOURCE_CATALOGS = {
+    "tpch": {"connector.name": "tpch", "tpch.column-naming": "STANDARD"},
+    "tpcds": {"connector.name": "tpcds"},
+}
+MANIFEST = "tables.json"
+
+
+@dataclass(frozen=True)
+class Lake:
+    """One suite at one scale: `data/<table>/` directories, each a Hive table and a lakeprune table."""
+
+    suite: str
+    scale: str
+    root: Path
+    tables: dict[str, dict[str, Any]]  # name -> {"columns": [[name, Trino type]], "rows": n}
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+
+def default_root(suite: str, scale: str) -> Path:
+    return CacheLayout.default().root / "tpc" / f"{suite}-{scale}"
+
+
+def prepare_lakes(wanted: list[tuple[str, str, Path]]) -> list[Lake]:
+    """The lake of each (suite, scale, root): read from its manifest, else generated and adopted
+    (any half-made earlier attempt removed first); one Trino writes all the missing ones and one
+    Spark child process adopts them."""
+    for suite, scale, _ in wanted:
+        if suite not in SUITES or scale not in SCALES:
+            raise ValueError(
+                f"unknown suite or scale {suite!r} / {scale!r}: choose from {SUITES} and {SCALES}"
+            )
+    missing = [(suite, scale, root) for suite, scale, root in wanted if not (root / MANIFEST).is_file()]
+    if missing:
+        for *_, root in missing:
+            shutil.rmtree(root, ignore_errors=True)
+            (root / "data").mkdir(parents=True)
+        written = generate(missing)
+        adopt_tables([(suite, str(root / "data"), list(written[root])) for suite, _, root in missing])
+        for *_, root in missing:
+            (root / MANIFEST).write_text(json.dumps(written[root], indent=2) + "\n")
+    return [
+        Lake(suite, scale, root, json.loads((root / MANIFEST).read_text())) for suite, scale, root in wanted
+    ]
+
+
+def generate(wanted: list[tuple[str, str, Path]]) -> dict[Path, dict[str, dict[str, Any]]]:
+    """Write every table of each (suite, scale, root) as Parquet under `<root>/data/<table>/` with
+    Trino's Hive connector (a throw-away file metastore); returns each table's columns and rows."""
+    spec = engine_spec("trino")
+    scratch = Path(tempfile.mkdtemp(prefix="lakeprune-tpc-gen-"))
+    # CTAS to an external location is a write to a non-managed table.
+    catalogs = {
+        "hive": hive_file_catalog(spec, scratch / "metastore")
+        | {"hive.non-managed-table-writes-enabled": "true"}
+    }
+    catalogs |= {suite: SOURCE_CATALOGS[suite] for suite, _, _ in wanted}
+    written: dict[Path, dict[str, dict[str, Any]]] = {}
+    try:
+        with local_engine("trino", None, catalogs, data_dir=scratch / "trino") as engine:
+            for n, (suite, scale, root) in enumerate(wanted):
+                schema = f"hive.{suite}_{n}"
+                engine.query(f"CREATE SCHEMA {schema}")
+                written[root] = {}
+                for table in RECORD_KEYS[suite]:
+                    source = f"{suite}.{scale}.{table}"
+                    columns = [(name, kind) for name, kind, *_ in engine.query(f"DESCRIBE {source}")]
+                    select = ", ".join(_as_written(name, kind) for name, kind in columns)
+                    location = hive_location(spec, root / "data" / table)
+                    rows = engine.query(
+                        f"CREATE TABLE {schema}.{table} WITH (format = 'PARQUET', external_location = "
+                        f"'{location}') AS SELECT {select} FROM {source}"
+                    )[0][0]
+                    described = engine.query(f"DESCRIBE {schema}.{table}")
+                    written[root][table] = {
+                        "columns": [[name, kind] for name, kind, *_ in described],
+                        "rows": rows,
+                    }
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return written
+
+
+def _as_written(name: str, kind: str) -> str:
+    """`char(n)` as `varchar`: lakeprune reads Parquet strings as `varchar`, and Hive would pad."""
+    return f"CAST({name} AS varchar) AS {name}" if kind.startswith("char") else name
+
+
+def adopt_tables(work: list[tuple[str, str, list[str]]]) -> None:
+    """Adopt each (suite, data directory, tables) in place, in a child process (Spark's JVM exits
+    with it)."""
+    child = multiprocessing.get_context("spawn").Process(target=_adopt_all, args=(work,))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise RuntimeError(f"adopting the TPC tables failed (exit code {child.exitcode})")
+
+
+def _adopt_all(work: list[tuple[str, str, list[str]]]) -> None:
+    from builder import LakepruneTable
+    from builder.session import spark_session
+
+    spark = spark_session(master="local[2]")
+    for suite, data, tables in work:
+        for table in tables:
+            indexes = [f"CREATE INDEX stats ON {table} USING column_stats"]
+            if SECONDARY[suite][0] == table:
+                indexes.append(f"CREATE INDEX fk ON {table} ({SECONDARY[suite][1]})")
+            LakepruneTable.adopt(
+                f"{data}/{table}", list(RECORD_KEYS[suite][table]), spark=spark, indexes=indexes
+            )
+    spark.stop()
+
+
+def hive_tables(engine: Engine, lake: Lake) -> None:
+    """`hive.<suite>.<table>`: an external Parquet table on each table directory of the lake."""
+    spec = engine_spec("trino")
+    engine.query(f"CREATE SCHEMA IF NOT EXISTS hive.{lake.suite}")
+    for table, info in lake.tables.items():
+        columns = ", ".join(f"{name} {kind}" for name, kind in info["columns"])
+        engine.query(
+            f"CREATE TABLE hive.{lake.suite}.{table} ({columns}) WITH (external_location = "
+            f"'{hive_location(spec, lake.data / table)}', format = 'PARQUET')"
+        )
+
+
+@contextmanager
+def side_by_side(lakes: list[Lake], df_wait: str = "1s") -> Iterator[tuple[Engine, Sidecar]]:
+    """An in-process sidecar serving each lake's directory (gRPC) as schema `<suite>`, and a local
+    Trino 476 with the native `lakeprune` catalog and a `hive` catalog whose `<suite>` schema holds
+    external tables on the same directories; both wait `df_wait` for a join's dynamic filter."""
+    spec = engine_spec("trino")
+    config = ServeConfig(
+        {lake.suite: str(lake.data) for lake in lakes},
+        host="127.0.0.1",
+        grpc_port=0,
+        thrift_port=None,
+        metrics_port=None,
+    )
+    scratch = Path(tempfile.mkdtemp(prefix="lakeprune-tpc-"))
+    sidecar = Sidecar(config).start()
+    try:
+        if not sidecar.wait_ready(300):
+            raise RuntimeError("the sidecar did not load its catalog")
+        grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=df_wait)
+        hive = {
+            "hive": hive_file_catalog(spec, scratch / "metastore")
+            | {"hive.dynamic-filtering.wait-timeout": df_wait}
+        }
+        with local_engine("trino", None, hive, grpc=grpc, plugin=locate_plugin(TRINO)) as engine:
+            for lake in lakes:
+                hive_tables(engine, lake)
+            yield engine, sidecar
+    finally:
+        sidecar.stop(2)
+        shutil.rmtree(scratch, ignore_errors=True)
