@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from support import progress
+from trino_vs_hive_queries import run_summary
 
 from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine
@@ -68,7 +69,7 @@ def time_suite(
                 if outcome.error:
                     raise SystemExit(f"{suite} {query.name} failed on {catalog}: {outcome.error}")
                 samples[catalog].append(
-                    {"wall": outcome.wall, "stats": outcome.stats}
+                    {"wall": outcome.wall, "rows": len(outcome.rows), "stats": outcome.stats}
                     | {f"files_{k}": after[k] - before[k] for k in after}
                     | {"prune_s": seconds_after - seconds_before}
                 )
@@ -88,19 +89,7 @@ def _prune_seconds(sidecar: Sidecar) -> float:
 
 
 def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
-    def median_stat(key: str) -> float:
-        return statistics.median(float(s["stats"].get(key, 0)) for s in samples)
-
-    walls = [s["wall"] for s in samples]
-    summary: dict[str, Any] = {
-        "median_s": round(statistics.median(walls), 4),
-        "runs_s": [round(w, 4) for w in walls],
-        "trino_elapsed_ms": median_stat("elapsedTimeMillis"),
-        "trino_cpu_ms": median_stat("cpuTimeMillis"),
-        "splits": median_stat("totalSplits"),
-        "input_rows": median_stat("processedRows"),
-        "input_bytes": median_stat("processedBytes"),
-    }
+    summary = run_summary(samples)
     if catalog == NATIVE:
         summary["sidecar_files_in"] = statistics.median(s["files_in"] for s in samples)
         summary["sidecar_files_out"] = statistics.median(s["files_out"] for s in samples)
@@ -145,7 +134,8 @@ def print_summary(result: dict[str, Any]) -> None:
             n, h = t[NATIVE], t[HIVE]
             print(
                 f"{name:<7}{n['median_s']:>12.3f}{h['median_s']:>9.3f}{t['ratio']:>8.2f}"
-                f"{n['splits']:>7.0f}/{h['splits']:<6.0f}{n['input_rows']:>12,.0f}/{h['input_rows']:<11,.0f}"
+                f"{n['trino_total_splits']:>7.0f}/{h['trino_total_splits']:<6.0f}"
+                f"{n['trino_processed_rows']:>12,.0f}/{h['trino_processed_rows']:<11,.0f}"
             )
         print(
             f"geometric mean {result['geometric_mean_ratio']}x Hive; "

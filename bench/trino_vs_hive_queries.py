@@ -192,13 +192,15 @@ def trino_floor(engine: Engine, repeat: int) -> dict[str, Any]:
     return floor
 
 
-def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+def run_summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Timed runs of one query on one catalog (each `{"wall": s, "rows": n, "stats": Trino's}`):
+    the client wall times and the medians of Trino's own query stats."""
     walls = [s["wall"] for s in samples]
 
     def median_stat(key: str) -> float:
         return statistics.median(float(s["stats"].get(key, 0)) for s in samples)
 
-    summary: dict[str, Any] = {
+    return {
         "median_s": round(statistics.median(walls), 4),
         "min_s": round(min(walls), 4),
         "runs_s": [round(w, 4) for w in walls],
@@ -209,6 +211,10 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
         "trino_processed_bytes": median_stat("processedBytes"),
         "trino_total_splits": median_stat("totalSplits"),
     }
+
+
+def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    summary = run_summary(samples)
     if catalog == NATIVE:
         # Per run: the files the sidecar's prunes considered and kept for this query (api="grpc").
         summary["sidecar_prune_files_in"] = statistics.median(s["grpc_in"] for s in samples)

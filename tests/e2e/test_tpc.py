@@ -7,6 +7,7 @@ suites' Trino cannot: its catalogs and the sidecar's schemas are fixed when they
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,12 @@ from tests.e2e.native import native_plugin
 from tests.e2e.tpc_lake import SUITES, Lake, prepare_lakes, side_by_side
 from tests.e2e.tpc_queries import EQUAL, TIES, check_answers, suite_queries
 
-pytestmark = [pytest.mark.slow, pytest.mark.engine]
+# Writing and adopting both suites takes minutes on a loaded 2-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.engine, pytest.mark.timeout(2400)]
+
+# Queries that fail alike on both catalogs at tiny scale: q90 divides by a count of web sales that
+# is zero there.
+EXPECTED_ERRORS = {("tpcds", "q90"): "DIVISION_BY_ZERO"}
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +39,16 @@ def test_every_query_answers_alike(tpc: tuple[Engine, list[Lake]], suite: str) -
     lake = next(lake for lake in lakes if lake.suite == suite)
     assert all(info["rows"] > 0 for info in lake.tables.values()), lake.tables
     verdicts = check_answers(engine, suite, suite_queries(suite), ("lakeprune", "hive"))
-    wrong = {name: v for name, v in verdicts.items() if v["verdict"] not in (EQUAL, TIES)}
+    wrong = {
+        name: v
+        for name, v in verdicts.items()
+        if v["verdict"] not in (EQUAL, TIES) and not _expected_error(suite, name, v)
+    }
     assert not wrong, f"{len(wrong)} of {len(verdicts)} {suite} queries answer differently: {wrong}"
     assert sum(v["rows"] > 0 for v in verdicts.values()) > len(verdicts) // 2, "most queries return rows"
+
+
+def _expected_error(suite: str, name: str, verdict: dict[str, Any]) -> bool:
+    expected = EXPECTED_ERRORS.get((suite, name))
+    errors = verdict.get("errors", {})
+    return expected is not None and len(errors) == 2 and all(expected in e for e in errors.values())
