@@ -102,12 +102,12 @@ def tpcds_queries() -> list[TpcQuery]:
     return queries
 
 
-def _for_trino(tree: exp.Expression) -> exp.Expression:
+def _for_trino(tree: exp.Expr) -> exp.Expr:
     """What sqlglot's transpiling leaves to do: a date written as a string literal outside a CAST
     (`d_date BETWEEN '2002-4-01' AND ...`, which Hive and Spark coerce and Trino does not) as a
     `DATE` literal, and the customer column the spec renamed (`c_last_review_date_sk`)."""
 
-    def fix(node: exp.Expression) -> exp.Expression:
+    def fix(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Literal) and node.is_string and not isinstance(node.parent, exp.Cast):
             match = DATE_TEXT.fullmatch(node.this)
             if match:
