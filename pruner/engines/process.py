@@ -224,7 +224,9 @@ def start(
         spec, instance.host, instance.port, lambda: _alive(instance), lambda: _log_excerpt(instance)
     )
     try:
-        warnings = wait_until_ready(target, catalog_sidecars(config), timeout)
+        warnings = wait_until_ready(
+            target, catalog_sidecars(config), timeout, other_catalogs=tuple(config.extra_catalogs or ())
+        )
     except BaseException:
         _terminate(instance)
         _forget(layout, spec, instance)

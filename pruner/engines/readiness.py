@@ -6,7 +6,9 @@ node has not yet announced the catalog to the coordinator's node manager); those
 ones of a server still starting, are waited out. A catalog whose sidecar accepts no TCP connection
 is not probed (the engine would retry for up to a minute) and neither is one whose connector
 answers with its own error: the engine is ready, the sidecar is not, and that is reported as a
-warning. Waiting is bounded; progress goes to logging every PROGRESS_INTERVAL_S."""
+warning. The instance's other catalogs (`tpch`, `hive` ...) get the same wait on `SHOW SCHEMAS`, so
+that a first statement on them does not meet NO_NODES_AVAILABLE either. Waiting is bounded;
+progress goes to logging every PROGRESS_INTERVAL_S."""
 
 from __future__ import annotations
 
@@ -52,13 +54,24 @@ class NotReadyError(Exception):
     """One probe found the engine not ready yet; the message says why."""
 
 
-def wait_until_ready(target: Target, catalogs: Mapping[str, Sequence[str]], timeout: float) -> list[str]:
-    """Wait until `SELECT 1` and a query on each catalog (name -> its sidecar addresses) run;
-    returns warnings about catalogs whose sidecar does not answer. Raises EngineStartError (with
-    the log excerpt) if the engine exits or `timeout` passes."""
+def wait_until_ready(
+    target: Target,
+    catalogs: Mapping[str, Sequence[str]],
+    timeout: float,
+    other_catalogs: Sequence[str] = (),
+) -> list[str]:
+    """Wait until `SELECT 1` and a query on each lakeprune catalog (name -> its sidecar addresses)
+    and on each of `other_catalogs` run; returns warnings about catalogs whose sidecar or connector
+    does not answer. Raises EngineStartError (with the log excerpt) if the engine exits or
+    `timeout` passes."""
     deadline = time.monotonic() + timeout
     _wait(target, "SELECT 1", lambda: _select_one(target), deadline, timeout)
     warnings: list[str] = []
+    for catalog in other_catalogs:
+        outcome = _wait(
+            target, f"catalog {catalog}", partial(_probe_schemas, target, catalog), deadline, timeout
+        )
+        warnings.extend(f"catalog {catalog}: {message}" for message in outcome)
     for catalog, addresses in catalogs.items():
         if not any(_accepts_connections(address) for address in addresses):
             warnings.append(
@@ -116,6 +129,15 @@ def _probe_catalog(target: Target, catalog: str) -> list[str]:
                 table = f'"{catalog}"."{schema}"."{tables[0]}"'
                 _run(target, f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)")
                 break
+    except StatementFailedError as exc:
+        return [f"the engine is up, but the connector failed: {exc}"]
+    return []
+
+
+def _probe_schemas(target: Target, catalog: str) -> list[str]:
+    """Raises NotReadyError while the engine is not ready for `catalog`; returns warnings once it is."""
+    try:
+        _run(target, f'SHOW SCHEMAS FROM "{catalog}"')
     except StatementFailedError as exc:
         return [f"the engine is up, but the connector failed: {exc}"]
     return []

@@ -119,6 +119,21 @@ def test_no_nodes_available_is_waited_out_until_a_row_of_a_table_is_read(
     assert any("waiting for catalog lakeprune" in r.getMessage() for r in caplog.records)
 
 
+def test_a_catalog_without_a_sidecar_is_waited_for_until_it_lists_its_schemas(
+    fake: tuple[FakeTrino, int],
+) -> None:
+    state, port = fake
+    state.answers = {
+        'SHOW SCHEMAS FROM "tpch"': ["NO_NODES_AVAILABLE"] * 3 + [[["tiny"]]],
+        'SHOW SCHEMAS FROM "broken"': ["HIVE_METASTORE_ERROR"],
+    }
+    warnings = wait_until_ready(target(port), {}, timeout=30, other_catalogs=("tpch", "broken"))
+    assert state.statements.count('SHOW SCHEMAS FROM "tpch"') == 4
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "catalog broken: the engine is up, but the connector"
+    )
+
+
 def test_every_catalog_is_probed_and_an_empty_one_needs_only_its_schemas(
     fake: tuple[FakeTrino, int], sidecar: str
 ) -> None:
