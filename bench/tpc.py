@@ -30,6 +30,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -97,12 +98,62 @@ def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+# The joins whose plans `estimates` compares (EXPLAIN of the native catalog against Hive's).
+EXPLAINED = {"tpch": ("q03", "q18"), "tpcds": ("q03", "q19")}
+ROW_ESTIMATE = re.compile(r"Estimates: \{rows: ([0-9,?]+)")
+
+
+def estimates(engine: Engine, lake: Lake, queries: list[TpcQuery]) -> dict[str, Any]:
+    """What each catalog tells Trino's planner: per table `SHOW STATS` (row count, per column the
+    distinct-value and data-size estimates) and, for the joins of `EXPLAINED`, every plan node's
+    row estimate in plan order, side by side."""
+    tables: dict[str, Any] = {}
+    for table in lake.tables:
+        shown = {c: engine.query(f"SHOW STATS FOR {c}.{lake.suite}.{table}") for c in CATALOGS}
+        tables[table] = {
+            c: {
+                "rows": next((r[4] for r in rows if r[0] is None), None),
+                "columns": {r[0]: {"ndv": r[2], "data_size": r[1]} for r in rows if r[0] is not None},
+            }
+            for c, rows in shown.items()
+        }
+    plans = {}
+    for query in queries:
+        if query.name in EXPLAINED.get(lake.suite, ()):
+            plans[query.name] = {
+                c: ROW_ESTIMATE.findall(_explain(engine, c, lake.suite, query.sql)) for c in CATALOGS
+            }
+    return {"show_stats": tables, "explain_row_estimates": plans}
+
+
+def _explain(engine: Engine, catalog: str, schema: str, sql: str) -> str:
+    outcome = run(engine, catalog, schema, f"EXPLAIN {sql}")
+    if outcome.error:
+        raise SystemExit(f"EXPLAIN failed on {catalog}: {outcome.error}")
+    return "\n".join(str(row[0]) for row in outcome.rows)
+
+
+def ndv_ratios(shown: dict[str, Any]) -> list[float]:
+    """lakeprune's distinct-value estimate over Hive's, for every column both estimate."""
+    ratios = []
+    for table in shown.values():
+        for column, hive in table[HIVE]["columns"].items():
+            native = table[NATIVE]["columns"].get(column, {}).get("ndv")
+            if native and hive["ndv"]:
+                ratios.append(native / hive["ndv"])
+    return ratios
+
+
 def geometric_mean(ratios: list[float]) -> float | None:
     return round(math.exp(statistics.fmean(math.log(r) for r in ratios)), 3) if ratios else None
 
 
 def suite_result(
-    lake: Lake, answers: dict[str, Any], timed: dict[str, Any], context: dict[str, Any]
+    lake: Lake,
+    answers: dict[str, Any],
+    timed: dict[str, Any],
+    planner: dict[str, Any],
+    context: dict[str, Any],
 ) -> dict[str, Any]:
     agreed = [n for n, a in answers.items() if a["verdict"] in (EQUAL, TIES)]
     ratios = [timed[n]["ratio"] for n in agreed if n in timed]
@@ -117,6 +168,9 @@ def suite_result(
         "timing": timed,
         "geometric_mean_ratio": geometric_mean(ratios),
         "queries_above_1_1x": sorted(n for n in agreed if n in timed and timed[n]["ratio"] > 1.1),
+        "sidecar_prune_s": round(sum(t[NATIVE]["sidecar_prune_s"] for t in timed.values()), 3),
+        "lakeprune_total_s": round(sum(t[NATIVE]["median_s"] for t in timed.values()), 3),
+        "planner_estimates": planner,
     }
 
 
@@ -139,8 +193,17 @@ def print_summary(result: dict[str, Any]) -> None:
             )
         print(
             f"geometric mean {result['geometric_mean_ratio']}x Hive; "
-            f"above 1.1x: {', '.join(result['queries_above_1_1x']) or 'none'}"
+            f"above 1.1x: {', '.join(result['queries_above_1_1x']) or 'none'}; sidecar prune time "
+            f"{result['sidecar_prune_s']:.2f} s of {result['lakeprune_total_s']:.2f} s (medians)"
         )
+    ratios = ndv_ratios(result["planner_estimates"]["show_stats"])
+    if ratios:
+        print(
+            f"distinct values, lakeprune / Hive over {len(ratios)} columns: geometric mean "
+            f"{geometric_mean(ratios)}, from {min(ratios):.2f} to {max(ratios):.2f}"
+        )
+    for name, plans in result["planner_estimates"]["explain_row_estimates"].items():
+        print(f"EXPLAIN {name} row estimates: lakeprune {plans[NATIVE]}\n{'':>23}hive {plans[HIVE]}")
 
 
 def main() -> None:
@@ -169,7 +232,7 @@ def main() -> None:
     lakes = prepare_lakes([(s, args.scale, default_root(s, args.scale)) for s in suites])
     prepare_s = time.perf_counter() - begin
     progress(f"data ready ({prepare_s:.0f} s); starting the sidecar and Trino 476")
-    with side_by_side(lakes, args.df_wait) as (engine, sidecar):
+    with side_by_side(lakes, args.df_wait, analyze_hive=True) as (engine, sidecar):
         trino = engine.query("SELECT node_version FROM system.runtime.nodes")[0][0]
         for lake in lakes:
             queries = [q for q in suite_queries(lake.suite) if not only or q.name in only]
@@ -179,6 +242,7 @@ def main() -> None:
             progress(f"{lake.suite}: {len(agreed)} of {len(queries)} answers equal; timing them")
             load_timing_start = os.getloadavg()
             timed = time_suite(engine, sidecar, lake.suite, agreed, args.repeat) if args.repeat else {}
+            planner = estimates(engine, lake, queries)
             context = {
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "command": " ".join(sys.argv),
@@ -194,7 +258,7 @@ def main() -> None:
                 "dynamic_filtering_wait_timeout": args.df_wait,
                 "repeat": args.repeat,
             }
-            result = suite_result(lake, answers, timed, context)
+            result = suite_result(lake, answers, timed, planner, context)
             out = args.out_dir / f"tpc_{lake.suite}_{lake.scale}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=2) + "\n")

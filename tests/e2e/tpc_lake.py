@@ -195,8 +195,10 @@ def _adopt_all(work: list[tuple[str, str, list[str]]]) -> None:
     spark.stop()
 
 
-def hive_tables(engine: Engine, lake: Lake) -> None:
-    """`hive.<suite>.<table>`: an external Parquet table on each table directory of the lake."""
+def hive_tables(engine: Engine, lake: Lake, analyze: bool = False) -> None:
+    """`hive.<suite>.<table>`: an external Parquet table on each table directory of the lake; with
+    `analyze`, its statistics collected by `ANALYZE`, as a Hive CTAS would have collected them (an
+    external table starts without any, which would put Hive's planner at a disadvantage)."""
     spec = engine_spec("trino")
     engine.query(f"CREATE SCHEMA IF NOT EXISTS hive.{lake.suite}")
     for table, info in lake.tables.items():
@@ -205,13 +207,18 @@ def hive_tables(engine: Engine, lake: Lake) -> None:
             f"CREATE TABLE hive.{lake.suite}.{table} ({columns}) WITH (external_location = "
             f"'{hive_location(spec, lake.data / table)}', format = 'PARQUET')"
         )
+        if analyze:
+            engine.query(f"ANALYZE hive.{lake.suite}.{table}")
 
 
 @contextmanager
-def side_by_side(lakes: list[Lake], df_wait: str = "1s") -> Iterator[tuple[Engine, Sidecar]]:
+def side_by_side(
+    lakes: list[Lake], df_wait: str = "1s", analyze_hive: bool = False
+) -> Iterator[tuple[Engine, Sidecar]]:
     """An in-process sidecar serving each lake's directory (gRPC) as schema `<suite>`, and a local
     Trino 476 with the native `lakeprune` catalog and a `hive` catalog whose `<suite>` schema holds
-    external tables on the same directories; both wait `df_wait` for a join's dynamic filter."""
+    external tables on the same directories (analyzed if `analyze_hive`); both wait `df_wait` for a
+    join's dynamic filter."""
     spec = engine_spec("trino")
     config = ServeConfig(
         {lake.suite: str(lake.data) for lake in lakes},
@@ -232,7 +239,7 @@ def side_by_side(lakes: list[Lake], df_wait: str = "1s") -> Iterator[tuple[Engin
         }
         with local_engine("trino", None, hive, grpc=grpc, plugin=locate_plugin(TRINO)) as engine:
             for lake in lakes:
-                hive_tables(engine, lake)
+                hive_tables(engine, lake, analyze_hive)
             yield engine, sidecar
     finally:
         sidecar.stop(2)
