@@ -1,13 +1,17 @@
 """The TPC-H and TPC-DS lakes of the TPC bench (`bench/tpc.py`) and of its correctness test
-(`test_tpc.py`): each suite's tables written once as Parquet by Trino 476 itself (`CREATE TABLE
-hive.<suite>.<t> WITH (format = 'PARQUET') AS SELECT ... FROM <suite>.<scale>.<t>`, from the
-`tpch` / `tpcds` connectors Trino ships; TPC-DS `char(n)` columns cast to `varchar` so that both
-catalogs compare the same strings), then every table directory adopted in place as a lakeprune
-table with column stats and, on one foreign key per suite, a secondary index (Spark `local[2]` in
-a child process, so that its JVM is gone before anything is timed). `prepare_lakes` does what is
-missing and records the tables in `<root>/tables.json`, so a second run skips both steps;
-`side_by_side` serves them through a sidecar to Trino's native `lakeprune` catalog and registers
-them as external tables of its `hive` catalog over the very same directories (`hive_tables`)."""
+(`test_tpc.py`), and the one Trino 476 that writes and then queries them: `side_by_side` starts a
+sidecar serving each lake's `data/` directory (gRPC) as schema `<suite>` and a local Trino whose
+native `lakeprune` catalog talks to it, beside a `hive` catalog (file metastore) over the same
+directories. A lake not yet made (no `<root>/tables.json`) is written there by that Trino itself
+(`CREATE TABLE hive.<suite>.<t> WITH (format = 'PARQUET', external_location = ...) AS SELECT ...
+FROM <suite>.<scale>.<t>`, from the `tpch` / `tpcds` connectors Trino ships, which also collects
+Hive's statistics; TPC-DS `char(n)` columns cast to `varchar` so that both catalogs compare the same
+strings), then every table directory is adopted in place as a lakeprune table with column stats
+and, on one foreign key per suite, a secondary index (by the caller's `Adopt`: a Spark child
+process for the bench, so that its JVM is gone before anything is timed; the tests' shared
+session for the test), and the manifest is written, so that the next run skips both. A lake made
+earlier gets external `hive` tables on its directories, analyzed if asked (`hive_tables`). The
+sidecar lists a schema's tables on each request, so tables adopted after it started are served."""
 
 from __future__ import annotations
 
@@ -15,11 +19,11 @@ import json
 import multiprocessing
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pruner.engines import engine_spec, hive_file_catalog
 from pruner.engines.cache import CacheLayout
@@ -30,6 +34,9 @@ from pruner.engines.spec import TRINO
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine, local_engine
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 SUITES = ("tpch", "tpcds")
 SCALES = ("tiny", "sf1")
@@ -104,124 +111,32 @@ def default_root(suite: str, scale: str) -> Path:
     return CacheLayout.default().root / "tpc" / f"{suite}-{scale}"
 
 
-def prepare_lakes(wanted: list[tuple[str, str, Path]]) -> list[Lake]:
-    """The lake of each (suite, scale, root): read from its manifest, else generated and adopted
-    (any half-made earlier attempt removed first); one Trino writes all the missing ones and one
-    Spark child process adopts them."""
+# Adopts each (suite, data directory, tables) in place.
+Adopt = Callable[[list[tuple[str, str, list[str]]]], None]
+
+
+@contextmanager
+def side_by_side(
+    wanted: list[tuple[str, str, Path]],
+    adopt: Adopt,
+    df_wait: str = "1s",
+    analyze_hive: bool = False,
+) -> Iterator[tuple[Engine, Sidecar, list[Lake]]]:
+    """The lake of each (suite, scale, root), made where missing (any half-made earlier attempt
+    removed first), served side by side by the native `lakeprune` catalog and the `hive` catalog
+    of one Trino 476; both wait `df_wait` for a join's dynamic filter."""
     for suite, scale, _ in wanted:
         if suite not in SUITES or scale not in SCALES:
             raise ValueError(
                 f"unknown suite or scale {suite!r} / {scale!r}: choose from {SUITES} and {SCALES}"
             )
     missing = [(suite, scale, root) for suite, scale, root in wanted if not (root / MANIFEST).is_file()]
-    if missing:
-        for *_, root in missing:
-            shutil.rmtree(root, ignore_errors=True)
-            (root / "data").mkdir(parents=True)
-        written = generate(missing)
-        adopt_tables([(suite, str(root / "data"), list(written[root])) for suite, _, root in missing])
-        for *_, root in missing:
-            (root / MANIFEST).write_text(json.dumps(written[root], indent=2) + "\n")
-    return [
-        Lake(suite, scale, root, json.loads((root / MANIFEST).read_text())) for suite, scale, root in wanted
-    ]
-
-
-def generate(wanted: list[tuple[str, str, Path]]) -> dict[Path, dict[str, dict[str, Any]]]:
-    """Write every table of each (suite, scale, root) as Parquet under `<root>/data/<table>/` with
-    Trino's Hive connector (a throw-away file metastore); returns each table's columns and rows."""
-    spec = engine_spec("trino")
-    scratch = Path(tempfile.mkdtemp(prefix="lakeprune-tpc-gen-"))
-    # CTAS to an external location is a write to a non-managed table.
-    catalogs = {
-        "hive": hive_file_catalog(spec, scratch / "metastore")
-        | {"hive.non-managed-table-writes-enabled": "true"}
-    }
-    catalogs |= {suite: SOURCE_CATALOGS[suite] for suite, _, _ in wanted}
-    written: dict[Path, dict[str, dict[str, Any]]] = {}
-    try:
-        with local_engine("trino", None, catalogs, data_dir=scratch / "trino") as engine:
-            for n, (suite, scale, root) in enumerate(wanted):
-                schema = f"hive.{suite}_{n}"
-                engine.query(f"CREATE SCHEMA {schema}")
-                written[root] = {}
-                for table in RECORD_KEYS[suite]:
-                    source = f"{suite}.{scale}.{table}"
-                    columns = [(name, kind) for name, kind, *_ in engine.query(f"DESCRIBE {source}")]
-                    select = ", ".join(_as_written(name, kind) for name, kind in columns)
-                    location = hive_location(spec, root / "data" / table)
-                    rows = engine.query(
-                        f"CREATE TABLE {schema}.{table} WITH (format = 'PARQUET', external_location = "
-                        f"'{location}') AS SELECT {select} FROM {source}"
-                    )[0][0]
-                    described = engine.query(f"DESCRIBE {schema}.{table}")
-                    written[root][table] = {
-                        "columns": [[name, kind] for name, kind, *_ in described],
-                        "rows": rows,
-                    }
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return written
-
-
-def _as_written(name: str, kind: str) -> str:
-    """`char(n)` as `varchar`: lakeprune reads Parquet strings as `varchar`, and Hive would pad."""
-    return f"CAST({name} AS varchar) AS {name}" if kind.startswith("char") else name
-
-
-def adopt_tables(work: list[tuple[str, str, list[str]]]) -> None:
-    """Adopt each (suite, data directory, tables) in place, in a child process (Spark's JVM exits
-    with it)."""
-    child = multiprocessing.get_context("spawn").Process(target=_adopt_all, args=(work,))
-    child.start()
-    child.join()
-    if child.exitcode != 0:
-        raise RuntimeError(f"adopting the TPC tables failed (exit code {child.exitcode})")
-
-
-def _adopt_all(work: list[tuple[str, str, list[str]]]) -> None:
-    from builder import LakepruneTable
-    from builder.session import spark_session
-
-    spark = spark_session(master="local[2]")
-    for suite, data, tables in work:
-        for table in tables:
-            indexes = [f"CREATE INDEX stats ON {table} USING column_stats"]
-            if SECONDARY[suite][0] == table:
-                indexes.append(f"CREATE INDEX fk ON {table} ({SECONDARY[suite][1]})")
-            LakepruneTable.adopt(
-                f"{data}/{table}", list(RECORD_KEYS[suite][table]), spark=spark, indexes=indexes
-            )
-    spark.stop()
-
-
-def hive_tables(engine: Engine, lake: Lake, analyze: bool = False) -> None:
-    """`hive.<suite>.<table>`: an external Parquet table on each table directory of the lake; with
-    `analyze`, its statistics collected by `ANALYZE`, as a Hive CTAS would have collected them (an
-    external table starts without any, which would put Hive's planner at a disadvantage)."""
-    spec = engine_spec("trino")
-    engine.query(f"CREATE SCHEMA IF NOT EXISTS hive.{lake.suite}")
-    for table, info in lake.tables.items():
-        columns = ", ".join(f"{name} {kind}" for name, kind in info["columns"])
-        engine.query(
-            f"CREATE TABLE hive.{lake.suite}.{table} ({columns}) WITH (external_location = "
-            f"'{hive_location(spec, lake.data / table)}', format = 'PARQUET')"
-        )
-        if analyze:
-            engine.query(f"ANALYZE hive.{lake.suite}.{table}")
-
-
-@contextmanager
-def side_by_side(
-    lakes: list[Lake], df_wait: str = "1s", analyze_hive: bool = False
-) -> Iterator[tuple[Engine, Sidecar]]:
-    """An in-process sidecar serving each lake's directory (gRPC) as schema `<suite>`, and a local
-    Trino 476 with the native `lakeprune` catalog and a `hive` catalog whose `<suite>` schema holds
-    external tables on the same directories (analyzed if `analyze_hive`); both wait `df_wait` for a
-    join's dynamic filter."""
+    for *_, root in missing:
+        shutil.rmtree(root, ignore_errors=True)
+        (root / "data").mkdir(parents=True)
     spec = engine_spec("trino")
     config = ServeConfig(
-        {lake.suite: str(lake.data) for lake in lakes},
+        {suite: str(root / "data") for suite, _, root in wanted},
         host="127.0.0.1",
         grpc_port=0,
         thrift_port=None,
@@ -233,14 +148,101 @@ def side_by_side(
         if not sidecar.wait_ready(300):
             raise RuntimeError("the sidecar did not load its catalog")
         grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=df_wait)
-        hive = {
+        catalogs = {
+            # CTAS to an external location is a write to a non-managed table.
             "hive": hive_file_catalog(spec, scratch / "metastore")
-            | {"hive.dynamic-filtering.wait-timeout": df_wait}
-        }
-        with local_engine("trino", None, hive, grpc=grpc, plugin=locate_plugin(TRINO)) as engine:
+            | {
+                "hive.dynamic-filtering.wait-timeout": df_wait,
+                "hive.non-managed-table-writes-enabled": "true",
+            }
+        } | {suite: SOURCE_CATALOGS[suite] for suite, _, _ in missing}
+        with local_engine("trino", None, catalogs, grpc=grpc, plugin=locate_plugin(TRINO)) as engine:
+            written = {root: write_tables(engine, suite, scale, root) for suite, scale, root in missing}
+            if missing:
+                adopt([(suite, str(root / "data"), list(written[root])) for suite, _, root in missing])
+            for *_, root in missing:
+                (root / MANIFEST).write_text(json.dumps(written[root], indent=2) + "\n")
+            lakes = [
+                Lake(suite, scale, root, json.loads((root / MANIFEST).read_text()))
+                for suite, scale, root in wanted
+            ]
             for lake in lakes:
-                hive_tables(engine, lake, analyze_hive)
-            yield engine, sidecar
+                if lake.root not in written:
+                    hive_tables(engine, lake, analyze_hive)
+            yield engine, sidecar, lakes
     finally:
         sidecar.stop(2)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def write_tables(engine: Engine, suite: str, scale: str, root: Path) -> dict[str, dict[str, Any]]:
+    """Every table of `suite` at `scale` as Parquet under `<root>/data/<table>/`, written by the
+    `hive` catalog as table `hive.<suite>.<table>`; returns each table's columns and rows."""
+    spec = engine_spec("trino")
+    engine.query(f"CREATE SCHEMA hive.{suite}")
+    written: dict[str, dict[str, Any]] = {}
+    for table in RECORD_KEYS[suite]:
+        source = f"{suite}.{scale}.{table}"
+        columns = [(name, kind) for name, kind, *_ in engine.query(f"DESCRIBE {source}")]
+        select = ", ".join(_as_written(name, kind) for name, kind in columns)
+        location = hive_location(spec, root / "data" / table)
+        rows = engine.query(
+            f"CREATE TABLE hive.{suite}.{table} WITH (format = 'PARQUET', external_location = "
+            f"'{location}') AS SELECT {select} FROM {source}"
+        )[0][0]
+        described = engine.query(f"DESCRIBE hive.{suite}.{table}")
+        written[table] = {"columns": [[name, kind] for name, kind, *_ in described], "rows": rows}
+    return written
+
+
+def _as_written(name: str, kind: str) -> str:
+    """`char(n)` as `varchar`: lakeprune reads Parquet strings as `varchar`, and Hive would pad."""
+    return f"CAST({name} AS varchar) AS {name}" if kind.startswith("char") else name
+
+
+def adopt_in_child(work: list[tuple[str, str, list[str]]]) -> None:
+    """`adopt_tables` in a child process with its own Spark `local[2]` (its JVM exits with it)."""
+    child = multiprocessing.get_context("spawn").Process(target=_adopt_in_new_session, args=(work,))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise RuntimeError(f"adopting the TPC tables failed (exit code {child.exitcode})")
+
+
+def _adopt_in_new_session(work: list[tuple[str, str, list[str]]]) -> None:
+    from builder.session import spark_session
+
+    spark = spark_session(master="local[2]")
+    adopt_tables(spark, work)
+    spark.stop()
+
+
+def adopt_tables(spark: SparkSession, work: list[tuple[str, str, list[str]]]) -> None:
+    """Adopt each (suite, data directory, tables) in place with `spark`: column stats on every
+    table, the suite's secondary index on its table."""
+    from builder import LakepruneTable
+
+    for suite, data, tables in work:
+        for table in tables:
+            indexes = [f"CREATE INDEX stats ON {table} USING column_stats"]
+            if SECONDARY[suite][0] == table:
+                indexes.append(f"CREATE INDEX fk ON {table} ({SECONDARY[suite][1]})")
+            LakepruneTable.adopt(
+                f"{data}/{table}", list(RECORD_KEYS[suite][table]), spark=spark, indexes=indexes
+            )
+
+
+def hive_tables(engine: Engine, lake: Lake, analyze: bool = False) -> None:
+    """`hive.<suite>.<table>`: an external Parquet table on each table directory of the lake; with
+    `analyze`, its statistics collected by `ANALYZE`, as the CTAS that wrote it had collected them
+    (an external table starts without any, which would put Hive's planner at a disadvantage)."""
+    spec = engine_spec("trino")
+    engine.query(f"CREATE SCHEMA IF NOT EXISTS hive.{lake.suite}")
+    for table, info in lake.tables.items():
+        columns = ", ".join(f"{name} {kind}" for name, kind in info["columns"])
+        engine.query(
+            f"CREATE TABLE hive.{lake.suite}.{table} ({columns}) WITH (external_location = "
+            f"'{hive_location(spec, lake.data / table)}', format = 'PARQUET')"
+        )
+        if analyze:
+            engine.query(f"ANALYZE hive.{lake.suite}.{table}")
