@@ -15,6 +15,7 @@ double); they are widened further until they ascend again, which only keeps more
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,19 +50,24 @@ def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, 
     return value, True
 
 
+# The kinds whose values `_bound` converts (decimals, floats); the others' bounds are compared as
+# they are, which a large IN list's ends are spared going through one by one.
+_CONVERTED = frozenset({TypeKind.DECIMAL, TypeKind.FLOAT, TypeKind.DOUBLE})
+
+
 def _ends(
-    ends: list[tuple[Value | None, bool]], column_type: ColumnType, upper: bool
+    values: list[Value | None], inclusive: list[bool], column_type: ColumnType, upper: bool
 ) -> tuple[pa.Array, npt.NDArray[np.bool_]]:
-    """Range ends (value, inclusive), in ascending order, as an array of the stats family and
-    whether each is compared inclusively; ascending (not decreasing anywhere) after widening."""
-    converted, inclusive = [], []
-    for value, is_inclusive in ends:
-        assert value is not None, "an unbounded end has no value to compare"
-        bound, exact = _bound(value, column_type, upper)
-        converted.append(bound)
-        inclusive.append(is_inclusive or not exact)
+    """Range ends (values and whether each is inclusive), in ascending order, as an array of the
+    stats family and whether each is compared inclusively; ascending (not decreasing anywhere)
+    after widening."""
+    assert None not in values, "an unbounded end has no value to compare"
+    if column_type.kind in _CONVERTED or bool in {type(v) for v in values}:
+        converted, exact = _unzip([_bound(v, column_type, upper) for v in values if v is not None])
+        inclusive = [i or not e for i, e in zip(inclusive, exact, strict=True)]
+        values = converted
     flags = np.array(inclusive, dtype=np.bool_)
-    array = pa.array(converted, FAMILY_TYPES[family(column_type)])
+    array = pa.array(values, FAMILY_TYPES[family(column_type)])
     if pa.types.is_floating(array.type) and len(array) > 1:
         raw = array.to_numpy()
         # Upper ends widen up (running maximum), lower ends down (running minimum from the right).
@@ -72,6 +78,22 @@ def _ends(
         flags |= tied | (ascending != raw)
         array = pa.array(ascending, array.type)
     return array, flags
+
+
+def _unzip(pairs: list[tuple[Any, bool]]) -> tuple[list[Any], list[bool]]:
+    return [first for first, _ in pairs], [second for _, second in pairs]
+
+
+def _range_ends(
+    ranges: tuple[Range, ...], points: tuple[Value, ...] | None, upper: bool
+) -> tuple[list[Value | None], list[bool]]:
+    """The high (`upper`) or low ends of `ranges` and whether each is inclusive; of a set of
+    single values (`points`, the set's own cached tuple) without visiting a range."""
+    if points is not None:
+        return list(points), [True] * len(points)
+    if upper:
+        return [r.high for r in ranges], [r.high_inclusive for r in ranges]
+    return [r.low for r in ranges], [r.low_inclusive for r in ranges]
 
 
 def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt.NDArray[np.bool_]:
@@ -91,23 +113,29 @@ def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt
     low_stat, high_stat = stats[f"min_{fam}"].combine_chunks(), stats[f"max_{fam}"].combine_chunks()
     ordinary = (values - nulls - nans) > 0
     ranges = domain.values.ranges
+    points = domain.values.discrete_values() if domain.values.is_discrete() else None
     return np.asarray(
-        result | (ordinary & _meets_ranges(ranges, column_type, low_stat, high_stat)), dtype=bool
+        result | (ordinary & _meets_ranges(ranges, points, column_type, low_stat, high_stat)), dtype=bool
     )
 
 
 def _meets_ranges(
-    ranges: tuple[Range, ...], column_type: ColumnType, low_stat: pa.Array, high_stat: pa.Array
+    ranges: tuple[Range, ...],
+    points: tuple[Value, ...] | None,
+    column_type: ColumnType,
+    low_stat: pa.Array,
+    high_stat: pa.Array,
 ) -> npt.NDArray[np.bool_]:
-    """Whether [low_stat[i], high_stat[i]] meets one of `ranges` (sorted, disjoint); a NULL
-    statistic is unknown and meets everything on its side."""
+    """Whether [low_stat[i], high_stat[i]] meets one of `ranges` (sorted, disjoint; `points`: their
+    values when each is a single value); a NULL statistic is unknown and meets everything on its
+    side."""
     n = len(low_stat)
     # first[i]: the first range whose high end does not lie below row i's minimum (len(ranges) if
     # none). Only the last range can be unbounded above; no row's minimum lies above its high end.
     bounded = ranges[:-1] if ranges[-1].high is None else ranges
     first = np.zeros(n, dtype=np.int64)
     if bounded:
-        highs, inclusive = _ends([(r.high, r.high_inclusive) for r in bounded], column_type, upper=True)
+        highs, inclusive = _ends(*_range_ends(bounded, points, upper=True), column_type, upper=True)
         first = pc.fill_null(pc.search_sorted(highs, low_stat, side="left"), 0).to_numpy().astype(np.int64)
         if not inclusive.all():  # a minimum equal to an exclusive high end lies beyond that range
             at = np.minimum(first, len(bounded) - 1)
@@ -120,7 +148,7 @@ def _meets_ranges(
     index = np.minimum(first, len(ranges) - 1) - skip
     tested = index >= 0
     if tested.any():
-        lows, inclusive = _ends([(r.low, r.low_inclusive) for r in ranges[skip:]], column_type, upper=False)
+        lows, inclusive = _ends(*_range_ends(ranges[skip:], points, upper=False), column_type, upper=False)
         at = np.where(tested, index, 0)
         low = lows.take(pa.array(at))
         if inclusive.all():

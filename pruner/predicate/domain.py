@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from typing import TypeAlias
 
@@ -55,8 +56,15 @@ class SortedRangeSet:
 
     @classmethod
     def of_values(cls, *values: Value) -> SortedRangeSet:
-        """The set of the given values (an IN list); a NaN value is a `ValueError`."""
-        return cls.of_ranges(*(Range.equal(v) for v in values))
+        """The set of the given values (an IN list); a NaN value is a `ValueError`. Values of one
+        type are sorted and deduplicated as plain values and become ranges without the checks
+        that `of_ranges` makes range by range (sound: distinct points never overlap or touch)."""
+        ascending = _ascending_distinct(values)
+        if ascending is None:
+            return cls.of_ranges(*(Range.equal(v) for v in values))
+        canonical = object.__new__(cls)
+        canonical.__dict__["ranges"] = Range.points(ascending)
+        return canonical
 
     # Predicates ------------------------------------------------------------------------------
 
@@ -314,6 +322,21 @@ def _mergeable(before: Range, after: Range) -> bool:
     if after.low < before.high:  # type: ignore[operator]
         return True
     return after.low == before.high and (before.high_inclusive or after.low_inclusive)
+
+
+def _ascending_distinct(values: tuple[Value, ...]) -> list[Value] | None:
+    """`values` ascending without repeats, or None when they are not plain values of one type
+    that sort (a None, a NaN, mixed types): those take the checked way, which raises for them."""
+    kinds: set[type] = {type(v) for v in values}
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    if kind is type(None) or (kind in (float, Decimal) and any(is_nan(v) for v in values)):
+        return None
+    try:
+        return sorted(set(values))
+    except TypeError:
+        return None
 
 
 def _canonical(ranges: Iterable[Range]) -> tuple[Range, ...]:

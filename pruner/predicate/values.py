@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from decimal import Context, Decimal, InvalidOperation, localcontext
 from typing import TypeAlias, assert_never
@@ -56,6 +57,24 @@ def normalize(value: object, column_type: ColumnType) -> Value:
             return _timestamp(value, column_type)
         case unknown:
             assert_never(unknown)
+
+
+def normalize_all(values: Sequence[object], column_type: ColumnType) -> list[Value]:
+    """`normalize` of each of `values` (an IN list): integers in range and strings are checked in
+    bulk, any other list value by value (which raises for the first that does not fit)."""
+    bounds = column_type.kind.integer_bounds
+    if bounds is not None:
+        integers = [v for v in values if type(v) is int]
+        low, high = bounds
+        if integers and len(integers) == len(values) and low <= min(integers) and max(integers) <= high:
+            checked: list[Value] = list(integers)
+            return checked
+    elif column_type.kind is TypeKind.STRING:
+        strings = [v for v in values if type(v) is str]
+        if len(strings) == len(values):
+            checked = list(strings)
+            return checked
+    return [normalize(v, column_type) for v in values]
 
 
 def is_nan(value: object) -> bool:

@@ -26,7 +26,7 @@ from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.predicate.values import Value, format_value, normalize
+from pruner.predicate.values import Value, format_value, normalize, normalize_all
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.storage_requests import StorageRequests
@@ -159,6 +159,19 @@ def decode_value(message: ppb.Value, column: Column) -> Value:
         raise InvalidInputError(f"column {column.name}: {exc}") from None
 
 
+def decode_values(messages: Sequence[ppb.Value], column: Column) -> list[Value]:
+    """`decode_value` of each message (an IN list, a dynamic filter's of up to 100,000 values): when
+    all carry the column's one plain field (integers, strings), read and checked in bulk."""
+    kinds = {m.WhichOneof("kind") for m in messages}
+    plain = ("integer_value", "string_value")
+    if len(kinds) == 1 and (kind := kinds.pop()) in plain and kind in value_fields(column.type.kind):
+        try:
+            return normalize_all([getattr(m, kind) for m in messages], column.type)
+        except InvalidInputError:
+            pass  # value by value below, for the message that names the column
+    return [decode_value(m, column) for m in messages]
+
+
 def _decimal(message: ppb.DecimalValue, column: Column) -> Decimal:
     if not _UNSCALED.fullmatch(message.unscaled) or not 0 <= message.scale <= MAX_SCALE:
         raise InvalidInputError(
@@ -219,7 +232,7 @@ def decode_domain(message: ppb.Domain, column: Column, max_values: int) -> Domai
     elif kind == "discrete":
         items = value_set.discrete.values
         _check_count(column, len(items), "IN list", max_values)
-        values = SortedRangeSet.of_values(*(decode_value(v, column) for v in items))
+        values = SortedRangeSet.of_values(*decode_values(items, column))
     elif kind == "ranges":
         ranges = value_set.ranges.ranges
         _check_count(column, len(ranges), "range set", max_values)

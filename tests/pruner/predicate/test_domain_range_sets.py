@@ -262,3 +262,25 @@ def test_discrete_values() -> None:
 def test_of_values_rejects_nan() -> None:
     with pytest.raises(ValueError):
         SortedRangeSet.of_values(1.0, NAN)
+
+
+@given(
+    st.one_of(
+        st.lists(st.integers(-(2**63), 2**63 - 1), max_size=30),
+        st.lists(st.text(max_size=3), max_size=30),
+        st.lists(st.floats(allow_nan=False), max_size=30),
+        st.lists(st.one_of(st.integers(-3, 3), st.booleans()), max_size=8),
+    )
+)
+def test_of_values_builds_the_set_the_checked_ranges_make(values: list[object]) -> None:
+    """IN lists take a way without per-range checks; it yields the canonical set of `of_ranges`."""
+    fast = SortedRangeSet.of_values(*values)  # type: ignore[arg-type]
+    checked = SortedRangeSet.of_ranges(*(Range.equal(v) for v in values))  # type: ignore[arg-type]
+    assert fast == checked
+    assert SortedRangeSet(fast.ranges) == fast  # the constructor's canonical-form check holds
+
+
+@pytest.mark.parametrize("values", [(1.0, math.nan), (math.nan,), (None,), (1, None)])
+def test_of_values_refuses_nan_and_none(values: tuple[object, ...]) -> None:
+    with pytest.raises(ValueError):
+        SortedRangeSet.of_values(*values)  # type: ignore[arg-type]

@@ -119,6 +119,37 @@ def test_values_that_do_not_fit_their_column(name: str, value: ppb.Value, messag
     assert message in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "values", "message"),
+    [
+        (
+            "t",
+            [ppb.Value(integer_value=1), ppb.Value(integer_value=128)],
+            "column t: cannot use 128 as a tinyint",
+        ),
+        (
+            "l",
+            [ppb.Value(integer_value=1), ppb.Value(string_value="2")],
+            "column l (bigint) takes integer_value",
+        ),
+        (
+            "str",
+            [ppb.Value(string_value="a"), ppb.Value()],
+            "column str (string) takes string_value, got no value",
+        ),
+    ],
+)
+def test_an_in_list_is_read_in_bulk_and_its_bad_value_named(
+    name: str, values: list[ppb.Value], message: str
+) -> None:
+    column = SCHEMA.column(name)
+    with pytest.raises(InvalidInputError) as raised:
+        codec.decode_values(values, column)
+    assert message in str(raised.value)
+    good = values[:1] * 3
+    assert codec.decode_values(good, column) == [codec.decode_value(good[0], column)] * 3
+
+
 def _value_sets(pool: list[Any]) -> st.SearchStrategy[Domain]:
     def build(kind: str, picked: list[Any], null: bool, incl: tuple[bool, bool]) -> Domain:
         low, high = min(picked), max(picked)
