@@ -5,18 +5,21 @@ INDEX --no-build` and `index build` of a secondary index over the inserted files
 `table adopt` of a directory written Hive-style) and a Python-API job
 (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom filters, a secondary
 and a functional index, then upsert and delete). The table and every input live in the tests' S3
-bucket, so nothing relies on the driver's disk being the executors'. The same submissions with
-`--master local[*]` write a twin table (and adopt a twin directory), and the two must be equal:
-rows, the rows of every file, index definitions, every index's answers to prunes, and where the
-adopted tables' record indexes locate each key. The event log of each submission shows its tasks
-ran on executors of both workers. The invariant (no file holding a match is pruned) is checked at a
-reduced size on the cluster-written table."""
+bucket, so nothing relies on the driver's disk being the executors'. The same steps run in the
+tests' own local Spark session (the `spark` fixture: the command line in-process, the job's `main`)
+write a twin table (and adopt a twin directory), and the two must be equal: rows, the rows of every
+file, index definitions, every index's answers to prunes, and where the adopted tables' record
+indexes locate each key. (The twin is the reference, not what is under test: the job file under
+`spark-submit` is what the cluster side runs. Written in the shared session, the twin no longer
+starts six driver JVMs of its own that competed with the cluster's on two cores.) The event log of each
+submission shows its tasks ran on executors of both workers. The invariant (no file holding a
+match is pruned) is checked at a reduced size on the cluster-written table."""
 
 from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +30,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import strategies as st
+from pyspark.sql import SparkSession
 
 from pruner.index.definitions import IndexState
 from pruner.planner.prune import prune
 from pruner.table.table import LakeTable
 from pruner.types import TableSchema
+from tests.builder import cluster_job
 from tests.cli.test_cli import lakeprune
 from tests.pruner.planner.conftest import (
     REGIONS,
@@ -45,7 +50,7 @@ from tests.pruner.planner.conftest import (
 from tests.pruner.planner.test_invariant import holds_for_random_predicates
 from tests.support import assert_record_index_consistent
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
-from tests.support_spark_cluster import SparkCluster, Submission, spark_submit
+from tests.support_spark_cluster import SparkCluster, Submission
 
 CLUSTER_JOB = str(Path(__file__).with_name("cluster_job.py"))
 # Predicates that each index answers (and the record index, partitions, stats on the source column).
@@ -79,12 +84,11 @@ class Inputs:
 
 @dataclass(frozen=True)
 class Twins:
-    """The table written on the cluster and its twin written on `local[*]`, with each side's submissions."""
+    """The table written on the cluster (with its submissions) and its twin written locally."""
 
     cluster: str
     local: str
     cluster_submissions: list[Submission]
-    local_submissions: list[Submission]
 
     @property
     def cluster_adopted(self) -> str:
@@ -135,12 +139,10 @@ def write_hive_copy(server: SeaweedS3, rows: pa.Table, directory: str) -> None:
             pq.write_table(part.slice(number * size, size), path, filesystem=filesystem)
 
 
-def build_table(
-    submit: Callable[[list[str]], Submission], job: str, location: str, inputs: Inputs
-) -> list[Submission]:
-    """The builder steps, each one `spark-submit` (what `submit` runs) of the job file `job` or of
-    the Python-API job, as a user would on a cluster."""
-    steps = [
+def build_steps(job: str, location: str, inputs: Inputs) -> list[list[str]]:
+    """The builder steps, each the application of one `spark-submit`: the job file `job` or the
+    Python-API job, with its arguments, as a user would submit them to a cluster."""
+    return [
         [job, "table", "create", location, "--schema", SCHEMA, "--record-key", "id",
          "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
          "--property", "write.small_file_limit_bytes=960"],
@@ -151,43 +153,49 @@ def build_table(
         [job, "compact", location],
         [job, "table", "adopt", adopted_location(location), "--record-key", "id", "--partition-by", "region"],
     ]  # fmt: skip
+
+
+def build_on_cluster(
+    cluster: SparkCluster, steps: list[list[str]], env: dict[str, str], jars: list[str]
+) -> list[Submission]:
+    """Each step `spark-submit`ted to the cluster, one after the other."""
     submissions = []
     for step in steps:
-        submission = submit(step)
+        submission = cluster.submit(step, env, jars=jars)
         assert submission.returncode == 0, f"{step[1:]}: {submission.stderr[-4000:]}"
         print(f"{submission.seconds:.0f}s, {len(submission.task_executors)} tasks: {step[1:3]}")
         submissions.append(submission)
     return submissions
 
 
+def build_locally(steps: list[list[str]]) -> None:
+    """Each step in this process's Spark session: the command line's through `lakeprune`, the
+    Python-API job's through its `main`."""
+    for application, *arguments in steps:
+        if application == CLUSTER_JOB:
+            cluster_job.main(*arguments)
+        else:
+            lakeprune(*arguments)
+
+
 @pytest.fixture(scope="module")
-def twins(
-    spark_cluster: SparkCluster, s3_server: SeaweedS3, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Twins]:
+def twins(spark_cluster: SparkCluster, s3_server: SeaweedS3, spark: SparkSession) -> Iterator[Twins]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         point_environment_at(s3_server, monkeypatch)
         root = f"s3://{s3_server.new_bucket(TEST_BUCKET)}/{uuid.uuid4().hex}"
         inputs = write_inputs(s3_server, root)
         job, jars = lakeprune("spark-job").strip(), lakeprune("spark-job", "--jars").strip().split(",")
         env = s3_server.aws_environment()
-        local_dir = tmp_path_factory.mktemp("local-submissions")
-        with ThreadPoolExecutor(2) as pool:  # the two sides at once: each waits for its JVMs much of the time
-            cluster = pool.submit(
-                build_table,
-                lambda app_args: spark_cluster.submit(app_args, env, jars=jars),
-                job,
-                f"{root}/cluster/events",
-                inputs,
+        cluster, local = f"{root}/cluster/events", f"{root}/local/events"
+        # The two sides at once: the cluster's in a thread (it waits for its processes), the local
+        # one here (PySpark's active session is this thread's).
+        with ThreadPoolExecutor(1) as pool:
+            submitted = pool.submit(
+                build_on_cluster, spark_cluster, build_steps(job, cluster, inputs), env, jars
             )
-            local = pool.submit(
-                build_table,
-                lambda app_args: spark_submit("local[*]", app_args, env, local_dir, jars=jars),
-                job,
-                f"{root}/local/events",
-                inputs,
-            )
-            sides = cluster.result(), local.result()
-        yield Twins(f"{root}/cluster/events", f"{root}/local/events", *sides)
+            build_locally(build_steps(job, local, inputs))
+            submissions = submitted.result()
+        yield Twins(cluster, local, submissions)
 
 
 def canonical(value: Any) -> Any:
@@ -254,7 +262,6 @@ def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_clu
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
         assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)
-    assert all(set(s.task_executors) <= {"driver"} for s in twins.local_submissions)
     applications = spark_cluster.state()["completedapps"]
     assert isinstance(applications, list)
     assert sum(a["state"] == "FINISHED" for a in applications) >= len(spark_jobs)
