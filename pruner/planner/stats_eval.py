@@ -50,9 +50,9 @@ def _bound(value: Value, column_type: ColumnType, upper: bool) -> tuple[object, 
     return value, True
 
 
-# The kinds whose values `_bound` converts (decimals, floats); the others' bounds are compared as
-# they are, which a large IN list's ends are spared going through one by one.
-_CONVERTED = frozenset({TypeKind.DECIMAL, TypeKind.FLOAT, TypeKind.DOUBLE})
+# The kinds whose values `_bound` converts (decimals, floats, booleans as integers); the others'
+# bounds are compared as they are, which a large IN list's ends are spared going through one by one.
+_CONVERTED = frozenset({TypeKind.DECIMAL, TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.BOOLEAN})
 
 
 def _ends(
@@ -62,7 +62,7 @@ def _ends(
     stats family and whether each is compared inclusively; ascending (not decreasing anywhere)
     after widening."""
     assert None not in values, "an unbounded end has no value to compare"
-    if column_type.kind in _CONVERTED or bool in {type(v) for v in values}:
+    if column_type.kind in _CONVERTED:
         converted, exact = _unzip([_bound(v, column_type, upper) for v in values if v is not None])
         inclusive = [i or not e for i, e in zip(inclusive, exact, strict=True)]
         values = converted
