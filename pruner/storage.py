@@ -13,7 +13,8 @@ file system's limit, a key over the object store's) does not exist and, as a dir
 nothing; a listing that raced with another writer's mkdir is made again. A location is opened,
 and every storage error of a method is translated, by `pruner.storage_failures` (bounded waits for
 endpoints that do not answer; an unknown scheme, an unreachable endpoint or a location that refuses
-a change is a one-line lakeprune error); every other storage error propagates.
+a change is a one-line lakeprune error); every other storage error propagates. A file whose content
+cannot be opened is an `OSError` on every backend (Cloud Storage would hand back a closed file).
 
 Every read made through a `Storage` (listings, file infos, opens, byte ranges read) is counted in
 `pruner.storage_requests`, here and nowhere else: readers go through these methods (an opened file
@@ -286,7 +287,13 @@ class Storage:
         is one request (a ranged GET); both are counted."""
         record(RequestKind.HEAD)
         with self._failing(rel):
-            return counted(self.fs.open_input_file(self.path(rel)))
+            opened = self.fs.open_input_file(self.path(rel))
+            if opened.closed:
+                # Cloud Storage: the object's metadata was read but its content stream did not
+                # open (typically: the object was removed in between); a read would raise
+                # ValueError. An OSError, like every other failed read, lets callers retry.
+                raise OSError(errno.EIO, "the file's content could not be opened", self.full_uri(rel))
+            return counted(opened)
 
     def open_output_stream(self, rel: str) -> pa.NativeFile:
         with self._failing(rel, "write"):

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import google.auth
 import google.oauth2.credentials
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 from google.auth import impersonated_credentials
@@ -235,6 +236,33 @@ def test_impossible_paths_as_each_storage_reports_them(tmp_path: Path, error: OS
     failing = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _FailingListing(storage.fs, error)))
     assert cannot_exist(error)
     assert failing.list_files("d") == [] and failing.list_dirs("d") == []
+
+
+class _ContentGoneOnOpen(_FailingListing):
+    """... whose opened files come back closed, as Arrow's Cloud Storage file system returns a file
+    whose object was removed between reading its metadata and opening its content."""
+
+    def __init__(self, inner: pafs.FileSystem) -> None:
+        super().__init__(inner, OSError("unused"))
+
+    def get_file_info(self, what: object) -> Any:
+        return self._inner.get_file_info(what)
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        opened = self._inner.open_input_file(path)
+        opened.close()
+        return opened
+
+
+def test_a_file_whose_content_cannot_be_opened_is_an_os_error(tmp_path: Path) -> None:
+    """Not the `ValueError` a read of a closed file raises: callers retry `OSError`s (the writer
+    lock's reader does), and storage errors are translated, never a closed file's."""
+    storage = Storage.from_uri(str(tmp_path))
+    storage.write_bytes("lock.json", b"{}")
+    gone = dataclasses.replace(storage, fs=cast(pafs.FileSystem, _ContentGoneOnOpen(storage.fs)))
+    with pytest.raises(OSError, match="content could not be opened") as raised:
+        gone.read_bytes("lock.json")
+    assert storage.full_uri("lock.json") in str(raised.value)
 
 
 def test_delete(tmp_path: Path) -> None:
