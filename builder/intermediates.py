@@ -4,16 +4,16 @@ adopt's record keys and duplicates. Such a result is as large as the data, so it
 the executors' local disks (`DISK_ONLY`), never in their heaps. With `MEMORY_AND_DISK`, Spark's
 columnar cache kept these results in the JVM heap beside the jobs' execution memory and a `local[*]`
 session with a 1 GiB driver ran out of heap writing 8M rows, although that level may spill
-(bench/README.md, "No driver bottleneck"); the disk costs one serialization of each result, small
-next to the shuffles these jobs run anyway. The cache is not compressed: each result is written
-once and read once or twice, and compressing its columns cost more time than writing the bytes it
-saved (persisting a write's annotated input took 8.1 s compressed and 4.7 s uncompressed at 2M rows;
-bench/README.md). Index chunks (`builder.index_logs`: Arrow IPC blobs of up to 1 MiB) are kept one
-per cached batch: the cache builds each batch in the heap before writing it (at the default of
-10,000 rows one batch would hold all of a task's chunks at once), and the Java serializer that
-writes it to disk keeps its last 100 objects (`spark.serializer.objectStreamReset`), so a task's
-heap holds at most ~100 chunks. Spark reads both cache settings when a DataFrame is persisted; they
-are set for that call only, and the session keeps its own."""
+(bench/notes/driver_bottleneck.md, "No driver bottleneck"); the disk costs one serialization of each
+result, small next to the shuffles these jobs run anyway. The cache is not compressed: each result
+is written once and read once or twice, and compressing its columns cost more time than writing the
+bytes it saved (persisting a write's annotated input took 8.1 s compressed and 4.7 s uncompressed at
+2M rows; bench/notes/driver_bottleneck.md). Index chunks (`builder.index_logs`: Arrow IPC blobs of
+up to 1 MiB) are kept one per cached batch: the cache builds each batch in the heap before writing
+it (at the default of 10,000 rows one batch would hold all of a task's chunks at once), and the Java
+serializer that writes it to disk keeps its last 100 objects (`spark.serializer.objectStreamReset`),
+so a task's heap holds at most ~100 chunks. Spark reads both cache settings when a DataFrame is
+persisted; they are set for that call only, and the session keeps its own."""
 
 from __future__ import annotations
 

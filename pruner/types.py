@@ -192,7 +192,7 @@ def _integer(bits: int) -> _Traits:
 
 
 def _traits(kind: TypeKind) -> _Traits:
-    """Everything lakeprune knows about a kind besides its Arrow type (README, *Types*)."""
+    """Everything lakeprune knows about a kind besides its Arrow type (docs/format.md, *Types*)."""
     match kind:
         case TypeKind.BOOLEAN:
             roles = {Role.PARTITION, Role.SECONDARY_INDEX}

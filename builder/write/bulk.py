@@ -23,7 +23,7 @@ Then the files are written in one of two ways, to the same table:
   the rewrite tasks do), shipped to the commit as the rewrite's are. The staging directory is
   removed before the commit is published, and by the rollback of an instant that failed
   (`builder.instants.rollback`). At 20M rows this took 93 s where the rewrite tasks took 118 s
-  (`bench/README.md`);
+  (`bench/notes/driver_bottleneck.md`);
 - on object stores, where Spark's commit protocol would copy every file twice more (there is no
   rename), by the general path's rewrite tasks, which encode the keys the plan left out."""
 

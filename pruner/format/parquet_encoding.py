@@ -4,13 +4,14 @@ pyarrow starts every column with dictionary encoding and, once a column's dictio
 page limit (1 MiB), falls back to plain encoding — keeping the dictionary-encoded pages it has
 already written, again in every row group. On columns whose values rarely repeat (keys, amounts,
 free text) that costs space and buys nothing: data files written that way were 1.7x the size
-parquet-mr (Spark) writes for the same rows (`bench/README.md`). This module decides per column,
-before the write, from an evenly spaced sample of the rows: a dictionary where the sampled values
-repeat (at most half of them distinct) and the dictionary they need stays under the page limit,
-plain encoding (which zstd still compresses) everywhere else. A column is then encoded one way
-throughout the file. The choice only changes encodings: every reader reads both. Used for the data
-files the rewrite writes and for index files (logs and bases), whose 4096-row row groups never fall
-back but dictionary-encode their unique keys, which costs more than the keys themselves."""
+parquet-mr (Spark) writes for the same rows (`bench/notes/driver_bottleneck.md`). This module
+decides per column, before the write, from an evenly spaced sample of the rows: a dictionary where
+the sampled values repeat (at most half of them distinct) and the dictionary they need stays under
+the page limit, plain encoding (which zstd still compresses) everywhere else. A column is then
+encoded one way throughout the file. The choice only changes encodings: every reader reads both.
+Used for the data files the rewrite writes and for index files (logs and bases), whose 4096-row row
+groups never fall back but dictionary-encode their unique keys, which costs more than the keys
+themselves."""
 
 from __future__ import annotations
 

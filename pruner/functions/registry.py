@@ -1,4 +1,4 @@
-"""Functions of functional indexes, defined once. Semantics (README, "Functional indexes"):
+"""Functions of functional indexes, defined once. Semantics (docs/indexes.md, "Functional indexes"):
 
 - timestamps are UTC instants in microseconds; dates are days. Only values in 0001-01-01 ..
   9999-12-31 (the range Spark and Trino share) have a result: any other input gives NULL.

@@ -86,7 +86,7 @@ def rows_for_file(
 # chunk of record index rows (whose partition and file group repeat on every row) about a quarter
 # of its Arrow size for ~0.4 ms more to encode and ~0.3 ms to decode a 1 MiB chunk; a data file's
 # chunks shrink 2.2x at the same task time, and the end-to-end gain is within noise
-# (bench/README.md, "Is 1.3x within reach?").
+# (bench/notes/driver_bottleneck.md, "Is 1.3x within reach?").
 IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
 
 

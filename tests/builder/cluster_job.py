@@ -1,4 +1,4 @@
-"""A builder job as a user would write one for `spark-submit` (the README's Python API), submitted
+"""A builder job as a user would write one for `spark-submit` (docs/python-api.md), submitted
 by the cluster suite (`tests/builder/test_cluster.py`) both to the test cluster and to `local[*]`:
 on an existing table it creates and builds four indexes (column stats, bloom filters, a secondary
 index, a functional index), then upserts and deletes from Parquet inputs. Arguments: the table's

@@ -1,5 +1,5 @@
 """The builder on a real Spark standalone cluster (a master and two workers on loopback, the
-`spark_cluster` fixture), submitted with `spark-submit` as the README tells a user to: the
+`spark_cluster` fixture), submitted with `spark-submit` as docs/spark.md tells a user to: the
 `lakeprune` command line through its job file (`table create`, `write --mode insert`, `sql CREATE
 INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
 `table adopt` of a directory written Hive-style) and a Python-API job

@@ -45,7 +45,7 @@ SAMPLES: dict[TypeKind, Value] = {
     TypeKind.DATE: date(2026, 1, 2),
     TypeKind.TIMESTAMP: datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
 }
-# The README's *Types* table: the roles a column of each kind may play.
+# The *Types* table of docs/format.md: the roles a column of each kind may play.
 KEY, PART, ORDER = Role.RECORD_KEY, Role.PARTITION, Role.ORDERING
 SECONDARY, BLOOM = Role.SECONDARY_INDEX, Role.BLOOM_FILTER
 ROLES: dict[str, set[Role]] = {

@@ -213,7 +213,7 @@ def test_decimals_that_round_to_one_double_keep_what_either_could_match() -> Non
 
 def test_a_hundred_thousand_value_in_list() -> None:
     # Evaluated in one pass over the files (the per-range evaluation took ~10 s here): see
-    # bench/README.md for the timing.
+    # bench/notes/prune_latency.md for the timing.
     column_type, stats = _stats("bigint", [(i * 1000, i * 1000 + 999) for i in range(2000)])
     keep = might_match(Domain.multiple_values(range(1_000_000, 1_100_000)), column_type, stats)
     assert np.flatnonzero(keep).tolist() == list(range(1000, 1100))
