@@ -70,7 +70,7 @@ public class LakepruneConfig
     }
 
     @Config("lakeprune.sidecar.request-timeout")
-    @ConfigDescription("Deadline of each call to the sidecar")
+    @ConfigDescription("Deadline of each call to the sidecar (on a stream: of each wait for a response)")
     public LakepruneConfig setRequestTimeout(Duration requestTimeout)
     {
         this.requestTimeout = requestTimeout;

@@ -1,6 +1,7 @@
 package io.lakeprune.trino;
 
 import com.google.common.collect.ImmutableList;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.google.inject.Inject;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSession;
@@ -19,14 +20,12 @@ import lakeprune.v1.PruningServiceOuterClass.PruneResponse;
 import lakeprune.v1.PruningServiceOuterClass.Split;
 import lakeprune.v1.PruningServiceOuterClass.TableName;
 
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
-import static com.google.common.collect.ImmutableList.toImmutableList;
 import static java.util.Objects.requireNonNull;
 import static java.util.concurrent.CompletableFuture.completedFuture;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
@@ -44,10 +43,19 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
  * A file larger than the session's max_split_size comes as several splits of consecutive byte
  * ranges (cut by the sidecar), as Hive and Iceberg split files, so that a large file is read by
  * several drivers.
+ * Splits stream: the PruneStream call starts when the first batch is asked for (after any wait for
+ * the dynamic filter), and each batch hands out the splits that arrived so far, or completes when
+ * more arrive, so that Trino schedules the first splits of a large table while the sidecar is still
+ * sending the rest. Only a few responses are asked of the sidecar ahead of Trino (gRPC flow
+ * control), and closing the split source cancels the call.
  */
 public class LakepruneSplitManager
         implements ConnectorSplitManager
 {
+    // PruneStream responses asked of the sidecar ahead of Trino; each holds up to the sidecar's
+    // limits.max_splits_per_response splits
+    private static final int BUFFERED_RESPONSES = 2;
+
     private final SidecarClient client;
 
     @Inject
@@ -90,7 +98,8 @@ public class LakepruneSplitManager
         return table.constraint().intersect(dynamic.transformKeys(LakepruneColumnHandle.class::cast));
     }
 
-    List<ConnectorSplit> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate, long maxSplitBytes)
+    /** Starts the PruneStream call; its responses are taken as the split source hands their splits out. */
+    SidecarClient.ResponseStream<PruneResponse> prune(LakepruneTableHandle table, TupleDomain<LakepruneColumnHandle> predicate, long maxSplitBytes)
     {
         PruneRequest.Builder request = PruneRequest.newBuilder()
                 .setTable(TableName.newBuilder().setSchema(table.schemaName()).setTable(table.tableName()))
@@ -99,19 +108,8 @@ public class LakepruneSplitManager
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
-        List<Split> splits;
-        try {
-            splits = client.call("PruneStream", stub -> {
-                List<Split> all = new ArrayList<>();
-                Iterator<PruneResponse> responses = stub.pruneStream(request.build());
-                responses.forEachRemaining(response -> all.addAll(response.getSplitsList()));
-                return all;
-            });
-        }
-        catch (SidecarClient.NotFoundException e) {
-            throw new TableNotFoundException(table.toSchemaTableName(), e.getMessage());
-        }
-        return splits.stream().map(LakepruneSplitManager::toSplit).collect(toImmutableList());
+        PruneRequest pruneRequest = request.build();
+        return client.stream("PruneStream", (stub, responses) -> stub.pruneStream(pruneRequest, responses), BUFFERED_RESPONSES);
     }
 
     static LakepruneSplit toSplit(Split split)
@@ -133,8 +131,16 @@ public class LakepruneSplitManager
         private final long waitDeadlineNanos;
         private final boolean waitForDynamicFilter;
         private final long maxSplitBytes;
-        private List<ConnectorSplit> splits;
-        private int position;
+        @GuardedBy("this")
+        private boolean started;
+        // null until pruning started, and when the predicate matches nothing
+        @GuardedBy("this")
+        private SidecarClient.ResponseStream<PruneResponse> responses;
+        // splits of the responses taken from the stream that were not handed out yet
+        @GuardedBy("this")
+        private final Deque<ConnectorSplit> pending = new ArrayDeque<>();
+        @GuardedBy("this")
+        private boolean closed;
 
         PruneSplitSource(LakepruneTableHandle table, DynamicFilter dynamicFilter, long waitDeadlineNanos, long maxSplitBytes)
         {
@@ -148,7 +154,7 @@ public class LakepruneSplitManager
         @Override
         public CompletableFuture<ConnectorSplitBatch> getNextBatch(int maxSize)
         {
-            if (splits == null) {
+            if (!isStarted()) {
                 long remaining = waitDeadlineNanos - System.nanoTime();
                 if (waitForDynamicFilter && dynamicFilter.isAwaitable() && !dynamicFilter.isComplete() && remaining > 0) {
                     // come back when the dynamic filter narrowed, or the wait is over
@@ -156,22 +162,83 @@ public class LakepruneSplitManager
                             .thenApply(ignored -> new ConnectorSplitBatch(ImmutableList.of(), false))
                             .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, NANOSECONDS);
                 }
-                TupleDomain<LakepruneColumnHandle> predicate = predicate(table, dynamicFilter);
-                splits = predicate.isNone() ? ImmutableList.of() : prune(table, predicate, maxSplitBytes);
+                start(predicate(table, dynamicFilter));
             }
-            int end = Math.min(splits.size(), position + maxSize);
-            List<ConnectorSplit> batch = splits.subList(position, end);
-            position = end;
-            return completedFuture(new ConnectorSplitBatch(ImmutableList.copyOf(batch), position >= splits.size()));
+            ConnectorSplitBatch batch = takeBatch(maxSize);
+            if (!batch.getSplits().isEmpty() || batch.isNoMoreSplits()) {
+                return completedFuture(batch);
+            }
+            // nothing has arrived since the last batch: this batch is what arrives next
+            CompletableFuture<ConnectorSplitBatch> next = new CompletableFuture<>();
+            whenReady().whenComplete((ignored, failure) -> {
+                try {
+                    next.complete(takeBatch(maxSize));
+                }
+                catch (RuntimeException e) {
+                    next.completeExceptionally(e);
+                }
+            });
+            return next;
+        }
+
+        private synchronized boolean isStarted()
+        {
+            return started;
+        }
+
+        private synchronized void start(TupleDomain<LakepruneColumnHandle> predicate)
+        {
+            started = true;
+            if (!predicate.isNone() && !closed) {
+                responses = prune(table, predicate, maxSplitBytes);
+            }
+        }
+
+        private synchronized CompletableFuture<Void> whenReady()
+        {
+            return responses == null ? completedFuture(null) : responses.whenReady();
+        }
+
+        /** Up to maxSize of the splits that arrived, without waiting for more; throws the stream's failure. */
+        private synchronized ConnectorSplitBatch takeBatch(int maxSize)
+        {
+            while (responses != null && pending.size() < maxSize) {
+                PruneResponse response;
+                try {
+                    response = responses.poll();
+                }
+                catch (SidecarClient.NotFoundException e) {
+                    throw new TableNotFoundException(table.toSchemaTableName(), e.getMessage());
+                }
+                if (response == null) {
+                    break;
+                }
+                for (Split split : response.getSplitsList()) {
+                    pending.add(toSplit(split));
+                }
+            }
+            ImmutableList.Builder<ConnectorSplit> batch = ImmutableList.builder();
+            for (int count = 0; count < maxSize && !pending.isEmpty(); count++) {
+                batch.add(pending.poll());
+            }
+            return new ConnectorSplitBatch(batch.build(), isFinished());
         }
 
         @Override
-        public void close() {}
+        public synchronized void close()
+        {
+            closed = true;
+            pending.clear();
+            if (responses != null) {
+                // the query no longer needs splits (finished, failed, or a LIMIT was reached): stop the sidecar
+                responses.close();
+            }
+        }
 
         @Override
-        public boolean isFinished()
+        public synchronized boolean isFinished()
         {
-            return splits != null && position >= splits.size();
+            return started && pending.isEmpty() && (responses == null || responses.isFinished());
         }
     }
 }
