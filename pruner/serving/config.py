@@ -130,9 +130,9 @@ class Limits:
         request timeout): its planning deadline falls after `prune_deadline_seconds`, or at
         `PLANNING_SHARE` of the time left if that is sooner, so that a slow index falls back
         (keeping files) while there is still time to answer."""
-        seconds = self.request_timeout_seconds if timeout is None else timeout
+        time_left = self.request_timeout_seconds if timeout is None else timeout
         limits = PruneLimits(**{name: getattr(self, name) for name in planner_limit_names()})
-        return limits.within(min(self.prune_deadline_seconds, PLANNING_SHARE * seconds))
+        return limits.within(min(self.prune_deadline_seconds, PLANNING_SHARE * time_left))
 
 
 def planner_limit_names() -> list[str]:
