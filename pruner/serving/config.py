@@ -5,7 +5,9 @@ limits, the security settings and S3 settings that override the AWS SDKs' variab
 sidecar. It is read from a YAML file (`lakeprune serve --config FILE`, example in
 `connector-config/sidecar.yaml`) or built from command-line options, and validated once at start:
 every mistake is reported as one `ConfigError` line naming the key, never as a traceback and never
-discovered later at the first request."""
+discovered later at the first request. Each key is declared once, on its dataclass field here (its
+default, kind, rule and description: `pruner.serving.settings` reads and checks them all); the
+limits the planner also has take the planner's defaults (`pruner.planner.limits.PruneLimits`)."""
 
 from __future__ import annotations
 
@@ -13,15 +15,47 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
-from pruner.errors import InvalidLocationError, LakepruneError
+from pruner.errors import InvalidLocationError
 from pruner.object_store import is_endpoint_url
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
+from pruner.serving.settings import (
+    INTEGER,
+    NON_NEGATIVE_INTEGER,
+    PATH,
+    PORT,
+    PORT_NUMBER,
+    POSITIVE_INTEGER,
+    SECRET,
+    SIZE,
+    TEXT,
+    TEXT_LIST,
+    UNSET,
+    Kind,
+    Rule,
+    Section,
+    check_settings,
+    count,
+    is_integer,
+    nested,
+    parse_text,
+    placed,
+    plain,
+    read_secret,
+    read_settings,
+    seconds,
+    setting,
+    share,
+)
+
+# Re-exported: the sidecar's modules and callers know them from here.
+from pruner.serving.settings import ConfigError as ConfigError  # noqa: PLC0414
+from pruner.serving.settings import parse_size as parse_size  # noqa: PLC0414
 from pruner.storage_failures import check_scheme
 
 SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole: `$` lets a final newline through
@@ -31,8 +65,10 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_GRPC_PORT = 7777
 DEFAULT_THRIFT_PORT = 7778
 DEFAULT_METRICS_PORT = 9464
-_SIZE = re.compile(r"\s*([0-9]+)\s*([kmg]i?b?|b)?\s*", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+MIN_SPLIT_KEY_CHARS = 16
+
+# The share of a request's time the planner may spend before its remaining steps fall back.
+PLANNING_SHARE = 0.8
 
 
 def available_cores() -> int:
@@ -43,100 +79,128 @@ def available_cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-class ConfigError(LakepruneError):
-    """The sidecar configuration is invalid."""
-
-
-_INTEGER_LIMITS = (
-    "max_discrete_values",
-    "max_splits_per_response",
-    "max_frame_bytes",
-    "thrift_max_connections",
-)
-_SECONDS_LIMITS = (
-    "request_timeout_seconds",
-    "prune_deadline_seconds",
-    "thrift_idle_timeout_seconds",
-    "thrift_frame_timeout_seconds",
-)
-# The planner's cost guard (`pruner.planner.limits.PruneLimits`, where the defaults are declared).
-_SHARE_LIMITS = ("lookup_min_pruned_share", "range_max_index_share")
-
-
-# The share of a request's time the planner may spend before its remaining steps fall back.
-PLANNING_SHARE = 0.8
-
-
 @dataclass(frozen=True)
 class Limits:
     """Per-request limits, refused with a clear error beyond them, and the Thrift port's
-    connection limits."""
+    connection limits. The planner's own (`PruneLimits`, same names) take its defaults."""
 
-    max_discrete_values: int = DEFAULT_LIMITS.max_discrete_values  # values in one IN list / value set
-    max_splits_per_response: int = 10_000  # gRPC Prune; larger results use PruneStream
-    request_timeout_seconds: float = 60.0  # used when the caller sets no deadline
-    max_frame_bytes: int = 16 * 1024**2  # Thrift frame limit, as Trino's default
-    thrift_max_connections: int = 256  # open Thrift connections; more are closed at once
-    thrift_idle_timeout_seconds: float = 300.0  # a connection with no request for this long is closed
-    thrift_frame_timeout_seconds: float = 30.0  # a frame (request or reply) must move within this
-    # The planning of one prune: past this, steps still to run keep their files (a counted fallback).
-    prune_deadline_seconds: float = 2.0
-    # The planner's cost guard for EQUAL / IN lookups and secondary-index ranges (see PruneLimits).
-    lookup_free_keys: int = DEFAULT_LIMITS.lookup_free_keys
-    lookup_min_pruned_share: float = DEFAULT_LIMITS.lookup_min_pruned_share
-    range_max_index_share: float = DEFAULT_LIMITS.range_max_index_share
+    SECTION: ClassVar[str] = "limits"
+
+    max_discrete_values: int = count(
+        DEFAULT_LIMITS.max_discrete_values, "values in one IN list (or ranges in one domain) of a request"
+    )
+    max_splits_per_response: int = count(10_000, "splits in one Prune response; larger results: PruneStream")
+    request_timeout_seconds: float = seconds(60.0, "deadline for requests whose caller sets none")
+    max_frame_bytes: int = setting(
+        16 * 1024**2,
+        kind=SIZE,
+        rule=POSITIVE_INTEGER,
+        describe="largest Thrift frame accepted (Trino's default); read as bytes arrive",
+    )
+    thrift_max_connections: int = count(256, "open Thrift connections; more are closed at once")
+    thrift_idle_timeout_seconds: float = seconds(
+        300.0, "a connection with no request in flight and none sent is closed"
+    )
+    thrift_frame_timeout_seconds: float = seconds(
+        30.0, "a request or reply frame must move whole within this"
+    )
+    prune_deadline_seconds: float = seconds(
+        2.0, "planning of one prune: past this, the steps still to run keep their files (a fallback)"
+    )
+    lookup_free_keys: int = setting(
+        DEFAULT_LIMITS.lookup_free_keys,
+        kind=INTEGER,
+        rule=NON_NEGATIVE_INTEGER,
+        describe="an EQUAL / IN lookup of at most this many keys always runs (the planner's cost guard)",
+    )
+    lookup_min_pruned_share: float = share(
+        DEFAULT_LIMITS.lookup_min_pruned_share,
+        "share of the files in play a larger lookup must be expected to prune (0: always run)",
+    )
+    range_max_index_share: float = share(
+        DEFAULT_LIMITS.range_max_index_share,
+        "a secondary-index range is scanned only if it reads at most this share of the index",
+    )
 
     def __post_init__(self) -> None:
-        for key in _INTEGER_LIMITS:
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"limits.{key} must be a positive integer, got {value!r}")
-        for key in _SECONDS_LIMITS:
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise ConfigError(f"limits.{key} must be a positive number of seconds, got {value!r}")
-        free = self.lookup_free_keys
-        if isinstance(free, bool) or not isinstance(free, int) or free < 0:
-            raise ConfigError(f"limits.lookup_free_keys must be a non-negative integer, got {free!r}")
-        for key in _SHARE_LIMITS:
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-                raise ConfigError(f"limits.{key} must be a share from 0 to 1, got {value!r}")
+        check_settings(self)
 
     def prune_limits(self, timeout: float | None = None) -> PruneLimits:
         """The planner's limits for a request with `timeout` seconds left (None: the configured
         request timeout): its planning deadline falls after `prune_deadline_seconds`, or at
         `PLANNING_SHARE` of the time left if that is sooner, so that a slow index falls back
         (keeping files) while there is still time to answer."""
-        seconds = self.request_timeout_seconds if timeout is None else timeout
-        limits = PruneLimits(
-            max_discrete_values=self.max_discrete_values,
-            lookup_free_keys=self.lookup_free_keys,
-            lookup_min_pruned_share=self.lookup_min_pruned_share,
-            range_max_index_share=self.range_max_index_share,
-        )
-        return limits.within(min(self.prune_deadline_seconds, PLANNING_SHARE * seconds))
+        time_left = self.request_timeout_seconds if timeout is None else timeout
+        limits = PruneLimits(**{name: getattr(self, name) for name in planner_limit_names()})
+        return limits.within(min(self.prune_deadline_seconds, PLANNING_SHARE * time_left))
+
+
+def planner_limit_names() -> list[str]:
+    """The `limits:` keys that are the planner's own `PruneLimits` fields, passed on as they are."""
+    planner = {f.name for f in fields(PruneLimits)}
+    return [f.name for f in fields(Limits) if f.name in planner]
+
+
+def _not_blank(token: str | None) -> str | None:
+    if token is not None and not token.strip():
+        return "is empty: give a token, or none to disable the check"
+    return None
+
+
+def _read_split_key(section: Section, key: str) -> Any:
+    split_key = read_secret(section, key)
+    if split_key is UNSET:
+        return UNSET
+    if len(split_key) < MIN_SPLIT_KEY_CHARS:
+        raise ConfigError(f"{section.prefix}{key} must be at least {MIN_SPLIT_KEY_CHARS} characters")
+    return split_key.encode("utf-8")
 
 
 @dataclass(frozen=True)
 class Security:
     """Bearer token for gRPC, TLS for gRPC, and the key that authenticates Thrift split ids."""
 
-    token: str | None = field(default=None, repr=False)
-    tls_cert_file: str | None = None
-    tls_key_file: str | None = None
+    SECTION: ClassVar[str] = "security"
+
+    token: str | None = setting(
+        None,
+        kind=SECRET,
+        rule=Rule(_not_blank),
+        repr=False,
+        describe="bearer token every gRPC call must carry (health checks exempt); none: no check",
+    )
+    tls_cert_file: str | None = setting(
+        None, kind=PATH, describe="TLS for gRPC: PEM certificate chain (with tls_key_file, or neither)"
+    )
+    tls_key_file: str | None = setting(None, kind=PATH, describe="TLS for gRPC: PEM private key")
     # Several sidecars behind one catalog must share this key so that any of them accepts a split
     # another one issued; without one configured, a random key is made at start (one for all the
     # workers of a sidecar: the supervisor hands its config, key included, to each of them).
-    split_key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    split_key: bytes = setting(
+        kind=Kind(f"secret of at least {MIN_SPLIT_KEY_CHARS} characters", _read_split_key),
+        default_factory=lambda: secrets.token_bytes(32),
+        repr=False,
+        describe="key that authenticates Thrift split ids; shared by the sidecars behind one catalog",
+    )
 
     def __post_init__(self) -> None:
-        if self.token is not None and not self.token.strip():
-            raise ConfigError("security.token is empty: give a token, or none to disable the check")
+        check_settings(self)
 
     @property
     def tls(self) -> bool:
         return self.tls_cert_file is not None
+
+
+def _endpoint_complaint(endpoint: str | None) -> str | None:
+    if endpoint is None or is_endpoint_url(endpoint):
+        return None
+    return f"must be http(s)://HOST[:PORT], got {endpoint!r}"
+
+
+def _region_complaint(region: str | None) -> str | None:
+    if region is None or re.fullmatch(r"[a-z0-9-]+", region):
+        return None
+    return f"must be a region name such as us-east-1, got {region!r}"
 
 
 @dataclass(frozen=True)
@@ -145,16 +209,24 @@ class S3Settings:
     variable for the sidecar's process (`environment`), so every S3 client in it (pyarrow's, the
     conditional-PUT one) uses it. None: the variable, as set or unset, stays."""
 
-    endpoint: str | None = None
-    region: str | None = None
-    access_key_id: str | None = None
-    secret_access_key: str | None = field(default=None, repr=False)
+    SECTION: ClassVar[str] = "s3"
+
+    endpoint: str | None = setting(
+        None,
+        kind=TEXT,
+        rule=Rule(_endpoint_complaint),
+        describe="a custom endpoint (MinIO, SeaweedFS), addressed path-style: AWS_ENDPOINT_URL",
+    )
+    region: str | None = setting(None, kind=TEXT, rule=Rule(_region_complaint), describe="AWS_REGION")
+    access_key_id: str | None = setting(
+        None, kind=TEXT, describe="AWS_ACCESS_KEY_ID (with secret_access_key, or neither)"
+    )
+    secret_access_key: str | None = setting(
+        None, kind=SECRET, repr=False, describe="AWS_SECRET_ACCESS_KEY; never logged"
+    )
 
     def __post_init__(self) -> None:
-        if self.endpoint is not None and not is_endpoint_url(self.endpoint):
-            raise ConfigError(f"s3.endpoint must be http(s)://HOST[:PORT], got {self.endpoint!r}")
-        if self.region is not None and not re.fullmatch(r"[a-z0-9-]+", self.region):
-            raise ConfigError(f"s3.region must be a region name such as us-east-1, got {self.region!r}")
+        check_settings(self)
         if (self.access_key_id is None) != (self.secret_access_key is None):
             raise ConfigError("s3.access_key_id and s3.secret_access_key go together: give both or neither")
 
@@ -184,77 +256,112 @@ class S3Settings:
         return " ".join(g for g in given if g)
 
 
+def _read_warehouses(section: Section, key: str) -> dict[str, str]:
+    roots = section.child(key)  # a mapping of its own, with no keys declared
+    if not roots.data:
+        if section.data.get(key) is None:
+            raise ConfigError(f"{section.prefix}{key} is required")
+        return {}
+    return {
+        str(name): section.local(parse_text(root, f"{roots.prefix}{name}")) or ""
+        for name, root in roots.data.items()
+    }
+
+
+def _host_or_default(value: object, key: str) -> Any:
+    return parse_text(value, key) or UNSET
+
+
+def _workers_or_auto(value: object, key: str) -> Any:
+    return UNSET if value == "auto" else value  # anything else is checked as the field's value
+
+
+def _positive_workers(workers: object) -> str | None:
+    if is_integer(workers) and workers >= 1:
+        return None
+    return f"must be a positive integer (planning processes), got {workers!r}"
+
+
+def _not_negative_size(size: int) -> str | None:
+    return None if size >= 0 else f"(the cache size) must not be negative, got {size}"
+
+
+def _addresses_complaint(addresses: tuple[str, ...]) -> str | None:
+    bad = [address for address in addresses if _split_address(address) is None]
+    return f"address {bad[0]!r} must be HOST:PORT" if bad else None
+
+
+def _port(describe: str, default: int | None) -> Any:
+    return setting(default, kind=PORT, rule=PORT_NUMBER, section="listen", describe=describe)
+
+
 @dataclass(frozen=True)
 class ServeConfig:
-    warehouses: Mapping[str, str]
-    host: str = DEFAULT_HOST
-    grpc_port: int | None = DEFAULT_GRPC_PORT  # None: endpoint disabled; 0: any free port
-    thrift_port: int | None = DEFAULT_THRIFT_PORT
-    metrics_port: int | None = DEFAULT_METRICS_PORT
-    advertise: tuple[str, ...] = ()  # host:port of the Thrift endpoints engines use for GetRows
+    """The whole configuration: the keys at the top of the file and in `listen:` and `cache:`,
+    and the `limits:`, `security:` and `s3:` sections."""
+
+    SECTION: ClassVar[str] = ""
+
+    warehouses: Mapping[str, str] = setting(
+        kind=Kind("mapping of schema name to warehouse root", _read_warehouses),
+        describe="schema name -> warehouse root (a local path or a pyarrow.fs URI); required",
+    )
+    host: str = setting(
+        DEFAULT_HOST,
+        kind=plain("text (empty: the default)", _host_or_default),
+        section="listen",
+        describe="the address the endpoints listen on; 0.0.0.0 for other machines",
+    )
+    grpc_port: int | None = _port(
+        "gRPC PruningService + health; 0: any free port; off: disabled", DEFAULT_GRPC_PORT
+    )
+    thrift_port: int | None = _port(
+        "Trino / Presto Thrift connector service; off: disabled", DEFAULT_THRIFT_PORT
+    )
+    metrics_port: int | None = _port("Prometheus metrics and /health; off: disabled", DEFAULT_METRICS_PORT)
+    advertise: tuple[str, ...] = setting(
+        (),
+        kind=TEXT_LIST,
+        rule=Rule(_addresses_complaint),
+        section="listen",
+        describe="HOST:PORT of the Thrift endpoints engines send GetRows to (empty: this sidecar's)",
+    )
     # With N workers, worker i (1..N) also serves gRPC alone on worker_grpc_port + i - 1 (0: a free
     # port each; None: only the shared port). A client that lists these ports and spreads its calls
     # over them (Trino's connector does) reaches every worker, whatever connections it holds.
-    worker_grpc_port: int | None = None
+    worker_grpc_port: int | None = setting(
+        None,
+        kind=PORT,
+        section="listen",
+        describe="worker i also serves gRPC alone on this port + i - 1 (0: free ports; off: none)",
+    )
     # Planning processes behind the same ports (1: this process serves alone); each holds its own
     # index cache of `cache_bytes`.
-    workers: int = field(default_factory=available_cores)
-    cache_bytes: int = 512 * 1024**2
-    limits: Limits = field(default_factory=Limits)
-    security: Security = field(default_factory=Security)
-    s3: S3Settings = field(default_factory=S3Settings)
+    workers: int = setting(
+        kind=plain("integer, or auto", _workers_or_auto),
+        rule=Rule(_positive_workers),
+        default_factory=available_cores,
+        describe="planning processes behind the same ports; auto: one per core this process may use",
+    )
+    cache_bytes: int = setting(
+        512 * 1024**2,
+        kind=SIZE,
+        rule=Rule(_not_negative_size),
+        key="max_bytes",
+        section="cache",
+        describe="merged index buckets kept in memory, per worker (0: no cache)",
+    )
+    limits: Limits = nested(Limits, "per-request limits and the Thrift port's connection limits")
+    security: Security = nested(Security, "bearer token and TLS for gRPC, the split-id key")
+    s3: S3Settings = nested(S3Settings, "S3 settings overriding the AWS SDKs' variables")
 
     def __post_init__(self) -> None:
-        if not self.warehouses:
-            raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
-        for name, root in self.warehouses.items():
-            if not SCHEMA_NAME.fullmatch(name) or len(name) > MAX_NAME_CHARS:
-                raise ConfigError(
-                    f"warehouse name {name!r} must match [a-z][a-z0-9_]* and have at most {MAX_NAME_CHARS} "
-                    "characters (it is the schema name engines see)"
-                )
-            if not root:
-                raise ConfigError(f"warehouse {name!r} has an empty root")
-            try:
-                check_scheme(root)
-            except InvalidLocationError as exc:
-                raise ConfigError(f"warehouse {name!r}: {exc}") from None
-        for key in ("grpc_port", "thrift_port", "metrics_port"):
-            port = getattr(self, key)
-            if port is not None and not 0 <= port <= 65535:
-                raise ConfigError(f"{key} {port} is not a port number (0-65535; 0 picks a free port)")
+        _check_warehouses(self.warehouses)
+        check_settings(self)
         bound = [(k, p) for k in ("grpc_port", "thrift_port", "metrics_port") if (p := getattr(self, k))]
-        for i, (key, port) in enumerate(bound):
-            for other, other_port in bound[i + 1 :]:
-                if port == other_port:
-                    raise ConfigError(f"{key} and {other} are both {port}")
-        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
-            raise ConfigError(
-                f"workers must be a positive integer (planning processes), got {self.workers!r}"
-            )
-        if self.worker_grpc_port:
-            last = self.worker_grpc_port + self.workers - 1
-            if not 0 < self.worker_grpc_port <= last <= 65535:
-                raise ConfigError(
-                    f"worker_grpc_port {self.worker_grpc_port} with {self.workers} workers needs ports "
-                    f"{self.worker_grpc_port}-{last}, beyond 65535 (0 picks free ports)"
-                )
-            for key, port in bound:
-                if self.worker_grpc_port <= port <= last:
-                    raise ConfigError(
-                        f"{key} {port} is among the workers' own gRPC ports {self.worker_grpc_port}-{last}"
-                    )
-        elif self.worker_grpc_port is not None and self.worker_grpc_port < 0:
-            raise ConfigError(f"worker_grpc_port {self.worker_grpc_port} is not a port number")
-        if self.cache_bytes < 0:
-            raise ConfigError(f"cache size must not be negative, got {self.cache_bytes}")
-        for address in self.advertise:
-            _split_address(address, "advertise")
-        if (self.security.tls_cert_file is None) != (self.security.tls_key_file is None):
-            raise ConfigError("security.tls needs both cert_file and key_file")
-        for path in (self.security.tls_cert_file, self.security.tls_key_file):
-            if path is not None and not os.path.isfile(path):
-                raise ConfigError(f"TLS file {path} does not exist")
+        _check_distinct_ports(bound)
+        _check_worker_ports(self.worker_grpc_port, self.workers, bound)
+        _check_tls(self.security)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ServeConfig:
@@ -274,77 +381,7 @@ class ServeConfig:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], base_dir: Path | None = None) -> ServeConfig:
         """Build from parsed YAML; relative file paths are resolved against `base_dir`."""
-        reader = _Reader(data, "")
-        warehouses = reader.mapping("warehouses", required=True)
-        workers = reader.get("workers")
-        if workers == "auto":
-            workers = None
-        listen = _Reader(reader.mapping("listen"), "listen.")
-        cache = _Reader(reader.mapping("cache"), "cache.")
-        limits = _Reader(reader.mapping("limits"), "limits.")
-        security = _Reader(reader.mapping("security"), "security.")
-        s3 = _Reader(reader.mapping("s3"), "s3.")
-        reader.reject_unknown()
-
-        def local(value: str | None) -> str | None:
-            if value is None or base_dir is None or "://" in value:
-                return value
-            return str(base_dir / os.path.expanduser(value))
-
-        defaults = Limits()
-        built = cls(
-            warehouses={str(k): local(_text(v, f"warehouses.{k}")) or "" for k, v in warehouses.items()},
-            host=listen.text("host") or DEFAULT_HOST,
-            grpc_port=listen.port("grpc_port", DEFAULT_GRPC_PORT),
-            thrift_port=listen.port("thrift_port", DEFAULT_THRIFT_PORT),
-            metrics_port=listen.port("metrics_port", DEFAULT_METRICS_PORT),
-            advertise=tuple(listen.text_list("advertise")),
-            worker_grpc_port=listen.port("worker_grpc_port", None),
-            **({} if workers is None else {"workers": workers}),
-            cache_bytes=cache.size("max_bytes", 512 * 1024**2),
-            limits=Limits(
-                max_discrete_values=limits.integer("max_discrete_values", defaults.max_discrete_values),
-                max_splits_per_response=limits.integer(
-                    "max_splits_per_response", defaults.max_splits_per_response
-                ),
-                request_timeout_seconds=limits.number(
-                    "request_timeout_seconds", defaults.request_timeout_seconds
-                ),
-                max_frame_bytes=limits.size("max_frame_bytes", defaults.max_frame_bytes),
-                thrift_max_connections=limits.integer(
-                    "thrift_max_connections", defaults.thrift_max_connections
-                ),
-                thrift_idle_timeout_seconds=limits.number(
-                    "thrift_idle_timeout_seconds", defaults.thrift_idle_timeout_seconds
-                ),
-                thrift_frame_timeout_seconds=limits.number(
-                    "thrift_frame_timeout_seconds", defaults.thrift_frame_timeout_seconds
-                ),
-                prune_deadline_seconds=limits.number(
-                    "prune_deadline_seconds", defaults.prune_deadline_seconds
-                ),
-                lookup_free_keys=limits.integer("lookup_free_keys", defaults.lookup_free_keys),
-                lookup_min_pruned_share=limits.share(
-                    "lookup_min_pruned_share", defaults.lookup_min_pruned_share
-                ),
-                range_max_index_share=limits.share("range_max_index_share", defaults.range_max_index_share),
-            ),
-            security=Security(
-                token=_secret(security, "token", local),
-                tls_cert_file=local(security.text("tls_cert_file")),
-                tls_key_file=local(security.text("tls_key_file")),
-                **_split_key(security, local),
-            ),
-            s3=S3Settings(
-                endpoint=s3.text("endpoint"),
-                region=s3.text("region"),
-                access_key_id=s3.text("access_key_id"),
-                secret_access_key=_secret(s3, "secret_access_key", local),
-            ),
-        )
-        for reader_ in (listen, cache, limits, security, s3):
-            reader_.reject_unknown()
-        return built
+        return read_settings(cls, Section(data, "", base_dir))
 
     @classmethod
     def from_options(
@@ -367,28 +404,75 @@ class ServeConfig:
             if name in roots:
                 raise ConfigError(f"--warehouse {name} is given twice")
             roots[name] = root
-        listen = {
-            key: value
-            for key, value in (
-                ("host", host),
-                ("grpc_port", grpc_port),
-                ("thrift_port", thrift_port),
-                ("metrics_port", metrics_port),
-                ("worker_grpc_port", worker_grpc_port),
-            )
-            if value is not None
+        options = {
+            "warehouses": roots,
+            "host": host,
+            "grpc_port": grpc_port,
+            "thrift_port": thrift_port,
+            "metrics_port": metrics_port,
+            "worker_grpc_port": worker_grpc_port,
+            "cache_bytes": cache_size,
+            "workers": workers,
+            "security": {"token_file": token_file} if token_file is not None else None,
         }
-        security = {"token_file": token_file} if token_file is not None else {}
-        cache = {"max_bytes": cache_size} if cache_size is not None else {}
-        sections = {"warehouses": roots, "listen": listen, "cache": cache, "security": security}
-        return cls.from_mapping(sections | ({} if workers is None else {"workers": workers}))
+        return cls.from_mapping(placed(cls, {k: v for k, v in options.items() if v is not None}))
 
     def thrift_hosts(self, bound_port: int) -> list[tuple[str, int]]:
         """The split hosts for GetRows: the advertised addresses, else this sidecar's own."""
-        if self.advertise:
-            return [_split_address(a, "advertise") for a in self.advertise]
+        advertised = [_split_address(a) for a in self.advertise]
+        if advertised:
+            return [address for address in advertised if address is not None]
         host = self.host if self.host not in ("0.0.0.0", "::", "") else DEFAULT_HOST
         return [(host, bound_port)]
+
+
+def _check_warehouses(warehouses: Mapping[str, str]) -> None:
+    if not warehouses:
+        raise ConfigError("no warehouses configured: give at least one schema name -> warehouse root")
+    for name, root in warehouses.items():
+        if not SCHEMA_NAME.fullmatch(name) or len(name) > MAX_NAME_CHARS:
+            raise ConfigError(
+                f"warehouse name {name!r} must match [a-z][a-z0-9_]* and have at most {MAX_NAME_CHARS} "
+                "characters (it is the schema name engines see)"
+            )
+        if not root:
+            raise ConfigError(f"warehouse {name!r} has an empty root")
+        try:
+            check_scheme(root)
+        except InvalidLocationError as exc:
+            raise ConfigError(f"warehouse {name!r}: {exc}") from None
+
+
+def _check_distinct_ports(bound: list[tuple[str, int]]) -> None:
+    for i, (key, port) in enumerate(bound):
+        for other, other_port in bound[i + 1 :]:
+            if port == other_port:
+                raise ConfigError(f"{key} and {other} are both {port}")
+
+
+def _check_worker_ports(first: int | None, workers: int, bound: list[tuple[str, int]]) -> None:
+    """The workers' own gRPC ports `first`.. fit below 65536 and clash with no other endpoint."""
+    if first is not None and first < 0:
+        raise ConfigError(f"worker_grpc_port {first} is not a port number")
+    if not first:
+        return
+    last = first + workers - 1
+    if last > 65535:
+        raise ConfigError(
+            f"worker_grpc_port {first} with {workers} workers needs ports "
+            f"{first}-{last}, beyond 65535 (0 picks free ports)"
+        )
+    for key, port in bound:
+        if first <= port <= last:
+            raise ConfigError(f"{key} {port} is among the workers' own gRPC ports {first}-{last}")
+
+
+def _check_tls(security: Security) -> None:
+    if (security.tls_cert_file is None) != (security.tls_key_file is None):
+        raise ConfigError("security.tls needs both cert_file and key_file")
+    for path in (security.tls_cert_file, security.tls_key_file):
+        if path is not None and not os.path.isfile(path):
+            raise ConfigError(f"TLS file {path} does not exist")
 
 
 def parse_warehouse_option(value: str) -> tuple[str, str]:
@@ -399,135 +483,9 @@ def parse_warehouse_option(value: str) -> tuple[str, str]:
     return name.strip(), root.strip()
 
 
-def parse_size(value: object, key: str) -> int:
-    """A byte size: an integer, or text such as `512MiB`, `16MB`, `1g`."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    match = _SIZE.fullmatch(str(value)) if isinstance(value, str) else None
-    if match is None:
-        raise ConfigError(f"{key} must be a size such as 536870912 or 512MiB, got {value!r}")
-    unit = (match.group(2) or "").lower()[:1]
-    return int(match.group(1)) * _UNITS[unit]
-
-
-def _split_address(address: str, key: str) -> tuple[str, int]:
+def _split_address(address: str) -> tuple[str, int] | None:
+    """`HOST:PORT` as a pair, or None when it is not one."""
     host, sep, port = address.rpartition(":")
     if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) <= 65535:
-        raise ConfigError(f"{key} address {address!r} must be HOST:PORT")
+        return None
     return host, int(port)
-
-
-def _text(value: object, key: str) -> str:
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise ConfigError(f"{key} must be text, got {value!r}")
-    return str(value)
-
-
-def _secret(reader: _Reader, key: str, local: Any) -> str | None:
-    """A secret given inline (`token`) or in a file (`token_file`), never both."""
-    inline, path = reader.text(key), local(reader.text(f"{key}_file"))
-    name = reader.prefix + key
-    if inline is not None and path is not None:
-        raise ConfigError(f"{name} and {name}_file are mutually exclusive")
-    if path is None:
-        return inline
-    try:
-        secret = Path(path).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {name}_file {path}: {exc.strerror or exc}") from exc
-    if not secret:
-        raise ConfigError(f"{name}_file {path} is empty")
-    return secret
-
-
-def _split_key(reader: _Reader, local: Any) -> dict[str, bytes]:
-    key = _secret(reader, "split_key", local)
-    if key is None:
-        return {}
-    if len(key) < 16:
-        raise ConfigError("security.split_key must be at least 16 characters")
-    return {"split_key": key.encode("utf-8")}
-
-
-class _Reader:
-    """Typed access to one YAML section that remembers which keys were used."""
-
-    def __init__(self, data: object, prefix: str) -> None:
-        if data is None:
-            data = {}
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping")
-        self.data: Mapping[str, Any] = data
-        self.prefix = prefix
-        self.used: set[str] = set()
-
-    def get(self, key: str) -> Any:
-        self.used.add(key)
-        return self.data.get(key)
-
-    def mapping(self, key: str, required: bool = False) -> Mapping[str, Any]:
-        value = self.get(key)
-        if value is None:
-            if required:
-                raise ConfigError(f"{self.prefix}{key} is required")
-            return {}
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{self.prefix}{key} must be a mapping")
-        return value
-
-    def text(self, key: str) -> str | None:
-        value = self.get(key)
-        return None if value is None else _text(value, self.prefix + key)
-
-    def text_list(self, key: str) -> list[str]:
-        value = self.get(key)
-        if value is None:
-            return []
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list):
-            raise ConfigError(f"{self.prefix}{key} must be a list")
-        return [_text(v, self.prefix + key) for v in value]
-
-    def integer(self, key: str, default: int) -> int:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f"{self.prefix}{key} must be a non-negative integer, got {value!r}")
-        return value
-
-    def number(self, key: str, default: float) -> float:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-            raise ConfigError(f"{self.prefix}{key} must be a positive number, got {value!r}")
-        return float(value)
-
-    def share(self, key: str, default: float) -> float:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
-            raise ConfigError(f"{self.prefix}{key} must be a share from 0 to 1, got {value!r}")
-        return float(value)
-
-    def port(self, key: str, default: int | None) -> int | None:
-        value = self.get(key)
-        if value is None:
-            return default
-        if value is False or value == "off":
-            return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"{self.prefix}{key} must be a port number or off, got {value!r}")
-        return value
-
-    def size(self, key: str, default: int) -> int:
-        value = self.get(key)
-        return default if value is None else parse_size(value, self.prefix + key)
-
-    def reject_unknown(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            raise ConfigError(f"unknown config key {self.prefix}{unknown[0]}")

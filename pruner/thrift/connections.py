@@ -19,15 +19,21 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from pruner.serving.config import Limits
+
+_SIDECAR = Limits()  # the defaults of the sidecar's `limits:`, declared there
+
 _CHUNK_BYTES = 64 * 1024  # the most one receive asks for
 _WAKE_SECONDS = 0.2  # how often waits for requests in flight look at the connection again
 
 
 @dataclass(frozen=True)
 class ConnectionLimits:
-    max_connections: int = 256
-    idle_timeout: float = 300.0
-    frame_timeout: float = 30.0
+    """A Thrift port's connection limits; by default the sidecar's (`limits.thrift_*`)."""
+
+    max_connections: int = _SIDECAR.thrift_max_connections
+    idle_timeout: float = _SIDECAR.thrift_idle_timeout_seconds
+    frame_timeout: float = _SIDECAR.thrift_frame_timeout_seconds
 
 
 @dataclass(frozen=True)

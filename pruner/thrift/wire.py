@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from thrift.transport.TTransport import HARD_MAX_FRAME_SIZE
 
+from pruner.serving.config import Limits
 from pruner.serving.errors import Failure, classify
 from pruner.thrift import idl, transports
 from pruner.thrift.connections import (
@@ -40,8 +41,9 @@ from pruner.thrift.methods import ConnectorService
 
 _log = logging.getLogger(__name__)
 
-DEFAULT_MAX_FRAME_SIZE = 16 * 1024 * 1024
-"""Drift's default on both engines (`trino.thrift.client.max-frame-size`)."""
+DEFAULT_MAX_FRAME_SIZE = Limits().max_frame_bytes
+"""The sidecar's `limits.max_frame_bytes` default: Drift's on both engines
+(`trino.thrift.client.max-frame-size`)."""
 
 _ACCEPT_POLL_SECONDS = 0.2
 _REFUSAL_LOG_SECONDS = 60.0  # at most one log line per minute about refused connections
