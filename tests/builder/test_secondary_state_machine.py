@@ -144,7 +144,7 @@ class SecondaryIndexMachine(RuleBasedStateMachine):
         pytest.param(12, 4, id="ci"),
         # Longer histories than ci's, from fewer starts: each example first creates a table and
         # its two indexes with Spark, so steps buy more depth per second than examples do.
-        pytest.param(10, 8, id="large", marks=pytest.mark.slow),
+        pytest.param(6, 8, id="large", marks=pytest.mark.slow),
     ],
 )
 def test_secondary_indexes_match_a_full_scan(
