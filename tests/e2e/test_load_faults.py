@@ -60,8 +60,10 @@ WRITE_PAUSE_S = 2.0
 CLIENT_PAUSE_S = 0.05  # between one client's calls: load, not a busy loop that starves the writer
 SCHEMA, TABLE = "load", "items"
 # How long after the kill a call may still fail: the kernel's reset of the killed worker's
-# connections reaches a client that has just sent a call on one of them.
-KILL_SETTLE_S = 1.0
+# connections reaches a client that has just sent a call on one of them, and a client whose
+# connection was reset waits out gRPC's first reconnect backoff (1 s, jittered by up to 20%), during
+# which its calls fail at once with UNAVAILABLE ("failed to connect to all addresses").
+KILL_SETTLE_S = 2.0
 
 
 @dataclass(frozen=True)
