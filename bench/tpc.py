@@ -17,7 +17,7 @@ connector) and the `hive` catalog side by side over the very same Parquet files.
    prune time; the ratio lakeprune / Hive and its geometric mean over the queries both answered
    equally. Machine load (1/5/15-minute averages) at the start, before and after the timing.
 
-    .venv/bin/python bench/tpc.py [--suite tpch,tpcds] [--scale sf1] [--repeat 3] [--df-wait 1s]
+    .venv/bin/python bench/tpc.py [--suite tpch,tpcds] [--scale sf1] [--repeat 3] [--df-wait 1s] [--workers 2]
         [--queries q01,q18]
 
 Writes `bench/results/tpc_<suite>_<scale>.json` per suite and prints a summary; progress goes to
@@ -44,11 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support import progress
 from trino_vs_hive_queries import run_summary
 
-from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine
-from tests.e2e.native import pruned
-from tests.e2e.queries import counter
-from tests.e2e.tpc_lake import SCALES, SUITES, Lake, adopt_in_child, default_root, side_by_side
+from tests.e2e.tpc_lake import SCALES, SUITES, Lake, Served, adopt_in_child, default_root, side_by_side
 from tests.e2e.tpc_queries import ADAPTED, EQUAL, TIES, TpcQuery, check_answers, run, suite_queries
 
 NATIVE, HIVE = "lakeprune", "hive"
@@ -56,7 +53,7 @@ CATALOGS = (NATIVE, HIVE)
 
 
 def time_suite(
-    engine: Engine, sidecar: Sidecar, suite: str, queries: list[TpcQuery], repeat: int
+    engine: Engine, served: Served, suite: str, queries: list[TpcQuery], repeat: int
 ) -> dict[str, Any]:
     """`repeat` timed runs of each query, alternating the catalogs, summarised per catalog."""
     timed: dict[str, Any] = {}
@@ -64,9 +61,9 @@ def time_suite(
         samples: dict[str, list[dict[str, Any]]] = {c: [] for c in CATALOGS}
         for _ in range(repeat):
             for catalog in CATALOGS:  # alternate, so that background load hits both alike
-                before, seconds_before = pruned(sidecar), _prune_seconds(sidecar)
+                before, seconds_before = _pruned(served), _prune_seconds(served)
                 outcome = run(engine, catalog, suite, query.sql)
-                after, seconds_after = pruned(sidecar), _prune_seconds(sidecar)
+                after, seconds_after = _pruned(served), _prune_seconds(served)
                 if outcome.error:
                     raise SystemExit(f"{suite} {query.name} failed on {catalog}: {outcome.error}")
                 samples[catalog].append(
@@ -85,8 +82,19 @@ def time_suite(
     return timed
 
 
-def _prune_seconds(sidecar: Sidecar) -> float:
-    return counter(sidecar, "lakeprune_request_seconds_sum", api="grpc", method="PruneStream", status="ok")
+def _pruned(served: Served) -> dict[str, float]:
+    """The sidecar's gRPC prune counters: files considered and files kept."""
+    return {k: served.sample(f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
+
+
+def _prune_seconds(served: Served) -> float:
+    return served.sample("lakeprune_request_seconds_sum", api="grpc", method="PruneStream", status="ok")
+
+
+def _prunes_per_worker(served: Served) -> dict[str, float]:
+    """PruneStream calls each worker served (empty for a single sidecar process)."""
+    counts = served.per_worker("lakeprune_requests_total", api="grpc", method="PruneStream")
+    return {f"worker pid {pid}": count for pid, count in sorted(counts.items())}
 
 
 def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -218,12 +226,21 @@ def main() -> None:
     parser.add_argument(
         "--df-wait", default="1s", help="dynamic filtering wait timeout, native and Hive alike"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="sidecar planning processes; above 1, a supervisor whose workers' own gRPC ports the "
+        "catalog lists (and the result counts each worker's prunes)",
+    )
     parser.add_argument("--queries", default="", help="only these queries, comma-separated (q01, q18, ...)")
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args()
     suites = [s for s in args.suite.split(",") if s]
     if not suites or any(s not in SUITES for s in suites):
         parser.error(f"--suite takes a comma-separated subset of {', '.join(SUITES)}")
+    if args.workers < 1:
+        parser.error(f"--workers takes a positive number of planning processes, got {args.workers}")
     only = {q for q in args.queries.split(",") if q}
     load_start = os.getloadavg()
     cache = default_root("*", args.scale).parent
@@ -232,7 +249,11 @@ def main() -> None:
     )
     begin = time.perf_counter()
     wanted = [(s, args.scale, default_root(s, args.scale)) for s in suites]
-    with side_by_side(wanted, adopt_in_child, args.df_wait, analyze_hive=True) as (engine, sidecar, lakes):
+    with side_by_side(wanted, adopt_in_child, args.df_wait, analyze_hive=True, workers=args.workers) as (
+        engine,
+        served,
+        lakes,
+    ):
         prepare_s = time.perf_counter() - begin
         progress(f"data ready ({prepare_s:.0f} s)")
         trino = engine.query("SELECT node_version FROM system.runtime.nodes")[0][0]
@@ -243,7 +264,9 @@ def main() -> None:
             agreed = [q for q in queries if answers[q.name]["verdict"] in (EQUAL, TIES)]
             progress(f"{lake.suite}: {len(agreed)} of {len(queries)} answers equal; timing them")
             load_timing_start = os.getloadavg()
-            timed = time_suite(engine, sidecar, lake.suite, agreed, args.repeat) if args.repeat else {}
+            per_worker_before = _prunes_per_worker(served)
+            timed = time_suite(engine, served, lake.suite, agreed, args.repeat) if args.repeat else {}
+            per_worker = {w: n - per_worker_before.get(w, 0.0) for w, n in _prunes_per_worker(served).items()}
             planner = estimates(engine, lake, queries)
             context = {
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -259,6 +282,8 @@ def main() -> None:
                 "prepare_s": round(prepare_s, 1),
                 "dynamic_filtering_wait_timeout": args.df_wait,
                 "repeat": args.repeat,
+                "sidecar_workers": args.workers,
+                "timed_prunes_per_worker": per_worker,
             }
             result = suite_result(lake, answers, timed, planner, context)
             out = args.out_dir / f"tpc_{lake.suite}_{lake.scale}.json"

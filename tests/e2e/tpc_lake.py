@@ -15,15 +15,19 @@ sidecar lists a schema's tables on each request, so tables adopted after it star
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import shutil
 import tempfile
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry
 
 from pruner.engines import engine_spec, hive_file_catalog
 from pruner.engines.cache import CacheLayout
@@ -33,6 +37,8 @@ from pruner.engines.plugin import locate_plugin
 from pruner.engines.spec import TRINO
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
+from pruner.supervisor.aggregate import parse
+from pruner.supervisor.supervisor import Supervisor
 from tests.e2e.engines import Engine, local_engine
 
 if TYPE_CHECKING:
@@ -111,6 +117,39 @@ def default_root(suite: str, scale: str) -> Path:
     return CacheLayout.default().root / "tpc" / f"{suite}-{scale}"
 
 
+@dataclass(frozen=True)
+class Served:
+    """The sidecar side of a run, as its metrics: `sample` sums over the workers (one process: its
+    own registry), `per_worker` reads each worker's own metrics port (none for one process)."""
+
+    registry: CollectorRegistry
+    worker_sources: Callable[[], list[tuple[int, int]]]  # (pid, metrics port) of each worker
+
+    @classmethod
+    def of_supervisor(cls, supervisor: Supervisor) -> Served:
+        registry = CollectorRegistry()
+        registry.register(supervisor.metrics)
+        return cls(registry, supervisor.metrics_sources)
+
+    def sample(self, name: str, **labels: str) -> float:
+        return self.registry.get_sample_value(name, labels) or 0.0
+
+    def per_worker(self, name: str, **labels: str) -> dict[int, float]:
+        """`name`'s value with `labels` in each worker's own metrics, by the worker's pid."""
+        wanted = set(labels.items())
+        values = {}
+        for pid, port in self.worker_sources():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+                families = parse(answer.read().decode("utf-8"))
+            values[pid] = sum(
+                value
+                for family in families.values()
+                for (sample, sample_labels), value in family.samples.items()
+                if sample == name and wanted <= set(sample_labels)
+            )
+        return values
+
+
 # Adopts each (suite, data directory, tables) in place.
 Adopt = Callable[[list[tuple[str, str, list[str]]]], None]
 
@@ -121,10 +160,13 @@ def side_by_side(
     adopt: Adopt,
     df_wait: str = "1s",
     analyze_hive: bool = False,
-) -> Iterator[tuple[Engine, Sidecar, list[Lake]]]:
+    workers: int = 1,
+) -> Iterator[tuple[Engine, Served, list[Lake]]]:
     """The lake of each (suite, scale, root), made where missing (any half-made earlier attempt
     removed first), served side by side by the native `lakeprune` catalog and the `hive` catalog
-    of one Trino 476; both wait `df_wait` for a join's dynamic filter."""
+    of one Trino 476; both wait `df_wait` for a join's dynamic filter. With `workers` > 1 the
+    sidecar is a `Supervisor` of that many planning processes, and the catalog lists each worker's
+    own gRPC port (as `serve --workers N --worker-grpc-port P` is deployed for Trino)."""
     for suite, scale, _ in wanted:
         if suite not in SUITES or scale not in SCALES:
             raise ValueError(
@@ -143,11 +185,21 @@ def side_by_side(
         metrics_port=None,
     )
     scratch = Path(tempfile.mkdtemp(prefix="lakeprune-tpc-"))
-    sidecar = Sidecar(config).start()
+    server: Sidecar | Supervisor
+    if workers > 1:
+        server = Supervisor(
+            dataclasses.replace(config, workers=workers, worker_grpc_port=0, metrics_port=0), grace=2.0
+        ).start()
+        addresses = [f"127.0.0.1:{port}" for port in server.worker_grpc_ports]
+        served = Served.of_supervisor(server)
+    else:
+        server = Sidecar(config).start()
+        addresses = [f"127.0.0.1:{server.grpc_port}"]
+        served = Served(server.metrics.registry, list)
     try:
-        if not sidecar.wait_ready(300):
+        if not server.wait_ready(300):
             raise RuntimeError("the sidecar did not load its catalog")
-        grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=df_wait)
+        grpc = NativeCatalog(",".join(addresses), dynamic_filtering_wait_timeout=df_wait)
         catalogs = {
             # CTAS to an external location is a write to a non-managed table.
             "hive": hive_file_catalog(spec, scratch / "metastore")
@@ -169,9 +221,9 @@ def side_by_side(
             for lake in lakes:
                 if lake.root not in written:
                     hive_tables(engine, lake, analyze_hive)
-            yield engine, sidecar, lakes
+            yield engine, served, lakes
     finally:
-        sidecar.stop(2)
+        server.stop(2)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
