@@ -1,6 +1,7 @@
 """The metadata partitions of the user-defined data-skipping indexes, and the rows one data file
-contributes to them. Writers call `rows_for_file` inside the Spark task that wrote the file (the
-rows are still in memory); `index build` calls it for files written before the index existed.
+contributes to them, both as the index's kind says (`pruner.index.kinds`). Writers call
+`rows_for_file` inside the Spark task that wrote the file (the rows are still in memory);
+`index build` calls it for files written before the index existed.
 
 | partition | key | payload |
 |---|---|---|
@@ -17,27 +18,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pruner.format.config import TableProperties
-from pruner.index import bloom, secondary
-from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.functional import functional_rows, functional_spec
-from pruner.index.stats import column_stats_spec, file_stats, partition_stats_spec
+from pruner.index.definitions import IndexDefinition
+from pruner.index.kinds import kind_of
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
-
-BLOOM_SCHEMA = pa.schema(
-    [
-        pa.field("column", pa.string(), nullable=False),
-        pa.field("partition", pa.string(), nullable=False),
-        pa.field("file_name", pa.string(), nullable=False),
-        pa.field("filter", pa.binary()),
-    ]
-)
-
-
-def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
-    return IndexPartitionSpec(
-        "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
-    )
 
 
 def spec_for(
@@ -46,16 +30,7 @@ def spec_for(
     """The partition of a defined index. Every reader and writer of an index partition gets it here,
     so a definition whose name cannot be used (`IndexDefinition.check_usable`) stops them all."""
     definition.check_usable()
-    if definition.index_type == IndexType.SECONDARY_INDEX:
-        column = schema.column(definition.columns[0]).type
-        return secondary.spec(definition.name, column, properties.index_secondary_index_buckets)
-    if definition.index_type == IndexType.COLUMN_STATS:
-        return column_stats_spec(properties.index_column_stats_buckets)
-    if definition.index_type == IndexType.FUNCTIONAL:
-        return functional_spec(definition, properties.index_column_stats_buckets)
-    if definition.index_type == IndexType.PARTITION_STATS:
-        return partition_stats_spec(properties.index_partition_stats_buckets)
-    return bloom_filters_spec(properties.index_bloom_filters_buckets)
+    return kind_of(definition.index_type).spec(definition, properties, schema)
 
 
 def rows_for_file(
@@ -64,21 +39,10 @@ def rows_for_file(
     """Index rows of one data file for every per-file index (partition stats are derived later)."""
     out: dict[str, pa.Table] = {}
     for definition in definitions:
-        if definition.index_type == IndexType.COLUMN_STATS:
-            out[definition.index_partition] = file_stats(
-                rows, schema, definition.columns, partition, file_name
-            )
-        elif definition.index_type == IndexType.FUNCTIONAL:
-            out[definition.index_partition] = functional_rows(rows, schema, definition, partition, file_name)
-        elif definition.index_type == IndexType.BLOOM_FILTERS:
-            records = []
-            for column in definition.columns:
-                hashes = bloom.hash_values(rows.column(column))
-                data = bloom.build(hashes, bloom.num_bytes_for(len(hashes), definition.fpp))
-                records.append(
-                    {"column": column, "partition": partition, "file_name": file_name, "filter": data}
-                )
-            out[definition.index_partition] = pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
+        kind = kind_of(definition.index_type)
+        built = kind.file_rows(rows, schema, definition, partition, file_name)
+        if built is not None:
+            out[kind.partition_name(definition)] = built
     return out
 
 

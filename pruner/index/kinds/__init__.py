@@ -1,0 +1,50 @@
+"""One module per index kind, and the registry that maps an `IndexType` to its kind (issue 36).
+
+Each index type's behaviour lives in one kind, the way Hudi's `MetadataPartitionType` constants
+carry their partition path and initialisation, and a pyiceberg `Transform` carries both its
+write-time function and its query-time projection. A kind (`base.IndexKind`) implements:
+
+- `index_type`: the `IndexType` it implements;
+- `requires`: the types that must be defined and ready before it is built (`partition_stats`
+  aggregates `column_stats`);
+- `partition_name(definition)`: its metadata partition (`column_stats`, `secondary_index_<name>`...);
+- `spec(definition, properties, schema)`: that partition's key, hash field, schema and buckets;
+- `file_rows(rows, schema, definition, partition, file_name)`: the rows one data file contributes,
+  or None for a kind without per-file rows (`partition_stats`, `secondary_index`);
+- `leftover(definition)`: what a removed or rewritten file leaves behind (`Leftover`: tombstones of
+  its keys, deletes of its previous rows by value, nothing, or a re-aggregation of its partition).
+
+Kinds take definitions, data rows, properties and schemas, never a table or snapshot object: they
+import nothing of `pruner.table`, which imports them (through `pruner.index.specs`). The planner's
+steps (`pruner.planner.steps`) stay where they are and take their kind from `kind_of`.
+
+Adding a kind is one module here implementing those members, one case in `kind_of` (mypy's
+exhaustiveness check on the `match` fails until it exists), one step module in
+`pruner.planner.steps`, and their tests."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from pruner.index.definitions import IndexType
+from pruner.index.kinds import bloom_filters, column_stats, functional, partition_stats, secondary_index
+from pruner.index.kinds.base import IndexKind, Leftover
+
+__all__ = ["IndexKind", "Leftover", "kind_of"]
+
+
+def kind_of(index_type: IndexType) -> IndexKind:
+    """The kind implementing `index_type`: the one place a type is mapped to its behaviour."""
+    match index_type:
+        case IndexType.COLUMN_STATS:
+            return column_stats.KIND
+        case IndexType.PARTITION_STATS:
+            return partition_stats.KIND
+        case IndexType.BLOOM_FILTERS:
+            return bloom_filters.KIND
+        case IndexType.SECONDARY_INDEX:
+            return secondary_index.KIND
+        case IndexType.FUNCTIONAL:
+            return functional.KIND
+        case _:
+            assert_never(index_type)

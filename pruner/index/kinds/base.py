@@ -1,0 +1,64 @@
+"""The members every index kind implements (`IndexKind`) and what a removed or rewritten data file
+leaves behind in a kind's partition (`Leftover`). Kept apart from the registry in `__init__` so that
+the kind modules and the registry import this module, never each other."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Protocol
+
+import pyarrow as pa
+
+from pruner.format.config import TableProperties
+from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.metadata.spec import IndexPartitionSpec
+from pruner.types import TableSchema
+
+
+class Leftover(Enum):
+    """What a commit writes into an index partition for the data files it removes or rewrites."""
+
+    # A delete of every (column, partition, file) key of the removed files, after the upserts.
+    TOMBSTONES = "tombstones"
+    # Rows keyed by value: the task of each bucket deletes the rows the removed files had before.
+    PREVIOUS = "previous"
+    # Nothing from the driver: the write tasks ship the pair changes of every file group.
+    NOTHING = "nothing"
+    # The partition's rows are re-aggregated for each touched partition after the commit.
+    REAGGREGATE = "reaggregate"
+
+
+class IndexKind(Protocol):
+    """One index type's behaviour. A kind takes definitions, data rows and the table's properties
+    and schema: never a table or snapshot object, so that it imports nothing of `pruner.table`."""
+
+    @property
+    def index_type(self) -> IndexType:
+        """The type this kind implements (the registry maps it back to the kind)."""
+        ...
+
+    @property
+    def requires(self) -> tuple[IndexType, ...]:
+        """The index types that must be defined, and ready, before this one can be built."""
+        ...
+
+    def partition_name(self, definition: IndexDefinition) -> str:
+        """The metadata partition holding the index of `definition`."""
+        ...
+
+    def spec(
+        self, definition: IndexDefinition, properties: TableProperties, schema: TableSchema
+    ) -> IndexPartitionSpec:
+        """The partition's key, hash field, schema and number of buckets."""
+        ...
+
+    def file_rows(
+        self, rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str
+    ) -> pa.Table | None:
+        """The index rows one data file contributes (None: the kind has no per-file rows; they are
+        derived from other rows, or shipped as pair changes by the write tasks)."""
+        ...
+
+    def leftover(self, definition: IndexDefinition) -> Leftover:
+        """What a removed or rewritten data file leaves behind in the partition."""
+        ...

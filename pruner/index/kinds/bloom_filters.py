@@ -1,0 +1,58 @@
+"""The `bloom_filters` kind: one Parquet split-block bloom filter per (column, partition, file) of
+the indexed columns, sized for the definition's false-positive probability (`pruner.index.bloom`);
+a removed file's keys are tombstoned."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pruner.format.config import TableProperties
+from pruner.index import bloom
+from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.kinds.base import Leftover
+from pruner.metadata.spec import IndexPartitionSpec
+from pruner.types import TableSchema
+
+BLOOM_SCHEMA = pa.schema(
+    [
+        pa.field("column", pa.string(), nullable=False),
+        pa.field("partition", pa.string(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("filter", pa.binary()),
+    ]
+)
+
+
+def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
+    return IndexPartitionSpec(
+        "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
+    )
+
+
+class BloomFilters:
+    index_type = IndexType.BLOOM_FILTERS
+    requires: tuple[IndexType, ...] = ()
+
+    def partition_name(self, definition: IndexDefinition) -> str:
+        return str(self.index_type)
+
+    def spec(
+        self, definition: IndexDefinition, properties: TableProperties, schema: TableSchema
+    ) -> IndexPartitionSpec:
+        return bloom_filters_spec(properties.index_bloom_filters_buckets)
+
+    def file_rows(
+        self, rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str
+    ) -> pa.Table | None:
+        records = []
+        for column in definition.columns:
+            hashes = bloom.hash_values(rows.column(column))
+            data = bloom.build(hashes, bloom.num_bytes_for(len(hashes), definition.fpp))
+            records.append({"column": column, "partition": partition, "file_name": file_name, "filter": data})
+        return pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
+
+    def leftover(self, definition: IndexDefinition) -> Leftover:
+        return Leftover.TOMBSTONES
+
+
+KIND = BloomFilters()

@@ -1,0 +1,90 @@
+"""pruner.index.kinds: the registry maps every index type to the kind implementing it, and each
+kind names, specifies and fills its partition as the definitions and specs did before the kinds
+existed (partition names, requirements, what a removed file leaves behind)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from pruner.format.config import TableConfig
+from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType, define
+from pruner.index.kinds import Leftover, kind_of
+from pruner.index.specs import rows_for_file, spec_for
+from pruner.types import TableSchema
+
+CONFIG = TableConfig(
+    "t", TableSchema.parse("id bigint, city string, ts timestamp"), ("id",), partition_fields=("city",)
+)
+# index type -> (name, USING, columns, expression)
+DEFINED = {
+    IndexType.COLUMN_STATS: ("stats", "column_stats", [], None),
+    IndexType.PARTITION_STATS: ("pstats", "partition_stats", [], None),
+    IndexType.BLOOM_FILTERS: ("blooms", "bloom_filters", ["city"], None),
+    IndexType.SECONDARY_INDEX: ("by_city", "secondary_index", ["city"], None),
+    IndexType.FUNCTIONAL: ("hour", None, [], "hour(ts)"),
+}
+PARTITIONS = {
+    IndexType.COLUMN_STATS: "column_stats",
+    IndexType.PARTITION_STATS: "partition_stats",
+    IndexType.BLOOM_FILTERS: "bloom_filters",
+    IndexType.SECONDARY_INDEX: "secondary_index_by_city",
+    IndexType.FUNCTIONAL: "func_index_hour",
+}
+LEFTOVERS = {
+    IndexType.COLUMN_STATS: Leftover.TOMBSTONES,
+    IndexType.PARTITION_STATS: Leftover.REAGGREGATE,
+    IndexType.BLOOM_FILTERS: Leftover.TOMBSTONES,
+    IndexType.SECONDARY_INDEX: Leftover.NOTHING,
+    IndexType.FUNCTIONAL: Leftover.TOMBSTONES,
+}
+
+
+def _define(index_type: IndexType) -> IndexDefinition:
+    name, using, columns, expression = DEFINED[index_type]
+    return define(CONFIG, [], name, using, columns, {}, expression)
+
+
+@pytest.mark.parametrize("index_type", list(IndexType))
+def test_every_type_has_its_kind(index_type: IndexType) -> None:
+    assert kind_of(index_type).index_type == index_type
+
+
+@pytest.mark.parametrize("index_type", list(IndexType))
+def test_kind_names_the_partition_as_the_definition_does(index_type: IndexType) -> None:
+    definition = _define(index_type)
+    kind = kind_of(index_type)
+    assert kind.partition_name(definition) == PARTITIONS[index_type] == definition.index_partition
+    assert spec_for(definition, CONFIG.properties, CONFIG.schema).name == PARTITIONS[index_type]
+    assert kind.leftover(definition) == LEFTOVERS[index_type]
+
+
+def test_only_partition_stats_requires_another_kind() -> None:
+    assert {t: kind_of(t).requires for t in IndexType if kind_of(t).requires} == {
+        IndexType.PARTITION_STATS: (IndexType.COLUMN_STATS,)
+    }
+
+
+def test_a_value_list_leaves_its_previous_rows_to_the_bucket_tasks() -> None:
+    definition = define(CONFIG, [], "hours", "value_list", [], {}, "hour(ts)")
+    assert definition.kind == FunctionalKind.VALUE_LIST
+    assert kind_of(IndexType.FUNCTIONAL).leftover(definition) == Leftover.PREVIOUS
+    spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
+    assert "value" in spec.key_fields
+
+
+def test_rows_for_file_holds_the_per_file_kinds_only() -> None:
+    rows = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "city": ["a", "b"],
+            "ts": pa.array([0, 3_600_000_000], pa.timestamp("us")),
+        }
+    )
+    definitions = [_define(t) for t in IndexType]
+    out = rows_for_file(rows, CONFIG.schema, definitions, "city=a", "f.parquet")
+    assert set(out) == {"column_stats", "bloom_filters", "func_index_hour"}
+    for definition in definitions:
+        if definition.index_partition in out:
+            spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
+            assert set(spec.key_fields) <= set(out[definition.index_partition].column_names)
