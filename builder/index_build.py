@@ -43,6 +43,7 @@ from pruner.index.definitions import (
     define,
     save_definitions,
 )
+from pruner.index.kinds import Leftover, kind_of
 from pruner.index.specs import rows_for_file
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.files_index import DataFile
@@ -122,8 +123,7 @@ def create_index(
             statement.options,
             statement.expression,
         )
-        if definition.index_type == IndexType.PARTITION_STATS:
-            _require_ready_column_stats(table, definition)
+        _require_covering(table, definition)
         definition = replace(definition, created_after=table.timeline.last_timestamp())
         snapshot = table.snapshot()
         if snapshot.instant is None:  # nothing written yet: every later write maintains it
@@ -145,14 +145,23 @@ def create_index(
     )
 
 
-def _require_ready_column_stats(table: LakeTable, definition: IndexDefinition) -> None:
-    stats = [d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS]
-    missing = set(definition.columns) - set(stats[0].columns) if stats else set(definition.columns)
-    if missing:
-        raise InvalidInputError(
-            f"partition_stats aggregates column_stats: create a column_stats index covering "
-            f"{', '.join(sorted(missing))} first"
-        )
+def _require_covering(table: LakeTable, definition: IndexDefinition) -> None:
+    """Refuse a definition whose kind aggregates another kind's rows (`IndexKind.requires`) unless
+    an index of that kind covers its columns."""
+    for required in kind_of(definition.index_type).requires:
+        found = [d for d in table.definitions if d.index_type == required]
+        missing = set(definition.columns) - set(found[0].columns) if found else set(definition.columns)
+        if missing:
+            raise InvalidInputError(
+                f"{definition.index_type} aggregates {required}: create a {required} index covering "
+                f"{', '.join(sorted(missing))} first"
+            )
+
+
+def _aggregated(definition: IndexDefinition) -> bool:
+    """Whether the index is aggregated from other indexes' rows (built under the lock from them)
+    rather than computed per data file in Spark tasks."""
+    return kind_of(definition.index_type).leftover(definition) == Leftover.REAGGREGATE
 
 
 def build_index(location: str, name: str, spark: SparkSession | None = None) -> str | None:
@@ -166,11 +175,13 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
         log.info("index %s is already ready (up to %s)", name, definition.complete_up_to)
         return None
     computed: DataFrame | None = None
-    if definition.index_type == IndexType.PARTITION_STATS:
-        stats = next((d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS), None)
-        if stats is None or stats.state != IndexState.READY:
-            raise InvalidInputError("build the column_stats index first; partition_stats aggregates it")
-    else:
+    for required in kind_of(definition.index_type).requires:
+        found = next((d for d in table.definitions if d.index_type == required), None)
+        if found is None or found.state != IndexState.READY:
+            raise InvalidInputError(
+                f"build the {required} index first; {definition.index_type} aggregates it"
+            )
+    if not _aggregated(definition):
         computed = _compute_chunks(table, definition, spark)
     try:
         return _publish(table, name, computed)
@@ -229,7 +240,7 @@ def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
             table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
         ) as pending:
             pending.inflight([], [definition.index_partition])
-            if definition.index_type == IndexType.PARTITION_STATS:  # a row per partition and column
+            if _aggregated(definition):  # a row per partition and column
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
                 written = write_logs(table.storage, spec, pending.timestamp, changes)
