@@ -43,7 +43,7 @@ from pruner.index.definitions import (
     define,
     save_definitions,
 )
-from pruner.index.kinds import Leftover, kind_of
+from pruner.index.kinds import Leftover, kind_of, partition_of
 from pruner.index.specs import rows_for_file
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.files_index import DataFile
@@ -99,7 +99,7 @@ def drop_index(table: LakeTable, statement: DropIndex) -> StatementResult:
         save_definitions(table.storage, [d for d in table.definitions if d.name != statement.name])
         # Not `table.spec`: it refuses a definition whose name cannot be used, which must still be
         # droppable (its directory cannot exist, so it lists as empty).
-        directory = metadata_partition_dir(definition.index_partition)
+        directory = metadata_partition_dir(partition_of(definition))
         deleted = table.storage.delete_many(e.rel for e in table.storage.list_files(directory))
     return StatementResult(
         f"dropped index {abbreviate(statement.name)} ({deleted} index file(s) deleted)", []
@@ -239,7 +239,7 @@ def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
         with run_instant(
             table.storage, Action.COMMIT, {"operation": "index_build", "index": name}
         ) as pending:
-            pending.inflight([], [definition.index_partition])
+            pending.inflight([], [partition_of(definition)])
             if _aggregated(definition):  # a row per partition and column
                 partitions = sorted({f.partition for f in live})
                 changes = partition_stats_changes(table, definition, snapshot, partitions, {}, [], live)
@@ -304,7 +304,7 @@ def _index_files(
                 else:
                     built = rows_for_file(
                         rows, config.schema, [definition], item["partition"], item["file_name"]
-                    )[definition.index_partition]
+                    )[partition_of(definition)]
                 upserts = with_op(built.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
                 yield from chunk_batch(chunks(spec, upserts, ROWS, item["file_name"]))
 

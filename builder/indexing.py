@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from builder import index_logs
 from builder.index_logs import LogTarget
 from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.kinds import partition_of
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
@@ -85,7 +86,7 @@ def file_driven_chunks(
 
 
 def _stats_partition(table: LakeTable) -> str:
-    return next(d.index_partition for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
+    return next(partition_of(d) for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
 
 
 def needs_added_stats(table: LakeTable) -> str | None:
@@ -109,7 +110,7 @@ def partition_stats_changes(
     before = previous.index_partition(stats_spec).lookup(pa.array(touched, pa.string()))
     gone = pa.array([f.file_name for f in removed], pa.string())
     kept = before.filter(pc.invert(pc.is_in(before["file_name"], value_set=gone)))
-    new = added_rows.get(stats_definition.index_partition, stats_spec.schema.empty_table())
+    new = added_rows.get(partition_of(stats_definition), stats_spec.schema.empty_table())
     current = pa.concat_tables([kept, new.select(stats_spec.schema.names).cast(stats_spec.schema)])
     current = current.filter(pc.is_in(current["column"], value_set=pa.array(list(definition.columns))))
     live_counts = Counter(f.partition for f in live_after if f.partition in set(touched))

@@ -35,6 +35,7 @@ from pruner.format.layout import DataFileName, data_file_path
 from pruner.format.parquet_encoding import dictionary_columns
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.index.kinds import partition_of
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import IndexPartitionView
@@ -156,7 +157,7 @@ class FileIndexRows:
     @cached_property
     def specs(self) -> dict[str, IndexPartitionSpec]:
         config = self.config
-        specs = {d.index_partition: spec_for(d, config.properties, config.schema) for d in self.definitions}
+        specs = {partition_of(d): spec_for(d, config.properties, config.schema) for d in self.definitions}
         return specs | {self.record_index.name: self.record_index}
 
     @cached_property
@@ -168,12 +169,12 @@ class FileIndexRows:
 
     def secondary(self, old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
         return {
-            d.index_partition: secondary.file_group_changes(
+            partition_of(d): secondary.file_group_changes(
                 old,
                 new,
                 d.columns[0],
                 self.config.record_key,
-                self.specs[d.index_partition],
+                self.specs[partition_of(d)],
                 full=d.state != IndexState.READY,
             )
             for d in self.definitions

@@ -59,6 +59,7 @@ from builder.write.tasks import (
 from builder.write.validate import conform, count_and_check_nulls
 from pruner.errors import IndexFileMissingError, InvalidInputError
 from pruner.format.timeline import Action
+from pruner.index.kinds import partition_of
 from pruner.index.specs import from_ipc
 from pruner.metadata import files_index
 from pruner.metadata.files_index import DataFile
@@ -519,7 +520,7 @@ class _Write:
         partitions = sorted({partition for _, partition in targets})
         with run_instant(storage, Action.COMMIT, {"operation": str(self.mode)}) as pending:
             instant = pending.timestamp
-            defined = [d.index_partition for d in self.table.definitions]
+            defined = [partition_of(d) for d in self.table.definitions]
             pending.inflight(partitions, [files_spec.name, self.table.record_index_spec.name, *defined])
 
             start = time.perf_counter()

@@ -82,16 +82,6 @@ class IndexDefinition:
     generation_known: bool = True
 
     @property
-    def index_partition(self) -> str:
-        """The metadata partition holding this index (`secondary_index_<name>` and
-        `func_index_<name>`, of which a table may have any number; the type's name for the others)."""
-        if self.index_type == IndexType.SECONDARY_INDEX:
-            return f"secondary_index_{self.name}"
-        if self.index_type == IndexType.FUNCTIONAL:
-            return f"func_index_{self.name}"
-        return str(self.index_type)
-
-    @property
     def usable(self) -> bool:
         """Whether the name follows the naming rule (see `check_usable`)."""
         try:

@@ -42,14 +42,12 @@ def bound_function(definition: IndexDefinition, schema: TableSchema) -> BoundFun
     return parse_expression(definition.expression, {c.name: c.type for c in schema.columns})
 
 
-def functional_spec(definition: IndexDefinition, num_buckets: int) -> IndexPartitionSpec:
+def functional_spec(definition: IndexDefinition, partition: str, num_buckets: int) -> IndexPartitionSpec:
     if definition.kind == FunctionalKind.VALUE_LIST:
         keys: tuple[str, ...] = ("column", "partition", "file_name", "value")
-        return IndexPartitionSpec(
-            definition.index_partition, keys, "partition", VALUE_LIST_SCHEMA, num_buckets
-        )
+        return IndexPartitionSpec(partition, keys, "partition", VALUE_LIST_SCHEMA, num_buckets)
     keys = ("column", "partition", "file_name")
-    return IndexPartitionSpec(definition.index_partition, keys, "partition", FILE_STATS_SCHEMA, num_buckets)
+    return IndexPartitionSpec(partition, keys, "partition", FILE_STATS_SCHEMA, num_buckets)
 
 
 def functional_rows(

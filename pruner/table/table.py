@@ -23,6 +23,7 @@ from pruner.format.timeline import Action, Timeline
 from pruner.identifiers import abbreviate
 from pruner.index.definitions import IndexDefinition, load_definitions
 from pruner.index.functional import VirtualColumn, virtual_columns, with_virtual
+from pruner.index.kinds import partition_of
 from pruner.index.specs import spec_for
 from pruner.metadata import files_index, record_index
 from pruner.metadata.files_index import DataFile
@@ -95,7 +96,7 @@ class LakeTable:
         """The files of index partition `partition` that completed instants up to `as_of` wrote
         for its current index (an index dropped and created again starts afresh); None when they
         are not all recorded, and storage must be listed."""
-        definition = next((d for d in self.definitions if d.index_partition == partition), None)
+        definition = next((d for d in self.definitions if partition_of(d) == partition), None)
         if definition is not None and not definition.generation_known:
             return None
         after = definition.created_after if definition is not None else None

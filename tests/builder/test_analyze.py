@@ -16,6 +16,7 @@ from builder.instants import run_instant
 from builder.lock import table_lock
 from pruner.errors import InvalidInputError
 from pruner.format.timeline import Action
+from pruner.index.kinds import partition_of
 from pruner.index.stats import OPTIMIZER_FIELDS
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.spec import OP_FIELD, OP_UPSERT
@@ -41,7 +42,7 @@ def _forget_optimizer_fields(location: str, files: int) -> None:
         pa.field(OP_FIELD, pa.int8(), nullable=False), pa.array([OP_UPSERT] * len(rows), pa.int8())
     )
     with table_lock(table.storage, "test"), run_instant(table.storage, Action.COMMIT, {}) as pending:
-        pending.inflight([], [definition.index_partition])
+        pending.inflight([], [partition_of(definition)])
         written = write_logs(table.storage, spec, pending.timestamp, rows)
         pending.complete({"operation": "index_build", "index": "stats", "index_files": written, "stats": {}})
 

@@ -17,6 +17,7 @@ from builder.compaction import compact
 from builder.index_build import build_index, execute
 from pruner.errors import InvalidInputError
 from pruner.index.definitions import IndexState, IndexType
+from pruner.index.kinds import partition_of
 from pruner.planner.prune import prune
 from pruner.predicate.domain import Domain
 from pruner.predicate.tuple_domain import TupleDomain
@@ -89,7 +90,7 @@ def test_create_index_without_using_makes_a_secondary_index(tmp_path: Path) -> N
     execute(location, "CREATE INDEX by_city ON t (city)")
     execute(location, "CREATE INDEX by_day ON t USING secondary_index (day)")
     table = LakeTable.open(location)
-    assert [(d.name, d.index_type, d.index_partition) for d in table.definitions] == [
+    assert [(d.name, d.index_type, partition_of(d)) for d in table.definitions] == [
         ("by_city", IndexType.SECONDARY_INDEX, "secondary_index_by_city"),
         ("by_day", IndexType.SECONDARY_INDEX, "secondary_index_by_day"),
     ]

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pruner.index.definitions import IndexType
+from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds import bloom_filters, column_stats, functional, partition_stats, secondary_index
 from pruner.index.kinds.base import IndexKind, Leftover
 
-__all__ = ["IndexKind", "Leftover", "kind_of"]
+__all__ = ["IndexKind", "Leftover", "kind_of", "partition_of"]
 
 
 def kind_of(index_type: IndexType) -> IndexKind:
@@ -48,3 +48,8 @@ def kind_of(index_type: IndexType) -> IndexKind:
             return functional.KIND
         case _:
             assert_never(index_type)
+
+
+def partition_of(definition: IndexDefinition) -> str:
+    """The metadata partition holding the index of `definition` (as its kind names it)."""
+    return kind_of(definition.index_type).partition_name(definition)

@@ -24,7 +24,9 @@ class Functional:
     def spec(
         self, definition: IndexDefinition, properties: TableProperties, schema: TableSchema
     ) -> IndexPartitionSpec:
-        return functional_spec(definition, properties.index_column_stats_buckets)
+        return functional_spec(
+            definition, self.partition_name(definition), properties.index_column_stats_buckets
+        )
 
     def file_rows(
         self, rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str

@@ -9,7 +9,7 @@ import pytest
 
 from pruner.format.config import TableConfig
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType, define
-from pruner.index.kinds import Leftover, kind_of
+from pruner.index.kinds import Leftover, kind_of, partition_of
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.types import TableSchema
 
@@ -54,7 +54,7 @@ def test_every_type_has_its_kind(index_type: IndexType) -> None:
 def test_kind_names_the_partition_as_the_definition_does(index_type: IndexType) -> None:
     definition = _define(index_type)
     kind = kind_of(index_type)
-    assert kind.partition_name(definition) == PARTITIONS[index_type] == definition.index_partition
+    assert kind.partition_name(definition) == PARTITIONS[index_type] == partition_of(definition)
     assert spec_for(definition, CONFIG.properties, CONFIG.schema).name == PARTITIONS[index_type]
     assert kind.leftover(definition) == LEFTOVERS[index_type]
 
@@ -85,6 +85,6 @@ def test_rows_for_file_holds_the_per_file_kinds_only() -> None:
     out = rows_for_file(rows, CONFIG.schema, definitions, "city=a", "f.parquet")
     assert set(out) == {"column_stats", "bloom_filters", "func_index_hour"}
     for definition in definitions:
-        if definition.index_partition in out:
+        if partition_of(definition) in out:
             spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
-            assert set(spec.key_fields) <= set(out[definition.index_partition].column_names)
+            assert set(spec.key_fields) <= set(out[partition_of(definition)].column_names)
