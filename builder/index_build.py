@@ -36,11 +36,11 @@ from pruner.format.layout import metadata_partition_dir
 from pruner.format.timeline import Action
 from pruner.identifiers import abbreviate
 from pruner.index import secondary
+from pruner.index.defining import define
 from pruner.index.definitions import (
     IndexDefinition,
     IndexState,
     IndexType,
-    define,
     save_definitions,
 )
 from pruner.index.kinds import Leftover, kind_of, partition_of

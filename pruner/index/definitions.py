@@ -17,13 +17,10 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from pruner.bounded import echo
-from pruner.errors import IndexUnusableError, InvalidInputError, InvalidNameError, TableCorruptError
-from pruner.format.config import TableConfig
+from pruner.errors import IndexUnusableError, InvalidNameError, TableCorruptError
 from pruner.format.layout import META_DIR
 from pruner.identifiers import check_identifier
 from pruner.storage import Storage
-from pruner.types import Role
 
 INDEX_DEFS = f"{META_DIR}/index_defs.json"
 BUILT_IN = ("files", "record_index")
@@ -48,20 +45,6 @@ class FunctionalKind(StrEnum):
 class IndexState(StrEnum):
     BUILDING = "building"
     READY = "ready"
-
-
-# Options each type accepts, with a validator returning the normalised text.
-def _fpp(value: str) -> str:
-    try:
-        fpp = float(value)
-    except ValueError:
-        raise InvalidInputError(f"option fpp must be a number, got {value!r}") from None
-    if not 0.0 < fpp < 0.5:
-        raise InvalidInputError(f"option fpp must be between 0 and 0.5, got {value}")
-    return repr(fpp)
-
-
-_OPTIONS = {IndexType.BLOOM_FILTERS: {"fpp": _fpp}}
 
 
 @dataclass(frozen=True)
@@ -165,101 +148,3 @@ def load_definitions(storage: Storage) -> list[IndexDefinition]:
 def save_definitions(storage: Storage, definitions: list[IndexDefinition]) -> None:
     content = {"indexes": [d.to_json() for d in sorted(definitions, key=lambda d: d.name)]}
     storage.publish(INDEX_DEFS, json.dumps(content, indent=2).encode())
-
-
-def define(
-    config: TableConfig,
-    existing: list[IndexDefinition],
-    name: str,
-    index_type: str | None,
-    columns: list[str],
-    options: Mapping[str, str],
-    expression: str | None = None,
-) -> IndexDefinition:
-    """A validated new definition (state building). Raises InvalidNameError for a name that breaks
-    the naming rule (`pruner.identifiers`), InvalidInputError for any other problem."""
-    check_identifier(name, "index")
-    if name in BUILT_IN or any(d.name == name for d in existing):
-        raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
-    if expression is not None:
-        return _define_functional(config, name, index_type, expression, options)
-    if index_type is None:
-        if len(columns) == 1 and columns[0] not in config.record_key:
-            index_type = IndexType.SECONDARY_INDEX.value  # RFC-77: CREATE INDEX name ON t (col)
-        else:
-            raise InvalidInputError(
-                "give the index type with USING (column_stats, partition_stats, bloom_filters or "
-                "secondary_index), one non-key column for a secondary index, or an expression for "
-                "a functional index"
-            )
-    try:
-        kind = IndexType(index_type.lower())
-    except ValueError:
-        known = ", ".join(t.value for t in IndexType)
-        raise InvalidInputError(f"unknown index type {index_type!r} (known: {known})") from None
-    same = [d.name for d in existing if d.index_type == kind]
-    if same and kind != IndexType.SECONDARY_INDEX:
-        raise InvalidInputError(
-            f"table {config.name} already has a {kind} index ({same[0]}); "
-            f"drop it first to redefine its columns"
-        )
-    for column in columns:
-        if not config.schema.has(column):
-            names = ", ".join(config.schema.names)
-            raise InvalidInputError(f"unknown column {echo(column)} (columns: {names})")
-    if len(set(columns)) != len(columns):
-        raise InvalidInputError("index columns must be distinct")
-    if kind == IndexType.PARTITION_STATS and not config.all_partition_fields:
-        raise InvalidInputError(f"table {config.name} is not partitioned; partition_stats needs partitions")
-    if kind == IndexType.BLOOM_FILTERS:
-        if not columns:
-            raise InvalidInputError("bloom_filters needs its column(s): USING bloom_filters (col, ...)")
-        for column in columns:
-            column_kind = config.schema.column(column).type.kind
-            if not column_kind.allows(Role.BLOOM_FILTER):
-                raise InvalidInputError(f"a bloom filter on {column_kind} column {column!r} cannot prune")
-    if kind == IndexType.SECONDARY_INDEX:
-        _check_secondary(config, columns)
-    allowed = _OPTIONS.get(kind, {})
-    normalised = {}
-    for key, value in options.items():
-        if key not in allowed:
-            raise InvalidInputError(
-                f"unknown option {key!r} for {kind} (known: {', '.join(allowed) or 'none'})"
-            )
-        normalised[key] = allowed[key](value)
-    return IndexDefinition(name, kind, tuple(columns) or tuple(config.schema.names), normalised)
-
-
-def _check_secondary(config: TableConfig, columns: list[str]) -> None:
-    if len(columns) != 1:
-        raise InvalidInputError("a secondary index covers exactly one column: USING secondary_index (col)")
-    column = columns[0]
-    if config.record_key == (column,):
-        raise InvalidInputError(f"{column!r} is the record key; the record index already indexes it")
-    kind = config.schema.column(column).type.kind
-    if not kind.allows(Role.SECONDARY_INDEX):
-        raise InvalidInputError(
-            f"a secondary index cannot cover {kind} column {column!r} "
-            f"(types: {', '.join(Role.SECONDARY_INDEX.kinds())})"
-        )
-
-
-def _define_functional(
-    config: TableConfig, name: str, index_type: str | None, expression: str, options: Mapping[str, str]
-) -> IndexDefinition:
-    from pruner.functions import parse_expression
-
-    if config.schema.has(name):
-        raise InvalidInputError(
-            f"functional index {name!r} would hide column {name!r}: its name is also a virtual column"
-        )
-    try:
-        kind = FunctionalKind((index_type or FunctionalKind.COLUMN_STATS).lower())
-    except ValueError:
-        known = ", ".join(k.value for k in FunctionalKind)
-        raise InvalidInputError(f"a functional index is USING {known}, not {index_type!r}") from None
-    if options:
-        raise InvalidInputError(f"functional indexes take no options (got {', '.join(options)})")
-    bound = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
-    return IndexDefinition(name, IndexType.FUNCTIONAL, (bound.column,), {}, expression=bound.sql(), kind=kind)

@@ -4,12 +4,13 @@ the kind modules and the registry import this module, never each other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Protocol
 
 import pyarrow as pa
 
-from pruner.format.config import TableProperties
+from pruner.format.config import TableConfig, TableProperties
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
@@ -40,6 +41,22 @@ class IndexKind(Protocol):
     @property
     def requires(self) -> tuple[IndexType, ...]:
         """The index types that must be defined, and ready, before this one can be built."""
+        ...
+
+    @property
+    def many_per_table(self) -> bool:
+        """Whether a table may define any number of indexes of this type (else at most one)."""
+        ...
+
+    @property
+    def options(self) -> Mapping[str, Callable[[str], str]]:
+        """The options `CREATE INDEX ... OPTIONS` accepts, each with its validator, which returns
+        the normalised text or raises InvalidInputError."""
+        ...
+
+    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        """Raise InvalidInputError unless an index of this type can cover `columns` of the table
+        (known and distinct already)."""
         ...
 
     def partition_name(self, definition: IndexDefinition) -> str:

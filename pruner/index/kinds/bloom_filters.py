@@ -4,14 +4,17 @@ a removed file's keys are tombstoned."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pyarrow as pa
 
-from pruner.format.config import TableProperties
+from pruner.errors import InvalidInputError
+from pruner.format.config import TableConfig, TableProperties
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds.base import Leftover
 from pruner.metadata.spec import IndexPartitionSpec
-from pruner.types import TableSchema
+from pruner.types import Role, TableSchema
 
 BLOOM_SCHEMA = pa.schema(
     [
@@ -23,6 +26,16 @@ BLOOM_SCHEMA = pa.schema(
 )
 
 
+def _fpp(value: str) -> str:
+    try:
+        fpp = float(value)
+    except ValueError:
+        raise InvalidInputError(f"option fpp must be a number, got {value!r}") from None
+    if not 0.0 < fpp < 0.5:
+        raise InvalidInputError(f"option fpp must be between 0 and 0.5, got {value}")
+    return repr(fpp)
+
+
 def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
     return IndexPartitionSpec(
         "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
@@ -32,6 +45,16 @@ def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
 class BloomFilters:
     index_type = IndexType.BLOOM_FILTERS
     requires: tuple[IndexType, ...] = ()
+    many_per_table = False
+    options: Mapping[str, Callable[[str], str]] = {"fpp": _fpp}
+
+    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        if not columns:
+            raise InvalidInputError("bloom_filters needs its column(s): USING bloom_filters (col, ...)")
+        for column in columns:
+            column_kind = config.schema.column(column).type.kind
+            if not column_kind.allows(Role.BLOOM_FILTER):
+                raise InvalidInputError(f"a bloom filter on {column_kind} column {column!r} cannot prune")
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return str(self.index_type)

@@ -4,9 +4,11 @@ index, keyed by value, has the bucket tasks delete the rows the file had instead
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pyarrow as pa
 
-from pruner.format.config import TableProperties
+from pruner.format.config import TableConfig, TableProperties
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.index.functional import functional_rows, functional_spec
 from pruner.index.kinds.base import Leftover
@@ -17,6 +19,11 @@ from pruner.types import TableSchema
 class Functional:
     index_type = IndexType.FUNCTIONAL
     requires: tuple[IndexType, ...] = ()
+    many_per_table = False
+    options: Mapping[str, Callable[[str], str]] = {}
+
+    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        pass
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return f"func_index_{definition.name}"

@@ -4,9 +4,12 @@ from the `column_stats` rows, which must therefore be defined and ready first.""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pyarrow as pa
 
-from pruner.format.config import TableProperties
+from pruner.errors import InvalidInputError
+from pruner.format.config import TableConfig, TableProperties
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds.base import Leftover
 from pruner.index.stats import partition_stats_spec
@@ -17,6 +20,14 @@ from pruner.types import TableSchema
 class PartitionStats:
     index_type = IndexType.PARTITION_STATS
     requires: tuple[IndexType, ...] = (IndexType.COLUMN_STATS,)
+    many_per_table = False
+    options: Mapping[str, Callable[[str], str]] = {}
+
+    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        if not config.all_partition_fields:
+            raise InvalidInputError(
+                f"table {config.name} is not partitioned; partition_stats needs partitions"
+            )
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return str(self.index_type)

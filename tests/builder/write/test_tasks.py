@@ -8,7 +8,8 @@ import pyarrow as pa
 
 from builder.write.tasks import FILE_GROUP, KEY, PARTITION, RECORD_OP, FileIndexRows, record_index_rows
 from pruner.format.config import TableConfig
-from pruner.index.definitions import IndexType, define
+from pruner.index.defining import define
+from pruner.index.definitions import IndexType
 from pruner.metadata import record_index
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
 from pruner.types import TableSchema

@@ -9,7 +9,8 @@ import pytest
 from pruner.errors import InvalidInputError, InvalidNameError
 from pruner.format.config import TableConfig
 from pruner.identifiers import MAX_IDENTIFIER_LENGTH
-from pruner.index.definitions import IndexDefinition, IndexType, define
+from pruner.index.defining import define
+from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds import partition_of
 from pruner.index.specs import spec_for
 from pruner.types import TableSchema

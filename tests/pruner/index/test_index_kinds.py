@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 
 from pruner.format.config import TableConfig
-from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType, define
+from pruner.index.defining import define
+from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.index.kinds import Leftover, kind_of, partition_of
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.types import TableSchema

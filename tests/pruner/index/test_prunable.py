@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from pruner.format.config import TableConfig
 from pruner.format.timeline import Timeline
-from pruner.index.definitions import IndexDefinition, define
+from pruner.index.defining import define
+from pruner.index.definitions import IndexDefinition
 from pruner.index.prunable import prunable_columns
 from pruner.planner.prune import prune
 from pruner.storage import Storage

@@ -7,7 +7,7 @@ import pytest
 
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
-from pruner.index.definitions import define
+from pruner.index.defining import define
 from pruner.index.sql import CreateIndex, parse_statement
 from pruner.types import TableSchema
 

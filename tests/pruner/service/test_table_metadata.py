@@ -17,7 +17,8 @@ import pytest
 from pruner.client import PruningClient, ServiceError
 from pruner.format.config import TableConfig, create_config
 from pruner.index import sketches
-from pruner.index.definitions import define, save_definitions
+from pruner.index.defining import define
+from pruner.index.definitions import save_definitions
 from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.planner.prune import prune
 from pruner.serving.config import Limits
