@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from builder import index_logs
 from builder.index_logs import LogTarget
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds import partition_of
+from pruner.index.kinds import Leftover, kind_of, partition_of
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
@@ -45,7 +45,7 @@ def log_targets(table: LakeTable, previous: Snapshot) -> dict[str, LogTarget]:
         by_value = "value" in spec.key_fields and previous.instant is not None
         targets[spec.name] = LogTarget(
             spec,
-            pairs=definition.index_type == IndexType.SECONDARY_INDEX,
+            pairs=kind_of(definition.index_type).leftover(definition) == Leftover.NOTHING,
             previous=previous.index_partition(spec) if by_value else None,
         )
     return targets
@@ -65,16 +65,17 @@ def file_driven_chunks(
     removed_keys = [{"partition": f.partition, "file_name": f.file_name} for f in removed]
     for definition in table.definitions:
         spec = table.spec(definition)
-        if definition.index_type == IndexType.PARTITION_STATS:
+        leftover = kind_of(definition.index_type).leftover(definition)
+        if leftover == Leftover.REAGGREGATE:
             touched = sorted({f.partition for f in [*added, *removed]})
             added_rows = {} if added_stats is None else {_stats_partition(table): added_stats}
             rows = partition_stats_changes(
                 table, definition, previous, touched, added_rows, removed, live_after
             )
             out += index_logs.chunks(spec, rows, index_logs.ROWS, "")
-        elif definition.index_type == IndexType.SECONDARY_INDEX or not removed:
+        elif leftover == Leftover.NOTHING or not removed:
             continue
-        elif "value" in spec.key_fields:  # one row per value: tombstone the rows the files had
+        elif leftover == Leftover.PREVIOUS:  # one row per value: tombstone the rows the files had
             out += index_logs.previous_chunks(
                 spec, pa.Table.from_pylist(removed_keys, index_logs.REMOVED_SCHEMA)
             )
@@ -91,7 +92,7 @@ def _stats_partition(table: LakeTable) -> str:
 
 def needs_added_stats(table: LakeTable) -> str | None:
     """The `column_stats` partition whose added rows the driver needs (for `partition_stats`)."""
-    if any(d.index_type == IndexType.PARTITION_STATS for d in table.definitions):
+    if any(kind_of(d.index_type).leftover(d) == Leftover.REAGGREGATE for d in table.definitions):
         return _stats_partition(table)
     return None
 
