@@ -35,7 +35,6 @@ from pruner.format.config import TableConfig
 from pruner.format.layout import metadata_partition_dir
 from pruner.format.timeline import Action
 from pruner.identifiers import abbreviate
-from pruner.index import secondary
 from pruner.index.defining import define
 from pruner.index.definitions import (
     IndexDefinition,
@@ -44,7 +43,6 @@ from pruner.index.definitions import (
     save_definitions,
 )
 from pruner.index.kinds import Leftover, kind_of, partition_of
-from pruner.index.specs import rows_for_file
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
@@ -291,20 +289,21 @@ def _index_files(
     storage: Storage, config: TableConfig, definition: IndexDefinition, spec: IndexPartitionSpec
 ) -> BatchFunction:
     """Per file: its index rows for `definition` as upserts, in chunks by bucket beside the file's
-    name (a file's secondary-index pairs are not tagged row by row)."""
-    is_secondary = definition.index_type == IndexType.SECONDARY_INDEX
-    columns = list(definition.columns) + (list(config.record_key) if is_secondary else [])
+    name: its per-file rows, or, for a kind keyed by value and record key, its pairs as those of a
+    new file group (not tagged row by row)."""
+    kind = kind_of(definition.index_type)
+    record_key = config.record_key
+    columns = list(kind.reads(definition, record_key))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for item in batch.to_pylist():
                 rows = read_data_file(storage, item["path"], config.schema, columns)
-                if is_secondary:
-                    built = secondary.pairs(rows, definition.columns[0], config.record_key, spec)
-                else:
-                    built = rows_for_file(
-                        rows, config.schema, [definition], item["partition"], item["file_name"]
-                    )[partition_of(definition)]
+                built = kind.file_rows(rows, config.schema, definition, item["partition"], item["file_name"])
+                if built is None:
+                    built = kind.file_group_changes(None, rows, definition, record_key, spec, full=True)
+                if built is None:
+                    raise ValueError(f"index {definition.name}: {definition.index_type} has no rows per file")
                 upserts = with_op(built.select(spec.schema.names).cast(spec.schema), OP_UPSERT)
                 yield from chunk_batch(chunks(spec, upserts, ROWS, item["file_name"]))
 

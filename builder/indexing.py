@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from builder import index_logs
 from builder.index_logs import LogTarget
-from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.definitions import IndexDefinition
 from pruner.index.kinds import Leftover, kind_of, partition_of
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
@@ -31,7 +31,7 @@ from pruner.table.table import LakeTable, Snapshot
 
 def _tombstones(table: LakeTable, definition: IndexDefinition, keys: list[dict[str, str]]) -> pa.Table:
     spec = table.spec(definition)
-    names = (definition.name,) if definition.index_type == IndexType.FUNCTIONAL else definition.columns
+    names = kind_of(definition.index_type).column_keys(definition)
     rows = [{**key, "column": column} for key in keys for column in names]
     columns = {name: [r.get(name) for r in rows] for name in spec.schema.names}
     return with_op(pa.table(columns, schema=spec.schema), OP_DELETE)
@@ -68,7 +68,8 @@ def file_driven_chunks(
         leftover = kind_of(definition.index_type).leftover(definition)
         if leftover == Leftover.REAGGREGATE:
             touched = sorted({f.partition for f in [*added, *removed]})
-            added_rows = {} if added_stats is None else {_stats_partition(table): added_stats}
+            source = partition_of(_aggregated_from(table, definition))
+            added_rows = {} if added_stats is None else {source: added_stats}
             rows = partition_stats_changes(
                 table, definition, previous, touched, added_rows, removed, live_after
             )
@@ -86,14 +87,19 @@ def file_driven_chunks(
     return out
 
 
-def _stats_partition(table: LakeTable) -> str:
-    return next(partition_of(d) for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
+def _aggregated_from(table: LakeTable, definition: IndexDefinition) -> IndexDefinition:
+    """The index whose rows a re-aggregated index (`Leftover.REAGGREGATE`) aggregates: the one of
+    the kind it requires (`partition_stats` aggregates `column_stats`)."""
+    required = kind_of(definition.index_type).requires
+    return next(d for d in table.definitions if d.index_type in required)
 
 
 def needs_added_stats(table: LakeTable) -> str | None:
-    """The `column_stats` partition whose added rows the driver needs (for `partition_stats`)."""
-    if any(kind_of(d.index_type).leftover(d) == Leftover.REAGGREGATE for d in table.definitions):
-        return _stats_partition(table)
+    """The partition whose rows of the added files the driver needs, to re-aggregate an index
+    from them (`column_stats`, for `partition_stats`); None if no index is re-aggregated."""
+    for definition in table.definitions:
+        if kind_of(definition.index_type).leftover(definition) == Leftover.REAGGREGATE:
+            return partition_of(_aggregated_from(table, definition))
     return None
 
 
@@ -106,7 +112,7 @@ def partition_stats_changes(
     removed: list[DataFile],
     live_after: list[DataFile],
 ) -> pa.Table:
-    stats_definition = next(d for d in table.definitions if d.index_type == IndexType.COLUMN_STATS)
+    stats_definition = _aggregated_from(table, definition)
     stats_spec = table.spec(stats_definition)
     before = previous.index_partition(stats_spec).lookup(pa.array(touched, pa.string()))
     gone = pa.array([f.file_name for f in removed], pa.string())

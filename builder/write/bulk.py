@@ -183,7 +183,7 @@ def index_staged_files(
         )
         log_rows = {
             record_index.name: record_index_rows(keys),
-            **indexer.secondary(None, rows),
+            **indexer.pair_changes(None, rows),
             **indexer.per_file(rows, partition, str(name)),
         }
         result = {

@@ -33,9 +33,8 @@ from pruner.format.config import TableConfig
 from pruner.format.keys import buckets_of, encode_record_keys, partition_paths
 from pruner.format.layout import DataFileName, data_file_path
 from pruner.format.parquet_encoding import dictionary_columns
-from pruner.index import secondary
-from pruner.index.definitions import IndexDefinition, IndexState, IndexType
-from pruner.index.kinds import partition_of
+from pruner.index.definitions import IndexDefinition, IndexState
+from pruner.index.kinds import kind_of, partition_of
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import IndexPartitionView
@@ -163,23 +162,23 @@ class FileIndexRows:
     @cached_property
     def columns(self) -> tuple[str, ...]:
         """The table columns these index rows are computed from: the record key's and every
-        index's (a functional index's source column)."""
-        indexed = (name for d in self.definitions for name in d.columns)
-        return tuple(dict.fromkeys((*self.config.record_key, *indexed)))
+        index's (`IndexKind.reads`)."""
+        record_key = self.config.record_key
+        indexed = (name for d in self.definitions for name in kind_of(d.index_type).reads(d, record_key))
+        return tuple(dict.fromkeys((*record_key, *indexed)))
 
-    def secondary(self, old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
-        return {
-            partition_of(d): secondary.file_group_changes(
-                old,
-                new,
-                d.columns[0],
-                self.config.record_key,
-                self.specs[partition_of(d)],
-                full=d.state != IndexState.READY,
+    def pair_changes(self, old: pa.Table | None, new: pa.Table) -> dict[str, pa.Table]:
+        """The log rows of the indexes keyed by value and record key (`Leftover.NOTHING` kinds) for
+        one file group rewritten from `old` to `new`; an index still being built gets every pair."""
+        out = {}
+        for d in self.definitions:
+            partition = partition_of(d)
+            changes = kind_of(d.index_type).file_group_changes(
+                old, new, d, self.config.record_key, self.specs[partition], full=d.state != IndexState.READY
             )
-            for d in self.definitions
-            if d.index_type == IndexType.SECONDARY_INDEX
-        }
+            if changes is not None:
+                out[partition] = changes
+        return out
 
     def per_file(self, rows: pa.Table, partition: str, file_name: str) -> dict[str, pa.Table]:
         per_file = rows_for_file(rows, self.config.schema, list(self.definitions), partition, file_name)
@@ -246,7 +245,7 @@ def rewrite_file_groups(
             "rows": rows.num_rows,
         }
         # Secondary indexes diff the old image against the new rows, also for a group that empties.
-        log_rows = {record_index.name: record_index_rows(group), **indexer.secondary(old, rows)}
+        log_rows = {record_index.name: record_index_rows(group), **indexer.pair_changes(old, rows)}
         if rows.num_rows:
             name = DataFileName(file_group, token, instant)
             rel = data_file_path(partition, name)

@@ -114,8 +114,8 @@ class IndexDefinition:
         }
         if self.generation_known:
             data["created_after"] = self.created_after
-        if self.index_type == IndexType.FUNCTIONAL:
-            data["function"] = (self.expression or "").partition("(")[0]
+        if self.expression is not None:  # an index over an expression: its function and backing kind
+            data["function"] = self.expression.partition("(")[0]
             data["index_type"] = str(self.kind)
         return data
 

@@ -79,3 +79,68 @@ class IndexKind(Protocol):
     def leftover(self, definition: IndexDefinition) -> Leftover:
         """What a removed or rewritten data file leaves behind in the partition."""
         ...
+
+    def reads(self, definition: IndexDefinition, record_key: tuple[str, ...]) -> tuple[str, ...]:
+        """The data columns its rows are computed from."""
+        ...
+
+    def prunes_by(
+        self, definition: IndexDefinition, schema: TableSchema, instant: str | None
+    ) -> tuple[str, ...]:
+        """The columns (and virtual columns) a predicate on that column alone can prune snapshot
+        `instant` by through this ready index, as the kind's planner step would use it."""
+        ...
+
+    def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
+        """The values its rows carry in their `column` key field, which a removed file's tombstones
+        name (`Leftover.TOMBSTONES`)."""
+        ...
+
+    def file_group_changes(
+        self,
+        old: pa.Table | None,
+        new: pa.Table,
+        definition: IndexDefinition,
+        record_key: tuple[str, ...],
+        spec: IndexPartitionSpec,
+        full: bool,
+    ) -> pa.Table | None:
+        """For a kind keyed by value and record key (`Leftover.NOTHING`): the log rows, with op, of
+        one file group rewritten from `old` (None: a new group) to `new`; with `full`, every row of
+        `new` is upserted. None for a kind whose rows are per file."""
+        ...
+
+
+class PerFileDefaults:
+    """What most kinds share, for a kind to inherit and override where it differs: no required
+    kinds, one index per table, no options, any columns, rows computed from the indexed columns
+    and keyed by their names, and no pair changes (its rows are per file)."""
+
+    requires: tuple[IndexType, ...] = ()
+    many_per_table = False
+    options: Mapping[str, Callable[[str], str]] = {}
+
+    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        return None
+
+    def reads(self, definition: IndexDefinition, record_key: tuple[str, ...]) -> tuple[str, ...]:
+        return definition.columns
+
+    def prunes_by(
+        self, definition: IndexDefinition, schema: TableSchema, instant: str | None
+    ) -> tuple[str, ...]:
+        return definition.columns
+
+    def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
+        return definition.columns
+
+    def file_group_changes(
+        self,
+        old: pa.Table | None,
+        new: pa.Table,
+        definition: IndexDefinition,
+        record_key: tuple[str, ...],
+        spec: IndexPartitionSpec,
+        full: bool,
+    ) -> pa.Table | None:
+        return None

@@ -12,7 +12,7 @@ from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds.base import Leftover
+from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
 
@@ -42,10 +42,8 @@ def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
     )
 
 
-class BloomFilters:
+class BloomFilters(PerFileDefaults):
     index_type = IndexType.BLOOM_FILTERS
-    requires: tuple[IndexType, ...] = ()
-    many_per_table = False
     options: Mapping[str, Callable[[str], str]] = {"fpp": _fpp}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:

@@ -3,26 +3,18 @@ file) of the indexed columns (`pruner.index.stats`); a removed file's keys are t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 import pyarrow as pa
 
-from pruner.format.config import TableConfig, TableProperties
+from pruner.format.config import TableProperties
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds.base import Leftover
+from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.index.stats import column_stats_spec, file_stats
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
 
 
-class ColumnStats:
+class ColumnStats(PerFileDefaults):
     index_type = IndexType.COLUMN_STATS
-    requires: tuple[IndexType, ...] = ()
-    many_per_table = False
-    options: Mapping[str, Callable[[str], str]] = {}
-
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
-        pass
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return str(self.index_type)

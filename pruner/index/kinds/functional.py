@@ -4,26 +4,19 @@ index, keyed by value, has the bucket tasks delete the rows the file had instead
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 import pyarrow as pa
 
-from pruner.format.config import TableConfig, TableProperties
+from pruner.format.config import TableProperties
+from pruner.functions import Order
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
-from pruner.index.functional import functional_rows, functional_spec
-from pruner.index.kinds.base import Leftover
+from pruner.index.functional import bound_function, functional_rows, functional_spec
+from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
 
 
-class Functional:
+class Functional(PerFileDefaults):
     index_type = IndexType.FUNCTIONAL
-    requires: tuple[IndexType, ...] = ()
-    many_per_table = False
-    options: Mapping[str, Callable[[str], str]] = {}
-
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
-        pass
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return f"func_index_{definition.name}"
@@ -42,6 +35,16 @@ class Functional:
 
     def leftover(self, definition: IndexDefinition) -> Leftover:
         return Leftover.PREVIOUS if definition.kind == FunctionalKind.VALUE_LIST else Leftover.TOMBSTONES
+
+    def prunes_by(
+        self, definition: IndexDefinition, schema: TableSchema, instant: str | None
+    ) -> tuple[str, ...]:
+        # its virtual column, and its source column where a range on it projects onto f(col)
+        function = bound_function(definition, schema)
+        return (definition.name, *((function.column,) if function.order == Order.MONOTONIC else ()))
+
+    def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
+        return (definition.name,)  # the virtual column is named after the index
 
 
 KIND = Functional()

@@ -4,24 +4,20 @@ from the `column_stats` rows, which must therefore be defined and ready first.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 import pyarrow as pa
 
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds.base import Leftover
+from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.index.stats import partition_stats_spec
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
 
 
-class PartitionStats:
+class PartitionStats(PerFileDefaults):
     index_type = IndexType.PARTITION_STATS
     requires: tuple[IndexType, ...] = (IndexType.COLUMN_STATS,)
-    many_per_table = False
-    options: Mapping[str, Callable[[str], str]] = {}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         if not config.all_partition_fields:

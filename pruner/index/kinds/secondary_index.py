@@ -4,24 +4,20 @@ each file group's pairs against its old image, so a removed file leaves nothing 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
 import pyarrow as pa
 
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds.base import Leftover
+from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
 
 
-class SecondaryIndex:
+class SecondaryIndex(PerFileDefaults):
     index_type = IndexType.SECONDARY_INDEX
-    requires: tuple[IndexType, ...] = ()
     many_per_table = True
-    options: Mapping[str, Callable[[str], str]] = {}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         if len(columns) != 1:
@@ -54,6 +50,29 @@ class SecondaryIndex:
 
     def leftover(self, definition: IndexDefinition) -> Leftover:
         return Leftover.NOTHING
+
+    def reads(self, definition: IndexDefinition, record_key: tuple[str, ...]) -> tuple[str, ...]:
+        return (*definition.columns, *record_key)
+
+    def prunes_by(
+        self, definition: IndexDefinition, schema: TableSchema, instant: str | None
+    ) -> tuple[str, ...]:
+        # keyed by value, it cannot tell an unindexed file from one without the value
+        return definition.columns if definition.covers(instant) else ()
+
+    def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
+        return ()  # keyed by value and record key, never tombstoned by file
+
+    def file_group_changes(
+        self,
+        old: pa.Table | None,
+        new: pa.Table,
+        definition: IndexDefinition,
+        record_key: tuple[str, ...],
+        spec: IndexPartitionSpec,
+        full: bool,
+    ) -> pa.Table | None:
+        return secondary.file_group_changes(old, new, definition.columns[0], record_key, spec, full)
 
 
 KIND = SecondaryIndex()

@@ -74,14 +74,17 @@ def test_a_value_list_leaves_its_previous_rows_to_the_bucket_tasks() -> None:
     assert "value" in spec.key_fields
 
 
+ROWS = pa.table(
+    {
+        "id": pa.array([1, 2, 3], pa.int64()),
+        "city": ["a", "b", None],
+        "ts": pa.array([0, 3_600_000_000, None], pa.timestamp("us")),
+    }
+)
+
+
 def test_rows_for_file_holds_the_per_file_kinds_only() -> None:
-    rows = pa.table(
-        {
-            "id": pa.array([1, 2], pa.int64()),
-            "city": ["a", "b"],
-            "ts": pa.array([0, 3_600_000_000], pa.timestamp("us")),
-        }
-    )
+    rows = ROWS
     definitions = [_define(t) for t in IndexType]
     out = rows_for_file(rows, CONFIG.schema, definitions, "city=a", "f.parquet")
     assert set(out) == {"column_stats", "bloom_filters", "func_index_hour"}
@@ -89,3 +92,46 @@ def test_rows_for_file_holds_the_per_file_kinds_only() -> None:
         if partition_of(definition) in out:
             spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
             assert set(spec.key_fields) <= set(out[partition_of(definition)].column_names)
+
+
+@pytest.mark.parametrize("index_type", list(IndexType))
+def test_a_kind_computes_its_rows_from_the_columns_it_reads(index_type: IndexType) -> None:
+    definition = _define(index_type)
+    kind = kind_of(index_type)
+    spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
+    read = ROWS.select(list(kind.reads(definition, CONFIG.record_key)))
+
+    def built(rows: pa.Table) -> pa.Table | None:
+        per_file = kind.file_rows(rows, CONFIG.schema, definition, "city=a", "f.parquet")
+        if per_file is not None:
+            return per_file
+        return kind.file_group_changes(None, rows, definition, CONFIG.record_key, spec, full=True)
+
+    assert built(read) == built(ROWS)
+
+
+@pytest.mark.parametrize("index_type", list(IndexType))
+def test_only_kinds_that_leave_nothing_ship_pair_changes(index_type: IndexType) -> None:
+    definition = _define(index_type)
+    kind = kind_of(index_type)
+    spec = spec_for(definition, CONFIG.properties, CONFIG.schema)
+    changes = kind.file_group_changes(None, ROWS, definition, CONFIG.record_key, spec, full=True)
+    if kind.leftover(definition) != Leftover.NOTHING:
+        assert changes is None
+        return
+    assert changes is not None
+    assert kind.file_rows(ROWS, CONFIG.schema, definition, "city=a", "f.parquet") is None
+    assert changes.num_rows == 2  # a pair per row whose value is not NULL, all upserted
+    emptied = kind.file_group_changes(ROWS, ROWS.slice(0, 0), definition, CONFIG.record_key, spec, full=False)
+    assert emptied is not None and emptied.num_rows == 2  # the group's pairs, deleted
+
+
+@pytest.mark.parametrize("index_type", list(IndexType))
+def test_a_removed_files_tombstones_name_every_row_it_contributed(index_type: IndexType) -> None:
+    definition = _define(index_type)
+    kind = kind_of(index_type)
+    rows = kind.file_rows(ROWS, CONFIG.schema, definition, "city=a", "f.parquet")
+    if kind.leftover(definition) != Leftover.TOMBSTONES:
+        return
+    assert rows is not None
+    assert set(rows.column("column").to_pylist()) == set(kind.column_keys(definition))
