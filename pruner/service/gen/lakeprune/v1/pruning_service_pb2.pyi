@@ -153,20 +153,18 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "columns", "explain", "max_split_bytes")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
-    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     MAX_SPLIT_BYTES_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
-    columns: _containers.RepeatedScalarFieldContainer[str]
     explain: bool
     max_split_bytes: int
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
 
 class PartitionValue(_message.Message):
     __slots__ = ("column", "value")
@@ -217,7 +215,7 @@ class ExplainStep(_message.Message):
     def __init__(self, step: _Optional[str] = ..., index: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., files_in: _Optional[int] = ..., files_out: _Optional[int] = ..., millis: _Optional[float] = ..., skipped: _Optional[str] = ..., fallback: _Optional[str] = ...) -> None: ...
 
 class PruneResponse(_message.Message):
-    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage")
+    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage", "widened")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +224,7 @@ class PruneResponse(_message.Message):
     SPLITS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     STORAGE_FIELD_NUMBER: _ClassVar[int]
+    WIDENED_FIELD_NUMBER: _ClassVar[int]
     snapshot: str
     predicate: str
     files_total: int
@@ -234,7 +233,8 @@ class PruneResponse(_message.Message):
     splits: _containers.RepeatedCompositeFieldContainer[Split]
     explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
     storage: StorageRequests
-    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ...) -> None: ...
+    widened: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ..., widened: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StorageRequests(_message.Message):
     __slots__ = ("lists", "heads", "gets", "bytes_read")
