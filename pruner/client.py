@@ -56,6 +56,7 @@ class IndexInfo:
     options: dict[str, str]
     state: str
     complete_up_to: str | None
+    partition: str  # its metadata partition
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,13 @@ class PruningClient:
             ordering_field=response.ordering_field or None,
             indexes=tuple(
                 IndexInfo(
-                    i.name, i.type, tuple(i.columns), dict(i.options), i.state, i.complete_up_to or None
+                    i.name,
+                    table_codec.decode_index_type(i.type),
+                    tuple(i.columns),
+                    dict(i.options),
+                    table_codec.decode_index_state(i.state),
+                    i.complete_up_to or None,
+                    i.partition,
                 )
                 for i in response.indexes
             ),

@@ -14,12 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner.errors import InvalidInputError
+from pruner.index.definitions import IndexState, IndexType
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service import codec
+from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.storage_requests import StorageRequests
 from pruner.types import Column, TableSchema, parse_type
 
@@ -276,3 +278,15 @@ def test_timestamps_before_the_epoch_keep_their_microseconds() -> None:
     assert codec.decode_value(ppb.Value(timestamp_micros=-1), SCHEMA.column("ts")) == datetime(
         1970, 1, 1, tzinfo=UTC
     ) - timedelta(microseconds=1)
+
+
+@pytest.mark.parametrize("name", ["files", "record_index", *(str(t) for t in IndexType)])
+def test_every_index_type_has_its_wire_enum(name: str) -> None:
+    encoded = table_codec.encode_index_type(name)
+    assert encoded != spb.INDEX_TYPE_UNSPECIFIED and table_codec.decode_index_type(encoded) == name
+
+
+@pytest.mark.parametrize("state", list(IndexState))
+def test_every_index_state_has_its_wire_enum(state: IndexState) -> None:
+    encoded = table_codec.encode_index_state(str(state))
+    assert encoded != spb.INDEX_STATE_UNSPECIFIED and table_codec.decode_index_state(encoded) == state
