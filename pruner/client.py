@@ -6,16 +6,17 @@
         result = client.prune("demo", "trips", "city = 'oslo' AND fare > 20", explain=True)
         [s.path for s in result.splits]
 
-`prune` takes a `TupleDomain`, or a SQL WHERE clause that is bound here, on the client, with the
-table's schema from `GetTable` and the same `bind_predicate` the sidecar's own `prune` uses (its
-notes on where it widened come back in the result's `widened`). It returns a `RemotePruneResult`,
+`prune` takes a `TupleDomain`, or a SQL WHERE clause that is translated here, on the client, with
+the table's schema from `GetTable` and the same translation the sidecar's own `prune` uses
+(`translate_predicate`); the sidecar applies its limits to what it receives. The notes on where
+either widened come back in the result's `widened`. It returns a `RemotePruneResult`,
 the planner's `PruneResult` plus the server's fallback count; a result with more splits than one
 response may hold is fetched with `PruneStream`. A failed call raises `ServiceError` (a
 `LakepruneError`, so the CLI prints one line) carrying the gRPC status code."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -24,7 +25,7 @@ import grpc
 
 from pruner.errors import LakepruneError
 from pruner.functions.registry import parse_call
-from pruner.planner.prune import BoundPredicate, bind_predicate
+from pruner.planner.prune import BoundPredicate, translate_predicate
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
@@ -55,6 +56,7 @@ class IndexInfo:
     options: dict[str, str]
     state: str
     complete_up_to: str | None
+    partition: str  # its metadata partition
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,13 @@ class PruningClient:
             ordering_field=response.ordering_field or None,
             indexes=tuple(
                 IndexInfo(
-                    i.name, i.type, tuple(i.columns), dict(i.options), i.state, i.complete_up_to or None
+                    i.name,
+                    table_codec.decode_index_type(i.type),
+                    tuple(i.columns),
+                    dict(i.options),
+                    table_codec.decode_index_state(i.state),
+                    i.complete_up_to or None,
+                    i.partition,
                 )
                 for i in response.indexes
             ),
@@ -168,7 +176,6 @@ class PruningClient:
         table: str,
         where: TupleDomain | str,
         snapshot: str | None = None,
-        columns: Sequence[str] | None = None,
         explain: bool = False,
         stream: bool | None = None,
         max_split_bytes: int = 0,
@@ -178,7 +185,7 @@ class PruningClient:
         `stream`: True uses PruneStream, False Prune, None (default) Prune and PruneStream only when
         the result is too large for one. `max_split_bytes`: > 0 cuts files larger than that into
         splits of consecutive byte ranges (`Split.ranges`); 0: one split per file."""
-        request, bound = self.prune_request(schema, table, where, snapshot, columns, explain, max_split_bytes)
+        request, bound = self.prune_request(schema, table, where, snapshot, explain, max_split_bytes)
         if stream:
             return _decode_prune(self._call_stream(self._stub.PruneStream, request), bound.widened)
         try:
@@ -194,7 +201,6 @@ class PruningClient:
         table: str,
         where: TupleDomain | str,
         snapshot: str | None = None,
-        columns: Sequence[str] | None = None,
         explain: bool = False,
         max_split_bytes: int = 0,
     ) -> tuple[spb.PruneRequest, BoundPredicate]:
@@ -205,7 +211,6 @@ class PruningClient:
             table=_name(schema, table),
             snapshot=snapshot or "",
             predicate=codec.encode_tuple_domain(bound.domain),
-            columns=list(columns or ()),
             explain=explain,
             max_split_bytes=max_split_bytes,
         )
@@ -232,14 +237,14 @@ class PruningClient:
         return table_codec.decode_files(self._call_stream(self._stub.ListFiles, request))
 
     def bind(self, schema: str, table: str, where: TupleDomain | str) -> BoundPredicate:
-        """`where` bound to the remote table's columns and virtual columns, as `prune` binds it
-        (`pruner.planner.prune.bind_predicate`): calls of functional indexes (e.g. `hour(ts)`)
-        become their virtual columns."""
+        """`where` translated over the remote table's columns and virtual columns, as `prune` binds
+        it but without the limits, which the sidecar applies (`pruner.planner.prune`): calls of
+        functional indexes (e.g. `hour(ts)`) become their virtual columns."""
         info = self.get_table(schema, table)
         virtual = info.virtual_columns
         extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
         calls = {parse_call(v.expression): v.name for v in virtual}
-        return bind_predicate(where, extended, calls)
+        return translate_predicate(where, extended, calls)
 
     # Plumbing --------------------------------------------------------------------------------------
 
@@ -285,7 +290,7 @@ def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...
         files_total=header.files_total,
         splits=splits,
         explain=[codec.decode_explain(s) for s in header.explain],
-        widened=widened,
+        widened=(*widened, *header.widened),
         storage=codec.decode_storage_requests(header.storage),
         fallback_count=header.fallbacks,
     )

@@ -4,8 +4,10 @@ client binds its SQL with the same `bind_predicate` before sending the TupleDoma
 
 Binding turns the predicate into a TupleDomain over the table's columns and the hidden virtual
 columns of its functional indexes (SQL text is translated, with every widening noted; a TupleDomain
-must name known columns), then applies the limits every path shares: a column's IN list longer than
-`limits.max_discrete_values` is widened to the span of its values (noted). The notes — the
+must name known columns), then applies the limits every path shares, once: a column's IN list (or
+range set) longer than `limits.max_discrete_values` is widened to its span (noted). Decoding a
+request refuses only what is malformed; a client translates SQL without the limits
+(`translate_predicate`) and the sidecar binds it within its own. The notes — the
 translator's, the caller's own (e.g. the Thrift constraint's dropped domains) and the limits' —
 travel in the result's `widened`, beside the planner's explain record."""
 
@@ -64,7 +66,21 @@ def bind_predicate(
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
     """`predicate` as a TupleDomain over `schema` (a table's columns and virtual columns; SQL calls
-    in `indexed_calls` read as the virtual column of their functional index), within `limits`."""
+    in `indexed_calls` read as the virtual column of their functional index), within `limits`: the
+    one place a size limit applies, always by widening, always noted."""
+    translated = translate_predicate(predicate, schema, indexed_calls, widened)
+    domain, capped = _cap_values(translated.domain, limits.max_discrete_values)
+    return BoundPredicate(domain, (*translated.widened, *capped))
+
+
+def translate_predicate(
+    predicate: Predicate,
+    schema: TableSchema,
+    indexed_calls: Mapping[tuple[Any, ...], str],
+    widened: Sequence[str] = (),
+) -> BoundPredicate:
+    """`predicate` as a TupleDomain over `schema`, without the limits: what a client sends, for the
+    sidecar to bind within its own limits."""
     notes = list(widened)
     if isinstance(predicate, str):
         translation = translate(predicate, schema, indexed_calls)
@@ -75,12 +91,12 @@ def bind_predicate(
         unknown = [c for c in domain.columns if not schema.has(c)]
         if unknown:
             raise InvalidInputError(f"unknown column {echo(unknown[0])} (columns: {', '.join(schema.names)})")
-    domain, capped = _cap_discrete_values(domain, limits.max_discrete_values)
-    return BoundPredicate(domain, (*notes, *capped))
+    return BoundPredicate(domain, tuple(notes))
 
 
-def _cap_discrete_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]]:
-    """Each column's domain with more than `limit` discrete values widened to their span."""
+def _cap_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]]:
+    """Each column's domain of more than `limit` values (an IN list) or ranges widened to their
+    span: the lookups and evaluations after it cost in proportion to that number."""
     if domain.domains is None:
         return domain, []
     capped: dict[str, Domain] = {}
@@ -88,11 +104,12 @@ def _cap_discrete_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, 
     for column, column_domain in domain.domains.items():
         values = column_domain.values
         span = values.span()
-        if values.is_discrete() and len(values.ranges) > limit and span is not None:
+        if len(values.ranges) > limit and span is not None:
             capped[column] = Domain.of(SortedRangeSet.of_ranges(span), column_domain.is_null_allowed())
+            what = "values" if values.is_discrete() else "ranges"
             notes.append(
-                f"{column}: {len(values.ranges):,} values exceed the limit of {limit:,}; "
-                f"pruned by their range {span} instead"
+                f"{column}: {len(values.ranges):,} {what} exceed limits.max_discrete_values ({limit:,}); "
+                f"pruned by their span {span} instead"
             )
         else:
             capped[column] = column_domain

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import assert_never
@@ -222,7 +222,7 @@ def encode_tuple_domain(predicate: TupleDomain) -> ppb.TupleDomain:
     )
 
 
-def decode_domain(message: ppb.Domain, column: Column, max_values: int) -> Domain:
+def decode_domain(message: ppb.Domain, column: Column) -> Domain:
     if not message.HasField("values"):
         raise InvalidInputError(f"column {column.name}: the domain has no value set")
     value_set = message.values
@@ -231,11 +231,11 @@ def decode_domain(message: ppb.Domain, column: Column, max_values: int) -> Domai
         values = SortedRangeSet.all() if value_set.all_or_none.all else SortedRangeSet.none()
     elif kind == "discrete":
         items = value_set.discrete.values
-        _check_count(column, len(items), "IN list", max_values)
+        _check_not_empty(column, len(items), "IN list")
         values = SortedRangeSet.of_values(*decode_values(items, column))
     elif kind == "ranges":
         ranges = value_set.ranges.ranges
-        _check_count(column, len(ranges), "range set", max_values)
+        _check_not_empty(column, len(ranges), "range set")
         values = SortedRangeSet.of_ranges(*(_decode_range(r, column) for r in ranges))
     else:
         raise InvalidInputError(
@@ -244,14 +244,10 @@ def decode_domain(message: ppb.Domain, column: Column, max_values: int) -> Domai
     return Domain(values, message.null_allowed)
 
 
-def _check_count(column: Column, count: int, what: str, limit: int) -> None:
+def _check_not_empty(column: Column, count: int, what: str) -> None:
     if count == 0:
         raise InvalidInputError(
             f"column {column.name}: empty {what} (use all_or_none {{all: false}} for no value)"
-        )
-    if count > limit:
-        raise InvalidInputError(
-            f"column {column.name}: {what} of {count:,} values exceeds limits.max_discrete_values ({limit:,})"
         )
 
 
@@ -274,8 +270,10 @@ def _decode_range(message: ppb.Range, column: Column) -> Range:
     return Range(low, low_inclusive, high, high_inclusive)
 
 
-def decode_tuple_domain(message: ppb.TupleDomain, schema: TableSchema, max_values: int) -> TupleDomain:
-    """The request's predicate bound to `schema`; `InvalidInputError` for anything malformed."""
+def decode_tuple_domain(message: ppb.TupleDomain, schema: TableSchema) -> TupleDomain:
+    """The request's predicate over `schema`; `InvalidInputError` for anything malformed (unknown
+    column, wrong type, inverted or empty range, NaN where not allowed). Size is not malformed: the
+    binding (`pruner.planner.prune.bind_predicate`) widens what exceeds the limits, noted."""
     if message.none:
         if message.columns:
             raise InvalidInputError("a tuple domain with none = true cannot have column domains")
@@ -287,7 +285,7 @@ def decode_tuple_domain(message: ppb.TupleDomain, schema: TableSchema, max_value
             raise InvalidInputError(f"column {entry.column} has more than one domain")
         if not entry.HasField("domain"):
             raise InvalidInputError(f"column {entry.column}: no domain")
-        domains[entry.column] = decode_domain(entry.domain, column, max_values)
+        domains[entry.column] = decode_domain(entry.domain, column)
     return TupleDomain.with_domains(domains)
 
 
@@ -296,11 +294,6 @@ def resolve_column(schema: TableSchema, name: str) -> Column:
         shown = ", ".join(schema.names)
         raise InvalidInputError(f"unknown column {echo(name)} (columns: {shown})")
     return schema.column(name)
-
-
-def check_columns(schema: TableSchema, names: Iterable[str]) -> list[str]:
-    """Projected column names, each checked to exist."""
-    return [resolve_column(schema, n).name for n in names]
 
 
 def check_snapshot(instant: str) -> str | None:
@@ -435,6 +428,7 @@ def encode_prune_header(result: PruneResult, explain: bool) -> spb.PruneResponse
         fallbacks=result.fallbacks,
         explain=[encode_explain(s) for s in result.explain] if explain else [],
         storage=encode_storage_requests(result.storage),
+        widened=result.widened,
     )
 
 

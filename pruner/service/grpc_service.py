@@ -142,9 +142,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         snapshot = table.snapshot(codec.check_snapshot(request.snapshot))
         files = snapshot.files()
         if request.HasField("predicate"):
-            predicate = codec.decode_tuple_domain(
-                request.predicate, table.query_schema, self.limits.max_discrete_values
-            )
+            predicate = codec.decode_tuple_domain(request.predicate, table.query_schema)
             result = prune(
                 table, predicate, snapshot=snapshot.instant, limits=self.limits.prune_limits(timeout)
             )
@@ -163,13 +161,10 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         with counting() as requests:
             table = self.catalog.table(name)
             predicate = (
-                codec.decode_tuple_domain(
-                    request.predicate, table.query_schema, self.limits.max_discrete_values
-                )
+                codec.decode_tuple_domain(request.predicate, table.query_schema)
                 if request.HasField("predicate")
                 else TupleDomain.all()
             )
-            codec.check_columns(table.query_schema, request.columns)
             snapshot = codec.check_snapshot(request.snapshot)
             result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
         record.prune(result, requests.value())

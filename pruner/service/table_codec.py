@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pruner.format.keys import parse_partition_path
 from pruner.functions import Order
@@ -43,10 +43,11 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
         indexes=[
             spb.IndexInfo(
                 name=s["name"],
-                type=s["type"],
+                type=encode_index_type(s["type"]),
                 columns=s["columns"],
                 options=s["options"],
-                state=s["state"],
+                state=encode_index_state(s["state"]),
+                partition=s["partition"],
                 complete_up_to=s["complete_up_to"] or "",
             )
             for s in index_summaries(table)
@@ -176,3 +177,22 @@ def decode_files(messages: Iterable[spb.ListFilesResponse]) -> list[ListedFile]:
         for m in messages
         for f in m.files
     ]
+
+
+# Index types and states on the wire: `INDEX_TYPE_<TYPE>` for the type text of `index_summaries`
+# (`files`, `record_index` and the `IndexType` values), `INDEX_STATE_<STATE>` likewise
+# (`tests/pruner/service/test_codec.py` takes every type and state through them).
+def encode_index_type(name: str) -> spb.IndexType:
+    return cast(spb.IndexType, spb.IndexType.Value(f"INDEX_TYPE_{name.upper()}"))
+
+
+def decode_index_type(value: spb.IndexType) -> str:
+    return str(spb.IndexType.Name(value)).removeprefix("INDEX_TYPE_").lower()
+
+
+def encode_index_state(name: str) -> spb.IndexState:
+    return cast(spb.IndexState, spb.IndexState.Value(f"INDEX_STATE_{name.upper()}"))
+
+
+def decode_index_state(value: spb.IndexState) -> str:
+    return str(spb.IndexState.Name(value)).removeprefix("INDEX_STATE_").lower()

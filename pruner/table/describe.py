@@ -41,10 +41,11 @@ def describe(table: LakeTable) -> dict[str, Any]:
 def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
     """Every index of the table — built-in and defined — with state, coverage and file counts."""
     snapshot = table.snapshot()
-    entries: list[tuple[IndexPartitionSpec, str, str, str | None, list[str], dict[str, str]]] = [
-        (table.files_spec, "files", "ready", snapshot.instant, [], {}),
+    entries: list[tuple[IndexPartitionSpec, str, str, str, str | None, list[str], dict[str, str]]] = [
+        (table.files_spec, "files", "files", "ready", snapshot.instant, [], {}),
         (
             table.record_index_spec,
+            "record_index",
             "record_index",
             "ready",
             snapshot.instant,
@@ -57,6 +58,7 @@ def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
         (
             table.spec(d),
             d.name,
+            str(d.index_type),
             str(d.state),
             snapshot.instant if d.state == IndexState.READY else None,
             list(d.columns),
@@ -66,12 +68,13 @@ def index_summaries(table: LakeTable) -> list[dict[str, Any]]:
     ]
     ready_since = {d.name: d.complete_up_to for d in table.definitions}
     summaries = []
-    for spec, name, state, up_to, columns, options in entries:
+    for spec, name, index_type, state, up_to, columns, options in entries:
         view = snapshot.index_partition(spec)
         summaries.append(
             {
                 "name": name,
-                "type": spec.name,
+                "type": index_type,
+                "partition": spec.name,
                 "columns": columns,
                 "options": options,
                 "state": state,

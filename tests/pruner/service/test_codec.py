@@ -14,12 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner.errors import InvalidInputError
+from pruner.index.definitions import IndexState, IndexType
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
-from pruner.service import codec
+from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.storage_requests import StorageRequests
 from pruner.types import Column, TableSchema, parse_type
 
@@ -179,9 +181,7 @@ def test_tuple_domains_round_trip(data: st.DataObject) -> None:
     columns = data.draw(st.lists(st.sampled_from(sorted(ORDERED)), min_size=0, max_size=4, unique=True))
     predicate = TupleDomain.with_domains({c: data.draw(_value_sets(ORDERED[c])) for c in columns})
     message = codec.encode_tuple_domain(predicate)
-    decoded = codec.decode_tuple_domain(
-        type(message).FromString(message.SerializeToString()), SCHEMA, max_values=100
-    )
+    decoded = codec.decode_tuple_domain(type(message).FromString(message.SerializeToString()), SCHEMA)
     assert decoded == predicate
 
 
@@ -191,7 +191,7 @@ def test_all_none_and_only_null() -> None:
         TupleDomain.none(),
         TupleDomain.with_domains({"str": Domain.only_null(), "l": Domain.not_null()}),
     ):
-        assert codec.decode_tuple_domain(codec.encode_tuple_domain(predicate), SCHEMA, 10) == predicate
+        assert codec.decode_tuple_domain(codec.encode_tuple_domain(predicate), SCHEMA) == predicate
 
 
 def _domain_message(**value_set: Any) -> ppb.TupleDomain:
@@ -211,12 +211,6 @@ def _domain_message(**value_set: Any) -> ppb.TupleDomain:
         (_domain_message(discrete=ppb.DiscreteValues()), "column l: empty IN list"),
         (
             _domain_message(
-                discrete=ppb.DiscreteValues(values=[ppb.Value(integer_value=i) for i in range(11)])
-            ),
-            "column l: IN list of 11 values exceeds limits.max_discrete_values (10)",
-        ),
-        (
-            _domain_message(
                 ranges=ppb.RangeSet(
                     ranges=[ppb.Range(low=ppb.Value(integer_value=2), high=ppb.Value(integer_value=1))]
                 )
@@ -228,8 +222,15 @@ def _domain_message(**value_set: Any) -> ppb.TupleDomain:
 )
 def test_malformed_tuple_domains(message: ppb.TupleDomain, error: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
-        codec.decode_tuple_domain(message, SCHEMA, max_values=10)
+        codec.decode_tuple_domain(message, SCHEMA)
     assert error in str(raised.value)
+
+
+def test_size_is_not_malformed() -> None:
+    """Limits are the binding's to apply, by widening (`tests/pruner/planner/test_prune.py`)."""
+    values = [ppb.Value(integer_value=i) for i in range(200_000)]
+    decoded = codec.decode_tuple_domain(_domain_message(discrete=ppb.DiscreteValues(values=values)), SCHEMA)
+    assert decoded.domains is not None and len(decoded.domains["l"].values.ranges) == 200_000
 
 
 def test_unbounded_ends_ignore_their_inclusive_flags() -> None:
@@ -238,7 +239,7 @@ def test_unbounded_ends_ignore_their_inclusive_flags() -> None:
             ranges=[ppb.Range(low_inclusive=True, high=ppb.Value(integer_value=5), high_inclusive=True)]
         )
     )
-    assert codec.decode_tuple_domain(message, SCHEMA, 10) == TupleDomain.with_domains(
+    assert codec.decode_tuple_domain(message, SCHEMA) == TupleDomain.with_domains(
         {"l": Domain(SortedRangeSet.of_ranges(Range.less_than_or_equal(5)), False)}
     )
 
@@ -261,14 +262,13 @@ def test_schemas_splits_and_explain_round_trip() -> None:
     assert codec.decode_storage_requests(response.storage) == requests  # sent without explain too
 
 
-def test_snapshots_and_projected_columns() -> None:
+def test_snapshots_and_columns() -> None:
     assert codec.check_snapshot("") is None
     assert codec.check_snapshot("20260101000000000") == "20260101000000000"
     with pytest.raises(InvalidInputError, match="is not an instant"):
         codec.check_snapshot("../../etc")
-    assert codec.check_columns(SCHEMA, ["l", "ts"]) == ["l", "ts"]
     with pytest.raises(InvalidInputError, match="unknown column 'x'"):
-        codec.check_columns(SCHEMA, ["x"])
+        codec.resolve_column(SCHEMA, "x")
     assert codec.resolve_column(SCHEMA, "m") == Column("m", parse_type("decimal(38,9)"))
 
 
@@ -278,3 +278,15 @@ def test_timestamps_before_the_epoch_keep_their_microseconds() -> None:
     assert codec.decode_value(ppb.Value(timestamp_micros=-1), SCHEMA.column("ts")) == datetime(
         1970, 1, 1, tzinfo=UTC
     ) - timedelta(microseconds=1)
+
+
+@pytest.mark.parametrize("name", ["files", "record_index", *(str(t) for t in IndexType)])
+def test_every_index_type_has_its_wire_enum(name: str) -> None:
+    encoded = table_codec.encode_index_type(name)
+    assert encoded != spb.INDEX_TYPE_UNSPECIFIED and table_codec.decode_index_type(encoded) == name
+
+
+@pytest.mark.parametrize("state", list(IndexState))
+def test_every_index_state_has_its_wire_enum(state: IndexState) -> None:
+    encoded = table_codec.encode_index_state(str(state))
+    assert encoded != spb.INDEX_STATE_UNSPECIFIED and table_codec.decode_index_state(encoded) == state

@@ -138,7 +138,6 @@ def grpc_calls(stub: Any, text: str) -> dict[str, Call]:
         for field, name in names.items():
             calls[f"{method} {field}"] = prune(method, table=name)
         calls[f"{method} snapshot"] = prune(method, snapshot=text)
-        calls[f"{method} projected column"] = prune(method, columns=[text])
         for what, predicate in predicates.items():
             calls[f"{method} {what}"] = prune(method, predicate=predicate)
     return calls

@@ -98,7 +98,15 @@ def test_get_table_declares_what_a_predicate_can_prune_by(
     building = define(config, [bloom], "by_s", "secondary_index", ["s"], {})
     save_definitions(storage, [bloom, building])
     with PruningClient(address(start_sidecar(str(tmp_path)))) as client:
-        assert client.get_table(SCHEMA, TABLE).prunable_columns == ("id", "region", "v")
+        info = client.get_table(SCHEMA, TABLE)
+    assert info.prunable_columns == ("id", "region", "v")
+    # the type and state travel as enums, the partition beside them
+    assert {(i.name, i.type, i.state, i.partition) for i in info.indexes} == {
+        ("files", "files", "ready", "files"),
+        ("record_index", "record_index", "ready", "record_index"),
+        ("bf", "bloom_filters", "ready", "bloom_filters"),
+        ("by_s", "secondary_index", "building", "secondary_index_by_s"),
+    }
 
 
 def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_table: str) -> None:

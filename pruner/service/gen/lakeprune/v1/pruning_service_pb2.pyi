@@ -23,6 +23,23 @@ class TypeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TYPE_KIND_BINARY: _ClassVar[TypeKind]
     TYPE_KIND_DATE: _ClassVar[TypeKind]
     TYPE_KIND_TIMESTAMP: _ClassVar[TypeKind]
+
+class IndexType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INDEX_TYPE_UNSPECIFIED: _ClassVar[IndexType]
+    INDEX_TYPE_FILES: _ClassVar[IndexType]
+    INDEX_TYPE_RECORD_INDEX: _ClassVar[IndexType]
+    INDEX_TYPE_COLUMN_STATS: _ClassVar[IndexType]
+    INDEX_TYPE_PARTITION_STATS: _ClassVar[IndexType]
+    INDEX_TYPE_BLOOM_FILTERS: _ClassVar[IndexType]
+    INDEX_TYPE_SECONDARY_INDEX: _ClassVar[IndexType]
+    INDEX_TYPE_FUNCTIONAL: _ClassVar[IndexType]
+
+class IndexState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INDEX_STATE_UNSPECIFIED: _ClassVar[IndexState]
+    INDEX_STATE_BUILDING: _ClassVar[IndexState]
+    INDEX_STATE_READY: _ClassVar[IndexState]
 TYPE_KIND_UNSPECIFIED: TypeKind
 TYPE_KIND_BOOLEAN: TypeKind
 TYPE_KIND_TINYINT: TypeKind
@@ -36,6 +53,17 @@ TYPE_KIND_STRING: TypeKind
 TYPE_KIND_BINARY: TypeKind
 TYPE_KIND_DATE: TypeKind
 TYPE_KIND_TIMESTAMP: TypeKind
+INDEX_TYPE_UNSPECIFIED: IndexType
+INDEX_TYPE_FILES: IndexType
+INDEX_TYPE_RECORD_INDEX: IndexType
+INDEX_TYPE_COLUMN_STATS: IndexType
+INDEX_TYPE_PARTITION_STATS: IndexType
+INDEX_TYPE_BLOOM_FILTERS: IndexType
+INDEX_TYPE_SECONDARY_INDEX: IndexType
+INDEX_TYPE_FUNCTIONAL: IndexType
+INDEX_STATE_UNSPECIFIED: IndexState
+INDEX_STATE_BUILDING: IndexState
+INDEX_STATE_READY: IndexState
 
 class TableName(_message.Message):
     __slots__ = ("schema", "table")
@@ -90,7 +118,7 @@ class Column(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., nullable: _Optional[bool] = ...) -> None: ...
 
 class IndexInfo(_message.Message):
-    __slots__ = ("name", "type", "columns", "options", "state", "complete_up_to")
+    __slots__ = ("name", "type", "columns", "options", "state", "complete_up_to", "partition")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -104,13 +132,15 @@ class IndexInfo(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_UP_TO_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
     name: str
-    type: str
+    type: IndexType
     columns: _containers.RepeatedScalarFieldContainer[str]
     options: _containers.ScalarMap[str, str]
-    state: str
+    state: IndexState
     complete_up_to: str
-    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[str] = ..., complete_up_to: _Optional[str] = ...) -> None: ...
+    partition: str
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[IndexType, str]] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[IndexState, str]] = ..., complete_up_to: _Optional[str] = ..., partition: _Optional[str] = ...) -> None: ...
 
 class GetTableResponse(_message.Message):
     __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot", "location", "prunable_columns")
@@ -153,20 +183,18 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "columns", "explain", "max_split_bytes")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
-    COLUMNS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     MAX_SPLIT_BYTES_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
-    columns: _containers.RepeatedScalarFieldContainer[str]
     explain: bool
     max_split_bytes: int
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., columns: _Optional[_Iterable[str]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
 
 class PartitionValue(_message.Message):
     __slots__ = ("column", "value")
@@ -217,7 +245,7 @@ class ExplainStep(_message.Message):
     def __init__(self, step: _Optional[str] = ..., index: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., files_in: _Optional[int] = ..., files_out: _Optional[int] = ..., millis: _Optional[float] = ..., skipped: _Optional[str] = ..., fallback: _Optional[str] = ...) -> None: ...
 
 class PruneResponse(_message.Message):
-    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage")
+    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage", "widened")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +254,7 @@ class PruneResponse(_message.Message):
     SPLITS_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     STORAGE_FIELD_NUMBER: _ClassVar[int]
+    WIDENED_FIELD_NUMBER: _ClassVar[int]
     snapshot: str
     predicate: str
     files_total: int
@@ -234,7 +263,8 @@ class PruneResponse(_message.Message):
     splits: _containers.RepeatedCompositeFieldContainer[Split]
     explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
     storage: StorageRequests
-    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ...) -> None: ...
+    widened: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ..., widened: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StorageRequests(_message.Message):
     __slots__ = ("lists", "heads", "gets", "bytes_read")

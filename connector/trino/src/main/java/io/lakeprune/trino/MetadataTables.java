@@ -23,6 +23,7 @@ import lakeprune.v1.PruningServiceOuterClass.TableName;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -75,15 +76,21 @@ public final class MetadataTables
                 }
                 return rows;
             }));
-            case "indexes" -> Optional.of(new Table(name, columns("name", VARCHAR, "type", VARCHAR, "columns", VARCHAR, "options", VARCHAR, "state", VARCHAR, "complete_up_to", VARCHAR), () -> {
+            case "indexes" -> Optional.of(new Table(name, columns("name", VARCHAR, "type", VARCHAR, "columns", VARCHAR, "options", VARCHAR, "state", VARCHAR, "complete_up_to", VARCHAR, "partition", VARCHAR), () -> {
                 List<List<Object>> rows = new ArrayList<>();
                 for (IndexInfo index : described.get().getIndexesList()) {
-                    rows.add(row(index.getName(), index.getType(), String.join(",", index.getColumnsList()), render(new TreeMap<>(index.getOptionsMap())), index.getState(), index.getCompleteUpTo()));
+                    rows.add(row(index.getName(), enumName(index.getType().name(), "INDEX_TYPE_"), String.join(",", index.getColumnsList()), render(new TreeMap<>(index.getOptionsMap())), enumName(index.getState().name(), "INDEX_STATE_"), index.getCompleteUpTo(), index.getPartition()));
                 }
                 return rows;
             }));
             default -> Optional.empty();
         };
+    }
+
+    /** A wire enum constant as the sidecar names it in text: {@code INDEX_TYPE_BLOOM_FILTERS} is {@code bloom_filters}. */
+    private static String enumName(String constant, String prefix)
+    {
+        return constant.substring(prefix.length()).toLowerCase(Locale.ROOT);
     }
 
     private static String partitionValues(List<PartitionValue> values)
