@@ -19,11 +19,14 @@ from pruner.sidecar import Sidecar
 from tests.e2e.engines import (
     HOST_FROM_CONTAINER,
     Engine,
+    SharedTrino,
     container_address,
     container_engine,
     docker_unavailable_reason,
     local_engine,
+    shared_trino,
 )
+from tests.e2e.native import native_plugin
 from tests.e2e.warehouse import SCHEMA_NAME
 
 # The schema of the RFC-63 events table (`tests/support_events.py`).
@@ -46,6 +49,15 @@ def _start_sidecar(
     sidecar = Sidecar(config).start()
     assert sidecar.wait_ready(30), "the sidecar did not load its catalog"
     return sidecar
+
+
+@pytest.fixture(scope="session")
+def dynamic_trino() -> Iterator[SharedTrino]:
+    """The one local Trino of the suites of the native catalog (`test_native_engine.py`,
+    `test_load_faults.py`, `test_tpc.py`), each of which creates its catalogs on it and drops
+    them when done; skipped where this checkout has no connector to build."""
+    with shared_trino(native_plugin()) as shared:
+        yield shared
 
 
 @pytest.fixture(scope="session")
