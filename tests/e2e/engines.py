@@ -190,12 +190,12 @@ def _literal(value: str) -> str:
 
 
 @contextmanager
-def shared_trino(plugin: Path) -> Iterator[SharedTrino]:
-    """A local Trino with dynamic catalogs and the native connector's `plugin`, and no catalog of
-    lakeprune's yet (its start-up one is dropped)."""
-    with local_engine(
-        TRINO.kind, None, grpc=NativeCatalog(NOBODY), plugin=plugin, dynamic_catalogs=True
-    ) as engine:
+def shared_trino(plugin: Path | None) -> Iterator[SharedTrino]:
+    """A local Trino with dynamic catalogs and the native connector's `plugin` (None: none, only
+    Trino's own connectors), and no catalog of lakeprune's yet (its start-up one is dropped)."""
+    grpc = None if plugin is None else NativeCatalog(NOBODY)
+    sidecar = NOBODY if plugin is None else None
+    with local_engine(TRINO.kind, sidecar, grpc=grpc, plugin=plugin, dynamic_catalogs=True) as engine:
         engine.query(f'DROP CATALOG "{CATALOG_NAME}"')
         yield SharedTrino(engine)
 

@@ -38,7 +38,7 @@ from pruner.table.describe import history, index_summaries
 from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA, free_port
 from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties
-from tests.e2e.native import check_query, pruned
+from tests.e2e.native import check_query, native_plugin, pruned
 from tests.e2e.queries import QUERIES, Query, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
 from tests.support_adopt import Adopted, duckdb_rows, snapshot_files
@@ -86,8 +86,8 @@ def _catalog_properties(catalog: NativeCatalog) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def native(request: pytest.FixtureRequest) -> Iterator[Native]:
-    shared: SharedTrino = request.getfixturevalue("dynamic_trino")  # before the warehouse: a skip
-    # (no plugin in this checkout) should not build it first
+    native_plugin()  # before the warehouse: a skip should not build it first
+    shared: SharedTrino = request.getfixturevalue("dynamic_trino")
     lake_warehouse: Path = request.getfixturevalue("lake_warehouse")
     events: str = request.getfixturevalue("events_table")
     adopted: Adopted = request.getfixturevalue("adopted_hive")
