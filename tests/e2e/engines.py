@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pruner.engines import CATALOG_NAME, TRINO, catalog_file, engine_spec, start, stop
+from pruner.engines import CATALOG_NAME, TRINO, catalog_file, engine_spec, start, status, stop
 from pruner.engines.catalog import (
     check_extra_catalogs,
     parse_properties,
@@ -162,15 +162,22 @@ class SharedTrino:
                     others.append(name)
                 else:
                     sidecars[name] = parse_sidecar_addresses(addresses)
+            port = self.engine.port
             target = Target(
-                TRINO, self.engine.host, self.engine.port, lambda: True, lambda: "see its server log"
+                TRINO,
+                self.engine.host,
+                port,
+                lambda: status(TRINO, port).running,
+                lambda: f"see its server log (`lakeprune trino status --port {port}` names it)",
             )
             wait_until_ready(target, sidecars, CATALOG_READY_TIMEOUT_S, other_catalogs=others)
             yield self.engine
         finally:
-            for name in wanted:
-                self.engine.query(f'DROP CATALOG IF EXISTS "{name}"')
-            self._lent -= wanted.keys()
+            try:
+                for name in wanted:
+                    self.engine.query(f'DROP CATALOG IF EXISTS "{name}"')
+            finally:
+                self._lent -= wanted.keys()
 
     def _create(self, name: str, properties: Mapping[str, str]) -> None:
         connector = properties["connector.name"]  # unquoted: Trino 476 keeps a quoted name's quotes
