@@ -6,24 +6,29 @@ official container image when a Docker engine answers (skipped with the reason o
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pruner.engines.catalog import catalog_properties
+from pruner.engines.catalog import CATALOG_NAME, catalog_properties
 from pruner.engines.spec import engine_spec
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from tests.e2e.engines import (
     HOST_FROM_CONTAINER,
     Engine,
+    SharedTrino,
     container_address,
     container_engine,
     docker_unavailable_reason,
+    lakeprune_catalog_properties,
     local_engine,
+    shared_trino,
 )
+from tests.e2e.native import native_plugin_if_any
 from tests.e2e.warehouse import SCHEMA_NAME
 
 # The schema of the RFC-63 events table (`tests/support_events.py`).
@@ -49,6 +54,16 @@ def _start_sidecar(
 
 
 @pytest.fixture(scope="session")
+def dynamic_trino() -> Iterator[SharedTrino]:
+    """The one local Trino of the e2e suites (the local Trino of `running`, `test_native_engine.py`,
+    `test_load_faults.py`, `test_tpc.py`), each of which creates its catalogs on it and drops
+    them when done; with the native connector where this checkout has one (the suites of the
+    native catalog skip otherwise)."""
+    with shared_trino(native_plugin_if_any()) as shared:
+        yield shared
+
+
+@pytest.fixture(scope="session")
 def local_sidecar(request: pytest.FixtureRequest) -> Iterator[Sidecar]:
     sidecar = _start_sidecar(request, "127.0.0.1")
     yield sidecar
@@ -62,6 +77,8 @@ def free_port() -> int:
 
 
 PAGED_CATALOG = "lakeprune_paged"
+# The Thrift catalog of `running` on the session's shared Trino (elsewhere `lakeprune`).
+RUNNING_CATALOG = "lakeprune_running"
 
 
 def paged_catalog(kind: str, sidecar: str) -> dict[str, dict[str, str]]:
@@ -78,6 +95,15 @@ def engine_fixture(kind: str, path: str, request: pytest.FixtureRequest) -> Iter
     if path == "local":
         sidecar: Sidecar = request.getfixturevalue("local_sidecar")
         address = f"127.0.0.1:{sidecar.thrift_port}"
+        if kind == "trino":
+            # The session's Trino, whose `lakeprune` the native suites create in turn: the Thrift
+            # catalog here has a name of its own, as it lives as long as the session's parameter.
+            shared: SharedTrino = request.getfixturevalue("dynamic_trino")
+            thrift = lakeprune_catalog_properties(None, address)[CATALOG_NAME]
+            catalogs = {RUNNING_CATALOG: thrift} | paged_catalog(kind, address)
+            with shared.catalogs(catalogs) as engine:
+                yield dataclasses.replace(engine, catalog=RUNNING_CATALOG), sidecar
+            return
         with local_engine(kind, address, paged_catalog(kind, address)) as engine:
             yield engine, sidecar
         return

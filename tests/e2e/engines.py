@@ -4,11 +4,16 @@ the repository), which returns once a query on each lakeprune catalog can run; `
 runs the official image (`trinodb/trino:476`, `prestodb/presto:0.287`) through testcontainers where
 a Docker engine answers, waited for by the launcher's own readiness check, and
 `docker_unavailable_reason` says why it cannot. Both yield an `Engine` whose `connect()` is a
-DB-API connection (`trino.dbapi` / `prestodb.dbapi`) with catalog `lakeprune`."""
+DB-API connection (`trino.dbapi` / `prestodb.dbapi`) with catalog `lakeprune`. `SharedTrino` is one
+local Trino with dynamic catalog management (`catalog.management=dynamic`) that several suites use
+in turn, each creating its catalogs with `CREATE CATALOG` and dropping them when it is done, so that
+the session starts Trino once rather than once per suite."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -17,10 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pruner.engines import CATALOG_NAME, catalog_file, engine_spec, start, stop
-from pruner.engines.catalog import check_extra_catalogs, parse_sidecar_addresses
-from pruner.engines.config import render
-from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines import CATALOG_NAME, TRINO, catalog_file, engine_spec, start, status, stop
+from pruner.engines.catalog import (
+    check_extra_catalogs,
+    parse_properties,
+    parse_sidecar_addresses,
+    sidecar_of,
+)
+from pruner.engines.config import InstanceConfig, lakeprune_catalogs, render
+from pruner.engines.native_catalog import NativeCatalog, grpc_of
 from pruner.engines.readiness import Target, wait_until_ready
 
 USER = "lakeprune"
@@ -30,6 +40,14 @@ CONTAINER_PORT = 8080
 # What a container calls the machine it runs on (mapped with --add-host ...:host-gateway).
 HOST_FROM_CONTAINER = "host.docker.internal"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "0.0.0.0", "[::1]"})
+# Trino whose catalogs can be created and dropped while it runs (kept in etc/catalog/ as files).
+DYNAMIC_TRINO = dataclasses.replace(
+    TRINO, extra_server_properties=(*TRINO.extra_server_properties, ("catalog.management", "dynamic"))
+)
+# Where the shared Trino's start-up native catalog points: nothing listens there (the discard port),
+# and the catalog is dropped before any suite uses the engine.
+NOBODY = "127.0.0.1:9"
+CATALOG_READY_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -76,14 +94,19 @@ def local_engine(
     data_dir: Path | None = None,
     heap_mb: int = 2048,
     timeout: float = 240.0,
+    dynamic_catalogs: bool = False,
 ) -> Iterator[Engine]:
     """A local engine on a free port (by default) whose lakeprune catalog points at the sidecar
     (Thrift; with `grpc`, `lakeprune` is the native catalog and the Thrift one `lakeprune_thrift`);
-    stopped (and its temporary data directory removed) on exit."""
+    stopped (and its temporary data directory removed) on exit. With `dynamic_catalogs` (Trino
+    only), catalogs can be created and dropped while it runs."""
+    if dynamic_catalogs and kind != TRINO.kind:
+        raise ValueError(f"dynamic catalogs are a Trino feature, not {kind}'s")
+    spec = DYNAMIC_TRINO if dynamic_catalogs else engine_spec(kind)
     directory = data_dir or Path(tempfile.mkdtemp(prefix=f"lakeprune-{kind}-"))
     try:
         instance = start(
-            kind,
+            spec,
             port,
             sidecar_address,
             directory,
@@ -96,10 +119,92 @@ def local_engine(
         try:
             yield Engine(kind, instance.host, instance.port)
         finally:
-            stop(kind, instance.port)
+            stop(spec, instance.port)
     finally:
         if data_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def lakeprune_catalog_properties(
+    grpc: NativeCatalog | None, sidecar: str | None
+) -> dict[str, dict[str, str]]:
+    """Trino's lakeprune catalogs as the launcher names and writes them (see
+    `pruner.engines.config.lakeprune_catalogs`): name -> properties."""
+    config = InstanceConfig(TRINO, 0, Path(), sidecar, grpc=grpc)
+    return {name: parse_properties(text) for name, text in lakeprune_catalogs(config).items()}
+
+
+class SharedTrino:
+    """One running Trino with dynamic catalogs, lent to one suite at a time: `catalogs` creates a
+    suite's catalogs, waits until each can run a query (as the launcher waits at start-up), and
+    drops them on exit. A catalog name lent and not yet given back cannot be lent again."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._lent: set[str] = set()
+
+    @contextmanager
+    def catalogs(self, catalogs: Mapping[str, Mapping[str, str]]) -> Iterator[Engine]:
+        wanted = {name: dict(props) for name, props in catalogs.items()}
+        taken = sorted(self._lent & wanted.keys())
+        if taken:
+            raise RuntimeError(f"catalogs {taken} of the shared Trino are in use by another suite")
+        self._lent |= wanted.keys()
+        try:
+            for name, properties in wanted.items():
+                self._create(name, properties)
+            sidecars: dict[str, tuple[str, ...]] = {}
+            others = []
+            for name, properties in wanted.items():
+                text = render(properties)
+                addresses = grpc_of(text) or sidecar_of(TRINO, text)
+                if addresses is None:
+                    others.append(name)
+                else:
+                    sidecars[name] = parse_sidecar_addresses(addresses)
+            port = self.engine.port
+            target = Target(
+                TRINO,
+                self.engine.host,
+                port,
+                lambda: status(TRINO, port).running,
+                lambda: f"see its server log (`lakeprune trino status --port {port}` names it)",
+            )
+            wait_until_ready(target, sidecars, CATALOG_READY_TIMEOUT_S, other_catalogs=others)
+            yield self.engine
+        finally:
+            try:
+                for name in wanted:
+                    self.engine.query(f'DROP CATALOG IF EXISTS "{name}"')
+            finally:
+                self._lent -= wanted.keys()
+
+    def _create(self, name: str, properties: Mapping[str, str]) -> None:
+        connector = properties["connector.name"]  # unquoted: Trino 476 keeps a quoted name's quotes
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", connector):
+            raise ValueError(f"catalog {name}: connector name {connector!r} is not a plain identifier")
+        settings = ", ".join(
+            f'"{key}" = {_literal(value)}' for key, value in properties.items() if key != "connector.name"
+        )
+        self.engine.query(f'DROP CATALOG IF EXISTS "{name}"')
+        self.engine.query(
+            f'CREATE CATALOG "{name}" USING {connector}' + (f" WITH ({settings})" if settings else "")
+        )
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@contextmanager
+def shared_trino(plugin: Path | None) -> Iterator[SharedTrino]:
+    """A local Trino with dynamic catalogs and the native connector's `plugin` (None: none, only
+    Trino's own connectors), and no catalog of lakeprune's yet (its start-up one is dropped)."""
+    grpc = None if plugin is None else NativeCatalog(NOBODY)
+    sidecar = NOBODY if plugin is None else None
+    with local_engine(TRINO.kind, sidecar, grpc=grpc, plugin=plugin, dynamic_catalogs=True) as engine:
+        engine.query(f'DROP CATALOG "{CATALOG_NAME}"')
+        yield SharedTrino(engine)
 
 
 def docker_unavailable_reason() -> str | None:

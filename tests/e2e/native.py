@@ -29,6 +29,15 @@ def native_plugin() -> Path:
         pytest.skip(str(exc))
 
 
+def native_plugin_if_any() -> Path | None:
+    """The plugin as `native_plugin` finds or builds it; None where this checkout has no
+    connector to build."""
+    try:
+        return native_plugin()
+    except pytest.skip.Exception:
+        return None
+
+
 def pruned(sidecar: Sidecar) -> dict[str, float]:
     """The sidecar's gRPC prune counters: files considered and files kept."""
     return {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}

@@ -171,7 +171,7 @@ def check_types(engine: Engine, warehouse: Path) -> None:
     connector documents: float and decimal as double, binary as lowercase hex, timestamps as UTC
     wall-clock milliseconds."""
     columns = ", ".join(TYPE_COLUMNS)
-    got = engine.query(f"SELECT {columns} FROM lakeprune.{SCHEMA_NAME}.types")
+    got = engine.query(f"SELECT {columns} FROM {engine.catalog}.{SCHEMA_NAME}.types")
     reference = duckdb_connection(warehouse).execute(f"SELECT {columns} FROM types").fetchall()
     expected = normalized([[_expected(v) for v in row] for row in reference])
     actual = normalized(

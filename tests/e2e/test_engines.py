@@ -18,14 +18,14 @@ pytestmark = pytest.mark.slow
 
 def test_catalog_lists_the_warehouse(running: tuple[Engine, Sidecar]) -> None:
     engine, _ = running
-    assert [SCHEMA_NAME] in engine.query("SHOW SCHEMAS FROM lakeprune")
-    assert sorted(engine.query(f"SHOW TABLES FROM lakeprune.{SCHEMA_NAME}")) == [[t] for t in TABLES]
+    assert [SCHEMA_NAME] in engine.query(f"SHOW SCHEMAS FROM {engine.catalog}")
+    assert sorted(engine.query(f"SHOW TABLES FROM {engine.catalog}.{SCHEMA_NAME}")) == [[t] for t in TABLES]
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
 def test_query_matches_duckdb(running: tuple[Engine, Sidecar], lake_warehouse: Path, query: Query) -> None:
     engine, sidecar = running
-    check_query(engine, sidecar, lake_warehouse, query)
+    check_query(engine, sidecar, lake_warehouse, query, engine.catalog)
 
 
 def test_every_mapped_type_round_trips(running: tuple[Engine, Sidecar], lake_warehouse: Path) -> None:

@@ -17,12 +17,12 @@ def test_time_of_day_query_on_the_hidden_index_column(
     running: tuple[Engine, Sidecar], events_table: str
 ) -> None:
     engine, sidecar = running
-    columns = engine.query(f"SHOW COLUMNS FROM lakeprune.{EVENTS_SCHEMA}.events")
+    columns = engine.query(f"SHOW COLUMNS FROM {engine.catalog}.{EVENTS_SCHEMA}.events")
     assert "hour_of_day" not in [c[0] for c in columns]  # hidden: not in SELECT *
     before = served(sidecar)
     rows = engine.query(
-        f"SELECT count(*), min(hour_of_day), max(hour_of_day), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events "
-        "WHERE hour_of_day BETWEEN 12 AND 13"
+        "SELECT count(*), min(hour_of_day), max(hour_of_day), sum(id) "
+        f"FROM {engine.catalog}.{EVENTS_SCHEMA}.events WHERE hour_of_day BETWEEN 12 AND 13"
     )
     after = served(sidecar)
     expected = table_reference(

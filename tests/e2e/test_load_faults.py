@@ -38,7 +38,7 @@ from pruner.client import PruningClient, ServiceError
 from pruner.engines.native_catalog import NativeCatalog
 from pruner.table.table import LakeTable
 from tests.e2e.conftest import free_port
-from tests.e2e.engines import Engine, local_engine
+from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties
 from tests.e2e.native import native_plugin
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine, pytest.mark.load]
@@ -219,10 +219,11 @@ def _wait_serving(address: str, process: subprocess.Popen[bytes], log: Path, tim
 
 
 @pytest.fixture(scope="module")
-def trino(sidecar: Served) -> Iterator[Engine]:
-    plugin = native_plugin()
+def trino(sidecar: Served, request: pytest.FixtureRequest) -> Iterator[Engine]:
+    native_plugin()  # skips where this checkout has no connector to build
+    shared: SharedTrino = request.getfixturevalue("dynamic_trino")
     catalog = NativeCatalog(sidecar.address, request_timeout="20s", max_attempts=3)
-    with local_engine("trino", None, grpc=catalog, plugin=plugin) as engine:
+    with shared.catalogs(lakeprune_catalog_properties(catalog, None)) as engine:
         yield engine
 
 

@@ -37,7 +37,7 @@ from pruner.sidecar import Sidecar
 from pruner.table.describe import history, index_summaries
 from pruner.table.table import LakeTable
 from tests.e2e.conftest import EVENTS_SCHEMA, free_port
-from tests.e2e.engines import Engine, local_engine
+from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties
 from tests.e2e.native import check_query, native_plugin, pruned
 from tests.e2e.queries import QUERIES, Query, normalized
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
@@ -86,7 +86,8 @@ def _catalog_properties(catalog: NativeCatalog) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def native(request: pytest.FixtureRequest) -> Iterator[Native]:
-    plugin = native_plugin()  # before the warehouse: a skip should not build it first
+    native_plugin()  # before the warehouse: a skip should not build it first
+    shared: SharedTrino = request.getfixturevalue("dynamic_trino")
     lake_warehouse: Path = request.getfixturevalue("lake_warehouse")
     events: str = request.getfixturevalue("events_table")
     adopted: Adopted = request.getfixturevalue("adopted_hive")
@@ -121,9 +122,8 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
             PAIR_CATALOG: _catalog_properties(pair_catalog),
         }
         grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}")
-        with local_engine(
-            "trino", f"127.0.0.1:{sidecar.thrift_port}", extra, grpc=grpc, plugin=plugin
-        ) as engine:
+        catalogs = lakeprune_catalog_properties(grpc, f"127.0.0.1:{sidecar.thrift_port}") | extra
+        with shared.catalogs(catalogs) as engine:
             yield Native(
                 engine,
                 sidecar,

@@ -1,17 +1,18 @@
 """The TPC-H and TPC-DS lakes of the TPC bench (`bench/tpc.py`) and of its correctness test
 (`test_tpc.py`), and the one Trino 476 that writes and then queries them: `side_by_side` starts a
-sidecar serving each lake's `data/` directory (gRPC) as schema `<suite>` and a local Trino whose
-native `lakeprune` catalog talks to it, beside a `hive` catalog (file metastore) over the same
-directories. A lake not yet made (no `<root>/tables.json`) is written there by that Trino itself
-(`CREATE TABLE hive.<suite>.<t> WITH (format = 'PARQUET', external_location = ...) AS SELECT ...
-FROM <suite>.<scale>.<t>`, from the `tpch` / `tpcds` connectors Trino ships, which also collects
-Hive's statistics; TPC-DS `char(n)` columns cast to `varchar` so that both catalogs compare the same
-strings), then every table directory is adopted in place as a lakeprune table with column stats
-and, on one foreign key per suite, a secondary index (by the caller's `Adopt`: a Spark child
-process for the bench, so that its JVM is gone before anything is timed; the tests' shared
-session for the test), and the manifest is written, so that the next run skips both. A lake made
-earlier gets external `hive` tables on its directories, analyzed if asked (`hive_tables`). The
-sidecar lists a schema's tables on each request, so tables adopted after it started are served."""
+sidecar serving each lake's `data/` directory (gRPC) as schema `<suite>` and gives a local Trino
+(the tests' shared one, or one of its own) a native `lakeprune` catalog that talks to it, beside a
+`hive` catalog (file metastore) over the same directories. A lake not yet made (no
+`<root>/tables.json`) is written there by that Trino itself (`CREATE TABLE hive.<suite>.<t> WITH
+(format = 'PARQUET', external_location = ...) AS SELECT ... FROM <suite>.<scale>.<t>`, from the
+`tpch` / `tpcds` connectors Trino ships, which also collects Hive's statistics; TPC-DS `char(n)`
+columns cast to `varchar` so that both catalogs compare the same strings), then every table
+directory is adopted in place as a lakeprune table with column stats and, on one foreign key per
+suite, a secondary index (by the caller's `Adopt`: a Spark child process for the bench, so that its
+JVM is gone before anything is timed; the tests' shared session for the test), and the manifest is
+written, so that the next run skips both. A lake made earlier gets external `hive` tables on its
+directories, analyzed if asked (`hive_tables`). The sidecar lists a schema's tables on each request,
+so tables adopted after it started are served."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import shutil
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,7 @@ from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from pruner.supervisor.aggregate import parse
 from pruner.supervisor.supervisor import Supervisor
-from tests.e2e.engines import Engine, local_engine
+from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties, shared_trino
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -161,12 +162,14 @@ def side_by_side(
     df_wait: str = "1s",
     analyze_hive: bool = False,
     workers: int = 1,
+    trino: SharedTrino | None = None,
 ) -> Iterator[tuple[Engine, Served, list[Lake]]]:
     """The lake of each (suite, scale, root), made where missing (any half-made earlier attempt
     removed first), served side by side by the native `lakeprune` catalog and the `hive` catalog
-    of one Trino 476; both wait `df_wait` for a join's dynamic filter. With `workers` > 1 the
-    sidecar is a `Supervisor` of that many planning processes, and the catalog lists each worker's
-    own gRPC port (as `serve --workers N --worker-grpc-port P` is deployed for Trino)."""
+    of one Trino 476 (`trino`, whose catalogs of these names are created for the while; without it,
+    one started for the while); both wait `df_wait` for a join's dynamic filter. With `workers` > 1
+    the sidecar is a `Supervisor` of that many planning processes, and the catalog lists each
+    worker's own gRPC port (as `serve --workers N --worker-grpc-port P` is deployed for Trino)."""
     for suite, scale, _ in wanted:
         if suite not in SUITES or scale not in SCALES:
             raise ValueError(
@@ -208,7 +211,9 @@ def side_by_side(
                 "hive.non-managed-table-writes-enabled": "true",
             }
         } | {suite: SOURCE_CATALOGS[suite] for suite, _, _ in missing}
-        with local_engine("trino", None, catalogs, grpc=grpc, plugin=locate_plugin(TRINO)) as engine:
+        with ExitStack() as stack:
+            shared = trino or stack.enter_context(shared_trino(locate_plugin(TRINO)))
+            engine = stack.enter_context(shared.catalogs(lakeprune_catalog_properties(grpc, None) | catalogs))
             written = {root: write_tables(engine, suite, scale, root) for suite, scale, root in missing}
             if missing:
                 adopt([(suite, str(root / "data"), list(written[root])) for suite, _, root in missing])

@@ -11,7 +11,8 @@ dialect with sqlglot, then dates written as strings become DATE literals and q30
 gets its spec name (`_for_trino`). Every adaptation is listed in `ADAPTED`. `compare` compares two
 answers: in order when the query's outermost statement has an ORDER BY (rows whose order keys tie
 may come in either order: that is reported apart), as multisets otherwise; decimals exactly,
-doubles to a relative 1e-9. `run` runs one query on one catalog, `check_answers` a suite on two."""
+doubles to a relative 1e-9. `run` runs one query on one catalog, `check_answers` a suite on two
+(several queries at a time, if asked)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import sys
 import tarfile
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -207,16 +209,24 @@ def run(engine: Engine, catalog: str, schema: str, sql: str) -> Outcome:
 
 
 def check_answers(
-    engine: Engine, schema: str, queries: list[TpcQuery], catalogs: tuple[str, str]
+    engine: Engine,
+    schema: str,
+    queries: list[TpcQuery],
+    catalogs: tuple[str, str],
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """Each query once on both catalogs (the first one is the reference): the verdict of `compare`,
-    the rows, and either catalog's error."""
-    verdicts: dict[str, Any] = {}
-    for query in queries:
+    the rows, and either catalog's error, by query in the order of `queries`. Up to `concurrency`
+    queries run at a time (each on a connection of its own), both catalogs of a query one after
+    the other."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+
+    def check(query: TpcQuery) -> dict[str, Any]:
         first, second = (run(engine, c, schema, query.sql) for c in catalogs)
         errors = {c: o.error for c, o in zip(catalogs, (first, second), strict=True) if o.error}
         verdict = "error" if errors else compare(first.rows, second.rows, query.ordered)
-        verdicts[query.name] = {"verdict": verdict, "rows": len(first.rows)} | (
-            {"errors": errors} if errors else {}
-        )
-    return verdicts
+        return {"verdict": verdict, "rows": len(first.rows)} | ({"errors": errors} if errors else {})
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        return dict(zip((q.name for q in queries), pool.map(check, queries), strict=True))
