@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from builder.spark_output import log_spark_output_to
 from pruner.cli import engine_cmds
 from pruner.engines.cache import CACHE_ENV
 from pruner.engines.native_catalog import S3_VARIABLES, NativeCatalog
@@ -25,6 +26,9 @@ REPO = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(autouse=True)
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The bare app has no main callback to name a fresh Spark log: a JVM an earlier test's command
+    # launched in this process is not these commands' (their errors would point at its log).
+    log_spark_output_to(None)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     for name in (*S3_VARIABLES, "AWS_SESSION_TOKEN"):  # the committed catalogs: a user without S3
         monkeypatch.delenv(name, raising=False)
