@@ -54,7 +54,11 @@ CHUNK_STRUCT = from_arrow_schema(CHUNK_SCHEMA)
 # The order of a bucket's chunks: its log is their rows in this order (the last row of a key wins).
 SORT_KEY = (INDEX_PARTITION, "bucket", "order", "source", "piece")
 REMOVED_SCHEMA = pa.schema([("partition", pa.string()), ("file_name", pa.string())])
+# The log-writing job runs at most this many tasks, and at most `TASKS_PER_CORE` a core of the
+# session (a task writes its buckets one after the other): on local[1], one task a bucket made a
+# commit's 36 buckets 36 Python tasks, each costing more to start than its bucket's rows.
 MAX_TASKS = 64
+TASKS_PER_CORE = 4
 # Chunks are persisted between the job that computes them and the one that writes the logs, and
 # Spark's Java serializer keeps the last 100 objects it wrote to a persisted block in the heap
 # (`spark.serializer.objectStreamReset`): with one chunk per cached batch (`builder.intermediates`)
@@ -180,7 +184,9 @@ def write_by_bucket(
     the relative paths written (for the instant's `index_files`)."""
     if not targets:
         return []
-    tasks = max(1, min(sum(t.spec.num_buckets for t in targets.values()), MAX_TASKS))
+    cores = chunk_frame.sparkSession.sparkContext.defaultParallelism
+    buckets = sum(t.spec.num_buckets for t in targets.values())
+    tasks = max(1, min(buckets, MAX_TASKS, cores * TASKS_PER_CORE))
     written = (
         chunk_frame.select(*CHUNK_SCHEMA.names)
         .repartition(tasks, INDEX_PARTITION, "bucket")
