@@ -42,7 +42,7 @@ from pruner.index.definitions import (
     IndexType,
     save_definitions,
 )
-from pruner.index.kinds import Leftover, kind_of, partition_of
+from pruner.index.kinds import Leftover, kind_of, partition_of, required_by
 from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
@@ -146,9 +146,8 @@ def create_index(
 def _require_covering(table: LakeTable, definition: IndexDefinition) -> None:
     """Refuse a definition whose kind aggregates another kind's rows (`IndexKind.requires`) unless
     an index of that kind covers its columns."""
-    for required in kind_of(definition.index_type).requires:
-        found = [d for d in table.definitions if d.index_type == required]
-        missing = set(definition.columns) - set(found[0].columns) if found else set(definition.columns)
+    for required, found in required_by(definition, table.definitions).items():
+        missing = set(definition.columns) - set(found.columns if found else ())
         if missing:
             raise InvalidInputError(
                 f"{definition.index_type} aggregates {required}: create a {required} index covering "
@@ -173,8 +172,7 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
         log.info("index %s is already ready (up to %s)", name, definition.complete_up_to)
         return None
     computed: DataFrame | None = None
-    for required in kind_of(definition.index_type).requires:
-        found = next((d for d in table.definitions if d.index_type == required), None)
+    for required, found in required_by(definition, table.definitions).items():
         if found is None or found.state != IndexState.READY:
             raise InvalidInputError(
                 f"build the {required} index first; {definition.index_type} aggregates it"

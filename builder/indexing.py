@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from builder import index_logs
 from builder.index_logs import LogTarget
 from pruner.index.definitions import IndexDefinition
-from pruner.index.kinds import Leftover, kind_of, partition_of
+from pruner.index.kinds import Leftover, kind_of, partition_of, required_by
 from pruner.index.stats import aggregate_by_partition
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.merge import with_op
@@ -42,10 +42,11 @@ def log_targets(table: LakeTable, previous: Snapshot) -> dict[str, LogTarget]:
     targets = {}
     for definition in table.definitions:
         spec = table.spec(definition)
-        by_value = "value" in spec.key_fields and previous.instant is not None
+        leftover = kind_of(definition.index_type).leftover(definition)
+        by_value = leftover == Leftover.PREVIOUS and previous.instant is not None
         targets[spec.name] = LogTarget(
             spec,
-            pairs=kind_of(definition.index_type).leftover(definition) == Leftover.NOTHING,
+            pairs=leftover == Leftover.NOTHING,
             previous=previous.index_partition(spec) if by_value else None,
         )
     return targets
@@ -90,8 +91,10 @@ def file_driven_chunks(
 def _aggregated_from(table: LakeTable, definition: IndexDefinition) -> IndexDefinition:
     """The index whose rows a re-aggregated index (`Leftover.REAGGREGATE`) aggregates: the one of
     the kind it requires (`partition_stats` aggregates `column_stats`)."""
-    required = kind_of(definition.index_type).requires
-    return next(d for d in table.definitions if d.index_type in required)
+    found = next((d for d in required_by(definition, table.definitions).values() if d is not None), None)
+    if found is None:  # CREATE INDEX and index build refuse it without
+        raise ValueError(f"index {definition.name} aggregates an index the table does not define")
+    return found
 
 
 def needs_added_stats(table: LakeTable) -> str | None:

@@ -26,13 +26,14 @@ exhaustiveness check on the `match` fails until it exists), one step module in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import assert_never
 
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds import bloom_filters, column_stats, functional, partition_stats, secondary_index
 from pruner.index.kinds.base import IndexKind, Leftover
 
-__all__ = ["IndexKind", "Leftover", "kind_of", "partition_of"]
+__all__ = ["IndexKind", "Leftover", "kind_of", "partition_of", "required_by"]
 
 
 def kind_of(index_type: IndexType) -> IndexKind:
@@ -55,3 +56,15 @@ def kind_of(index_type: IndexType) -> IndexKind:
 def partition_of(definition: IndexDefinition) -> str:
     """The metadata partition holding the index of `definition` (as its kind names it)."""
     return kind_of(definition.index_type).partition_name(definition)
+
+
+def required_by(
+    definition: IndexDefinition, definitions: Iterable[IndexDefinition]
+) -> dict[IndexType, IndexDefinition | None]:
+    """For each type `definition`'s kind requires (`IndexKind.requires`), the table's index of that
+    type among `definitions` (None: not defined)."""
+    definitions = tuple(definitions)
+    return {
+        required: next((d for d in definitions if d.index_type == required), None)
+        for required in kind_of(definition.index_type).requires
+    }

@@ -10,7 +10,7 @@ import pytest
 from pruner.format.config import TableConfig
 from pruner.index.defining import define
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
-from pruner.index.kinds import Leftover, kind_of, partition_of
+from pruner.index.kinds import Leftover, kind_of, partition_of, required_by
 from pruner.index.specs import rows_for_file, spec_for
 from pruner.types import TableSchema
 
@@ -135,3 +135,11 @@ def test_a_removed_files_tombstones_name_every_row_it_contributed(index_type: In
         return
     assert rows is not None
     assert set(rows.column("column").to_pylist()) == set(kind.column_keys(definition))
+
+
+def test_required_by_finds_the_index_of_each_required_type() -> None:
+    stats = _define(IndexType.COLUMN_STATS)
+    pstats = _define(IndexType.PARTITION_STATS)
+    assert required_by(pstats, [stats, pstats]) == {IndexType.COLUMN_STATS: stats}
+    assert required_by(pstats, [pstats]) == {IndexType.COLUMN_STATS: None}
+    assert required_by(stats, [stats, pstats]) == {}
