@@ -4,7 +4,7 @@ slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedF
 `s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; one
 fake-gcs-server Cloud Storage server (`tests/support_gcs.py`), marked `gcs`; and one Spark
 standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
-`cluster`."""
+`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`."""
 
 from __future__ import annotations
 
@@ -21,8 +21,11 @@ from pyspark.sql import SparkSession
 from pruner.storage import Storage
 from tests.support_azure import Azurite
 from tests.support_gcs import FakeGcs
+from tests.support_jvm import use_short_lived_jvm_options
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_spark_cluster import SparkCluster
+
+use_short_lived_jvm_options()
 
 if TYPE_CHECKING:
     from builder.write.writer import WriteResult

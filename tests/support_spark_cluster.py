@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyspark
 
+from tests.support_jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support_servers import LoopbackServer, die_with_parent, start_server, wait_ready
 
 WORKER_COUNT = 2
@@ -41,6 +42,7 @@ SUBMIT_CONF = {
     "spark.sql.shuffle.partitions": "4",  # Spark's 200 would make thousands of tiny tasks on two cores
     "spark.scheduler.minRegisteredResourcesRatio": "1.0",
     "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
+    "spark.executor.extraJavaOptions": SHORT_LIVED_JVM_OPTIONS,
     "spark.eventLog.enabled": "true",
     "spark.eventLog.compress": "false",
     "spark.eventLog.rolling.enabled": "false",  # one plain JSON-lines file per application
@@ -63,6 +65,7 @@ def _daemon_environment() -> dict[str, str]:
         SPARK_HOME=SPARK_HOME,
         SPARK_LOCAL_IP="127.0.0.1",
         SPARK_DAEMON_MEMORY="256m",
+        SPARK_DAEMON_JAVA_OPTS=SHORT_LIVED_JVM_OPTIONS,
         SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
