@@ -305,6 +305,15 @@ def check_snapshot(instant: str) -> str | None:
     return instant
 
 
+def check_no_sql_predicate(request: spb.PruneRequest) -> None:
+    """The gRPC service prunes by the TupleDomain alone: `sql_predicate` is the in-process Spark
+    bridge's (`builder.spark_source`), refused here rather than ignored (which would read more)."""
+    if request.HasField("sql_predicate"):
+        raise InvalidInputError(
+            "sql_predicate is only read by the in-process Spark source; send the predicate as a TupleDomain"
+        )
+
+
 MIN_SPLIT_BYTES = 64 << 10  # a range smaller than a row group buys an engine nothing but splits
 
 
