@@ -251,4 +251,15 @@ class TestDomainEncoder
         assertThat(read.partitionKeys().get(0).typedValue().getDateDays()).isEqualTo(20_455);
         assertThat(read.partitionKeys().get(1).typedValue().hasDateDays()).isFalse();
     }
+
+    @Test
+    void testFilesTableShowsTypedPartitionValuesAsText()
+    {
+        assertThat(MetadataTables.render(Predicate.Value.getDefaultInstance())).isEqualTo("NULL");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setDateDays(-1).build())).isEqualTo("1969-12-31");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setTimestampMicros(1_001).build())).isEqualTo("1970-01-01T00:00:00.001001Z");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setDecimalValue(Predicate.DecimalValue.newBuilder().setUnscaled("-5").setScale(2)).build())).isEqualTo("-0.05");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setStringValue("new york").build())).isEqualTo("new york");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setIntegerValue(-7).build())).isEqualTo("-7");
+    }
 }
