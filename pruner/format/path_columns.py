@@ -3,7 +3,9 @@ Spark's or Hive's `partitionBy` (adopted tables, `builder.adopt`) do not store t
 columns inside the files: their values exist only in the path (`city=Paris/part-0.parquet`). Every
 reader that finds such a column absent from a file fills it from here, typed per the table schema
 (the null partition `__HIVE_DEFAULT_PARTITION__` is NULL; escaped characters are unescaped). Files
-lakeprune writes store their partition columns, so for them nothing is filled."""
+lakeprune writes store their partition columns, so for them nothing is filled. This is also the one
+place a partition path's text is read as values: the planner's splits and `ListFiles` carry them
+typed (`typed_value`), so engines on the wire never parse a partition value."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Converting between lakeprune's values and the `lakeprune.v1` protobuf messages, for the gRPC
-server and the Python client alike (the only modules besides them that import the generated code).
+server, the Python client and the Spark source's in-process bridge alike (the only modules besides
+them that import the generated code).
 
 Decoding a request is binding it to the table's schema: every column must exist, every value must
 be of the field kind its column type takes (see `predicate.proto`) and is normalised with
