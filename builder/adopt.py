@@ -67,6 +67,7 @@ from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_UPSERT, IndexPartitionSpec
+from pruner.predicate.values import format_value
 from pruner.storage import FileEntry, Storage
 from pruner.table.data_files import iter_data_file
 from pruner.types import Column, ColumnType, TableSchema, from_arrow, parse_type
@@ -369,7 +370,8 @@ def _disagreeing(
         else:
             agrees = bool(pc.all(pc.fill_null(pc.equal(values, value), False)).as_py())
         if len(values) and not agrees:
-            return f"stores {column} values other than its directory's ({column}={value})"
+            shown = "NULL" if value is None else format_value(value)
+            return f"stores {column} values other than its directory's ({column}={shown})"
     return None
 
 

@@ -1,26 +1,30 @@
 """Pruned Spark reads: the Python half of `spark.read.format("lakeprune")`. The JVM half
 (`connector/spark/`, a jar) is a thin Parquet relation whose file index asks this module, through a
-Py4J callback in the driver, to describe a table (`describe`) and to prune its files for the
-filters Spark pushes to the scan (`prune_files`); Spark's own Parquet reader then reads the kept
-files. `register(spark)` makes a session able to read the format: it puts the jar on the driver's
-class loader if it is not there, starts PySpark's callback server and installs the planner. Every
-prune goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
+Py4J callback in the driver, to describe a table (`describe`: `GetTable`, and `GetTableStatistics`
+for its size) and to prune its files for the filters Spark pushes to the scan (`prune_files`:
+`Prune`, with Spark's filter texts as the request's `sql_predicate`); the two halves exchange the
+serialized `lakeprune.v1` messages of those PruningService methods, so proto/ is the one source of
+truth for this wire as for gRPC. Spark's own Parquet reader then reads the kept files.
+`register(spark)` makes a session able to read the format: it puts the jar on the driver's class
+loader if it is not there, starts PySpark's callback server and installs the planner. Every prune
+goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
 total, the index steps that removed files) and is kept in `recent_prunes()`. An adopted table's
 partition columns, which its files may keep only in their paths, are Spark partition columns valued
-from each kept file's path. User mistakes reach Spark as one line starting with "lakeprune:"."""
+from each kept file's typed partition values. User mistakes reach Spark as one line starting with
+"lakeprune:"."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from google.protobuf.message import Message
 from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import SparkSession
 from sqlglot import exp
@@ -32,6 +36,10 @@ from pruner.planner.result import PruneResult
 from pruner.predicate.sql.parsing import chain_operands, parse
 from pruner.predicate.sql.spark import SparkFilters, from_spark
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service import codec, table_codec
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.serving.catalog import TableName
+from pruner.table.statistics import table_statistics
 from pruner.table.table import LakeTable, table_location
 
 logger = logging.getLogger(__name__)
@@ -109,65 +117,63 @@ def recent_prunes() -> list[dict[str, Any]]:
         return list(_recent)
 
 
-def describe(options: Mapping[str, str]) -> dict[str, Any]:
-    """A table for the source: its location, the resolved snapshot instant, its Spark schema and
-    total size. Options: `path` (a table path or URI, or a name under `warehouse`), or `warehouse`
-    and `table`; `snapshot` (an instant; default the latest)."""
-    lowered = {k.lower(): v for k, v in options.items()}
-    name = lowered.get("table") or lowered.get("path")
-    if not name:
-        raise InvalidInputError('no table: use load(PATH) or .option("warehouse", W).load(NAME)')
-    location = table_location(name, lowered.get("warehouse"))
-    table = LakeTable.open(location)
-    snapshot = table.snapshot(lowered.get("snapshot") or None)
+def describe(request: spb.GetTableRequest) -> spb.GetTableResponse:
+    """A table for the source, as of the requested snapshot (default: the latest): its schema,
+    partition columns, resolved snapshot and location. `TableName.table` is a table path or URI,
+    or a name under the warehouse root `TableName.schema`."""
+    table = _open(request.table)
+    snapshot = table.snapshot(request.snapshot or None)
+    return table_codec.encode_table(TableName(request.table.schema, request.table.table), snapshot)
+
+
+def statistics(request: spb.GetTableStatisticsRequest) -> spb.GetTableStatisticsResponse:
+    """A snapshot's statistics (the source takes the relation's size from them); the Spark source
+    sends no predicate, and a request with one is refused rather than answered for every file."""
+    if request.HasField("predicate"):
+        raise InvalidInputError("the Spark source's GetTableStatistics takes no predicate")
+    table = _open(request.table)
+    snapshot = table.snapshot(request.snapshot or None)
     files = snapshot.files() if snapshot.instant is not None else []
-    return {
-        "table": location,
-        "snapshot": snapshot.instant,
-        "schema": table.config.schema.to_spark_ddl(),
-        "partition_schema": ", ".join(
-            f"`{c}` {table.config.schema.column(c).type.to_spark_ddl()}" for c in path_columns(table)
-        ),
-        "size": sum(f.size for f in files),
-    }
+    return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
 
 
-def path_columns(table: LakeTable) -> tuple[str, ...]:
-    """The columns Spark takes from each file's partition path: the partition columns of an
-    adopted table, whose files may keep them only there (`pruner.format.path_columns`); none for
-    a table whose files store every column (Spark reads them from the files)."""
-    config = table.config
-    return () if config.path_columns_in_files else config.partition_fields
+def _open(name: spb.TableName) -> LakeTable:
+    if not name.table:
+        raise InvalidInputError('no table: use load(PATH) or .option("warehouse", W).load(NAME)')
+    return LakeTable.open(table_location(name.table, name.schema or None))
 
 
-def prune_files(request: Mapping[str, Any]) -> dict[str, Any]:
-    """The files of a described table's snapshot that may hold rows matching Spark's filters."""
-    table = LakeTable.open(str(request["table"]))
-    snapshot = request.get("snapshot")
+def prune_files(request: spb.PruneRequest) -> spb.PruneResponse:
+    """The files of a described table's snapshot that may hold rows matching Spark's filters (the
+    request's `sql_predicate`): one split per file, with its typed partition values."""
+    if request.HasField("predicate") or request.max_split_bytes:
+        raise InvalidInputError("the Spark source prunes by sql_predicate alone, one split per file")
+    sql = request.sql_predicate
+    if sql.filters and sql.dialect != spb.SQL_DIALECT_SPARK:
+        raise InvalidInputError(f"the Spark source reads SQL_DIALECT_SPARK filters, not {sql.dialect}")
+    table = _open(request.table)
     floating = [c.name for c in table.config.schema.columns if c.type.kind.is_floating]
-    filters = from_spark(list(request.get("filters") or []), str(request.get("time_zone") or "UTC"), floating)
+    filters = from_spark(list(sql.filters), sql.time_zone or "UTC", floating)
     where, dropped = _bindable(table, filters)
-    if snapshot is None:
-        files: list[dict[str, Any]] = []
-        summary = f"{table.storage.uri}: no snapshot, no files"
-    else:
-        result = prune(table, where if where is not None else TupleDomain.all(), snapshot=snapshot)
-        files = _files(result, path_columns(table))
-        summary = _summary(table.storage.uri, result, dropped)
+    snapshot = codec.check_snapshot(request.snapshot)
+    result = prune(
+        table, where if where is not None else TupleDomain.all(), snapshot=snapshot, widened=dropped
+    )
+    summary = _summary(table.storage.uri, result, dropped)
     logger.info("lakeprune spark read: %s", summary)
     with _lock:
         _recent.append(
             {
                 "table": table.storage.uri,
-                "snapshot": snapshot,
-                "filters": list(request.get("filters") or []),
+                "snapshot": result.snapshot,
+                "filters": list(sql.filters),
                 "where": where,
                 "dropped": list(dropped),
-                "files_kept": len(files),
+                "files_kept": result.files_selected,
                 "summary": summary,
             }
         )
-    return {"files": files, "summary": summary}
+    return codec.encode_prune_result(result, request.explain)
 
 
 def _bindable(table: LakeTable, filters: SparkFilters) -> tuple[str | None, tuple[str, ...]]:
@@ -194,17 +200,6 @@ def _conjuncts(where: str) -> list[str]:
     return [node.sql() for node in chain_operands(parse(where), exp.And)]
 
 
-def _files(result: PruneResult, from_path: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Each kept file once, with the (raw, still text) values of the `from_path` columns that its
-    partition path carries; Spark casts them to the partition schema's types."""
-    seen: dict[str, dict[str, Any]] = {}
-    for split in result.splits:
-        path = split.path if "://" in split.path else f"file://{os.path.abspath(split.path)}"
-        values = [split.partition_values.get(c) for c in from_path]
-        seen.setdefault(path, {"path": path, "size": split.file_size, "modified": 0, "partition": values})
-    return list(seen.values())
-
-
 def _summary(table: str, result: PruneResult, dropped: tuple[str, ...]) -> str:
     kept = len({s.path for s in result.splits})
     steps = [
@@ -221,24 +216,28 @@ def _summary(table: str, result: PruneResult, dropped: tuple[str, ...]) -> str:
     return text
 
 
+# The PruningService methods the JVM half calls, each with its request message.
+_METHODS: dict[str, tuple[type[Message], Callable[[Any], Message]]] = {
+    "GetTable": (spb.GetTableRequest, describe),
+    "GetTableStatistics": (spb.GetTableStatisticsRequest, statistics),
+    "Prune": (spb.PruneRequest, prune_files),
+}
+
+
 class _Planner:
-    """The `io.lakeprune.spark.Planner` the JVM calls back (JSON in, JSON out)."""
+    """The `io.lakeprune.spark.Planner` the JVM calls back: a method's serialized request in, its
+    serialized response out, or the one line of a user mistake (a str)."""
 
-    def describe(self, options_json: str) -> str:
-        return _answer(lambda: describe(json.loads(options_json)))
-
-    def prune(self, request_json: str) -> str:
-        return _answer(lambda: prune_files(json.loads(request_json)))
+    def call(self, method: str, request: bytes) -> bytes | str:
+        try:
+            message_type, handler = _METHODS[method]
+            response: bytes = handler(message_type.FromString(bytes(request))).SerializeToString()
+            return response
+        except LakepruneError as exc:
+            return f"lakeprune: {exc}"
+        except Exception:
+            logger.exception("lakeprune spark source: the planner failed in %s", method)
+            raise
 
     class Java:
         implements: ClassVar[list[str]] = ["io.lakeprune.spark.Planner"]
-
-
-def _answer(call: Callable[[], dict[str, Any]]) -> str:
-    try:
-        return json.dumps(call())
-    except LakepruneError as exc:
-        return json.dumps({"error": f"lakeprune: {exc}"})
-    except Exception:
-        logger.exception("lakeprune spark source: the planner failed")
-        raise

@@ -16,13 +16,14 @@ import logging
 import time
 from typing import assert_never
 
-from pruner.format.keys import parse_partition_path
+from pruner.format.path_columns import file_path_values
 from pruner.metadata.files_index import DataFile
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.planner.steps import STEPS
 from pruner.planner.steps.base import INDEX_UNUSABLE, DeadlinePassedError, Kept, Skipped, StepContext
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import Value
 from pruner.table.table import Snapshot
 
 log = logging.getLogger(__name__)
@@ -77,18 +78,23 @@ class Planner:
                 )
             )
             candidates = kept
-        splits = [self._split(f) for f in candidates]
+        typed: dict[str, dict[str, Value | None]] = {}
+        splits = [self._split(f, typed) for f in candidates]
         return PruneResult(self.snapshot.instant, str(predicate), len(files), splits, explain, widened)
 
     @property
     def _where(self) -> str:
         return self.snapshot.table.storage.uri
 
-    def _split(self, f: DataFile) -> Split:
+    def _split(self, f: DataFile, typed: dict[str, dict[str, Value | None]]) -> Split:
+        """The split of a kept file; `typed` caches each partition path's typed values."""
+        if f.partition not in typed:
+            schema = self.snapshot.table.config.schema
+            typed[f.partition] = file_path_values(f.partition, schema, self._where)
         return Split(
             self.snapshot.table.storage.full_uri(f.path),
             f.partition,
-            parse_partition_path(f.partition),
+            typed[f.partition],
             f.file_group,
             0,
             f.size,

@@ -8,7 +8,10 @@ Values only; the same objects travel through the CLI, the Python API, gRPC and T
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import date
+from decimal import Decimal
 
+from pruner.predicate.values import Value
 from pruner.storage_requests import StorageRequests
 
 
@@ -18,7 +21,7 @@ class Split:
 
     path: str  # full path or URI of the data file
     partition: str
-    partition_values: dict[str, str | None]
+    partition_values: dict[str, Value | None]  # the path's table columns, typed (None: NULL)
     file_group: str
     start: int
     length: int
@@ -52,13 +55,25 @@ class Split:
         return {
             "path": self.path,
             "partition": self.partition,
-            "partition_values": self.partition_values,
+            "partition_values": {k: _json_value(v) for k, v in self.partition_values.items()},
             "file_group": self.file_group,
             "start": self.start,
             "length": self.length,
             "row_count": self.row_count,
             "file_size": self.file_size,
         }
+
+
+def _json_value(value: Value | None) -> object:
+    """A partition value for JSON: decimals as their digits, binaries as hex, dates and timestamps
+    in ISO-8601; the rest as they are."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, date):  # a datetime too
+        return value.isoformat()
+    return value
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Converting between lakeprune's values and the `lakeprune.v1` protobuf messages, for the gRPC
-server and the Python client alike (the only modules besides them that import the generated code).
+server, the Python client and the Spark source's in-process bridge alike (the only modules besides
+them that import the generated code).
 
 Decoding a request is binding it to the table's schema: every column must exist, every value must
 be of the field kind its column type takes (see `predicate.proto`) and is normalised with
@@ -305,6 +306,15 @@ def check_snapshot(instant: str) -> str | None:
     return instant
 
 
+def check_no_sql_predicate(request: spb.PruneRequest) -> None:
+    """The gRPC service prunes by the TupleDomain alone: `sql_predicate` is the in-process Spark
+    bridge's (`builder.spark_source`), refused here rather than ignored (which would read more)."""
+    if request.HasField("sql_predicate"):
+        raise InvalidInputError(
+            "sql_predicate is only read by the in-process Spark source; send the predicate as a TupleDomain"
+        )
+
+
 MIN_SPLIT_BYTES = 64 << 10  # a range smaller than a row group buys an engine nothing but splits
 
 
@@ -352,12 +362,37 @@ def decode_schema(columns: Sequence[spb.Column]) -> TableSchema:
 # Prune results ---------------------------------------------------------------------------------------
 
 
-def encode_partition_values(values: Mapping[str, str | None]) -> list[spb.PartitionValue]:
-    """A file's partition values (from its partition path; None is NULL)."""
+def encode_partition_values(values: Mapping[str, Value | None]) -> list[spb.PartitionValue]:
+    """A file's typed partition values (`pruner.format.path_columns.path_values`; None is NULL,
+    sent as an unset `typed_value`)."""
     return [
-        spb.PartitionValue(column=k, value=v) if v is not None else spb.PartitionValue(column=k)
+        spb.PartitionValue(column=k, typed_value=encode_value(v))
+        if v is not None
+        else spb.PartitionValue(column=k)
         for k, v in values.items()
     ]
+
+
+def decode_partition_values(messages: Sequence[spb.PartitionValue]) -> dict[str, Value | None]:
+    """The partition values the sidecar sent: each by the field it set (the column's type chose
+    it), with no schema at hand; an unset `typed_value`, or one with no field set, is NULL."""
+    return {m.column: decode_sent_value(m.typed_value) for m in messages}
+
+
+def decode_sent_value(message: ppb.Value) -> Value | None:
+    """A value the sidecar encoded (`encode_value`), by its field alone: None when no field is
+    set. Requests are decoded against their column (`decode_value`), never with this."""
+    kind = message.WhichOneof("kind")
+    if kind is None:
+        return None
+    if kind == "decimal_value":
+        return decode_decimal(message.decimal_value)
+    if kind == "date_days":
+        return date_from_days(message.date_days)
+    if kind == "timestamp_micros":
+        return timestamp_from_micros(message.timestamp_micros)
+    value: Value = getattr(message, kind)
+    return value
 
 
 def encode_split(split: Split) -> spb.Split:
@@ -377,9 +412,7 @@ def decode_split(message: spb.Split) -> Split:
     return Split(
         path=message.path,
         partition=message.partition,
-        partition_values={
-            p.column: (p.value if p.HasField("value") else None) for p in message.partition_values
-        },
+        partition_values=decode_partition_values(message.partition_values),
         file_group=message.file_group,
         start=message.start,
         length=message.length,

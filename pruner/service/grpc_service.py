@@ -157,6 +157,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         counts the storage requests of the whole request (the catalog's check that the table is
         unchanged, then the prune), the response those of the prune."""
         name = _resolve(request)
+        codec.check_no_sql_predicate(request)
         max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
         with counting() as requests:
             table = self.catalog.table(name)

@@ -9,10 +9,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pruner.format.keys import parse_partition_path
+from pruner.format.path_columns import file_path_values
 from pruner.functions import Order
 from pruner.index.prunable import prunable_columns
 from pruner.metadata.files_index import DataFile
+from pruner.predicate.values import Value
 from pruner.service import codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.serving.catalog import TableName
@@ -57,6 +58,7 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
         # what split and file paths start with (Storage.full_uri of a table-relative path)
         location=table.storage.full_uri(""),
         prunable_columns=prunable_columns(config, table.definitions, snapshot.instant),
+        partition_columns_in_files=config.path_columns_in_files,
     )
 
 
@@ -142,13 +144,16 @@ def decode_history(message: spb.GetHistoryResponse) -> list[HistoryEntry]:
 def encode_files(snapshot: Snapshot, files: Sequence[DataFile], first: bool) -> spb.ListFilesResponse:
     """One `ListFiles` message; the first names the snapshot."""
     storage = snapshot.table.storage
+    schema = snapshot.table.config.schema
     return spb.ListFilesResponse(
         snapshot=(snapshot.instant or "") if first else "",
         files=[
             spb.DataFile(
                 path=storage.full_uri(f.path),
                 partition=f.partition,
-                partition_values=codec.encode_partition_values(parse_partition_path(f.partition)),
+                partition_values=codec.encode_partition_values(
+                    file_path_values(f.partition, schema, storage.uri)
+                ),
                 file_group=f.file_group,
                 instant=f.instant,
                 size=f.size,
@@ -169,11 +174,20 @@ class ListedFile:
     instant: str
     size: int
     row_count: int
+    partition_values: dict[str, Value | None]  # typed, None: NULL
 
 
 def decode_files(messages: Iterable[spb.ListFilesResponse]) -> list[ListedFile]:
     return [
-        ListedFile(f.path, f.partition, f.file_group, f.instant, f.size, f.row_count)
+        ListedFile(
+            f.path,
+            f.partition,
+            f.file_group,
+            f.instant,
+            f.size,
+            f.row_count,
+            codec.decode_partition_values(f.partition_values),
+        )
         for m in messages
         for f in m.files
     ]

@@ -7,6 +7,7 @@ there — are one line and leave no `.lakeprune/` behind. `clean` keeps adopted 
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
@@ -112,8 +113,14 @@ def test_grpc_and_thrift_serve_the_adopted_table(hive: Adopted) -> None:
         assert sidecar.wait_ready(30)
         with PruningClient(f"127.0.0.1:{sidecar.grpc_port}") as client:
             for where, _ in PREDICATES:
-                remote = {s.path for s in client.prune("lake", "hive", where).splits}
-                assert remote == {s.path for s in LakepruneTable(hive.location).prune(where).splits}
+                remote = client.prune("lake", "hive", where).splits
+                local = LakepruneTable(hive.location).prune(where).splits
+                assert {s.path for s in remote} == {s.path for s in local}
+                # the path-only columns arrive typed (city a str, day a date), as the planner made them
+                assert {s.path: s.partition_values for s in remote} == {
+                    s.path: s.partition_values for s in local
+                }
+                assert all(isinstance(s.partition_values.get("day"), date | None) for s in remote)
     with sidecar_client({"lake": root}) as thrift:
         name = idl.SchemaTableName("lake", "hive")
         page = thrift.trinoGetSplits(

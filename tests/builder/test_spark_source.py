@@ -304,12 +304,19 @@ def test_the_jar_is_found_or_built_on_demand(tmp_path: Path, monkeypatch: pytest
     checkout = tmp_path / "checkout"
     shutil.copytree(CHECKOUT / "connector" / "spark" / "src", checkout / "connector" / "spark" / "src")
     shutil.copy(CHECKOUT / "connector" / "spark" / "build.sh", checkout / "connector" / "spark")
+    shutil.copytree(CHECKOUT / "proto", checkout / "proto")  # the wire's messages are generated from it
     with pytest.raises(SparkSourceError, match=r"run connector/spark/build\.sh"):
         spark_jar(checkout, build=False)
     jar = spark_jar(checkout)
     assert jar == checkout / "connector" / "spark" / "target" / "lakeprune-spark.jar"
     with zipfile.ZipFile(jar) as archive:
-        assert "io/lakeprune/spark/LakepruneFileIndex.class" in archive.namelist()
+        names = archive.namelist()
+    # the source, the lakeprune.v1 messages and the protobuf runtime they need
+    assert {
+        "io/lakeprune/spark/LakepruneFileIndex.class",
+        "lakeprune/v1/PruningServiceOuterClass.class",
+    } <= set(names)
+    assert "com/google/protobuf/Message.class" in names
     monkeypatch.setenv(JAR_ENV, str(tmp_path / "missing.jar"))
     with pytest.raises(SparkSourceError, match=r"\$LAKEPRUNE_SPARK_JAR: .*missing.jar is not a file"):
         spark_jar(checkout)

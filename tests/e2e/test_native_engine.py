@@ -31,6 +31,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
+from pruner.format.path_columns import path_values
 from pruner.index import sketches
 from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
@@ -303,6 +304,20 @@ def test_metadata_tables(native: Native) -> None:
     assert files == [[len(live), sum(f.rows for f in live)]]
     indexes = native.engine.query(f'SELECT name, state FROM lakeprune.{EVENTS_SCHEMA}."events$indexes"')
     assert sorted(map(tuple, indexes)) == sorted((s["name"], s["state"]) for s in index_summaries(table))
+    # an adopted table's typed partition values (city a string, day a date), shown as text
+    adopted = LakeTable.open(native.adopted.location)
+    shown = native.engine.query(
+        f'SELECT partition, partition_values FROM lakeprune.{ADOPTED_SCHEMA}."hive$files"'
+    )
+    schema = adopted.config.schema
+    assert sorted(map(tuple, shown)) == sorted(
+        (
+            f.partition or None,
+            "/".join(f"{c}={'NULL' if v is None else v}" for c, v in path_values(f.partition, schema).items())
+            or None,
+        )
+        for f in adopted.snapshot().files()
+    )
 
 
 STAR_JOIN = (

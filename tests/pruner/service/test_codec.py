@@ -9,16 +9,20 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pruner.errors import InvalidInputError
+from pruner.errors import InvalidInputError, TableCorruptError
+from pruner.format.keys import partition_paths
+from pruner.format.path_columns import file_path_values, path_values
 from pruner.index.definitions import IndexState, IndexType
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import normalize
 from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
@@ -250,7 +254,14 @@ def test_schemas_splits_and_explain_round_trip() -> None:
         column_type = parse_type(text)
         assert codec.decode_column_type(codec.encode_column_type(column_type)) == column_type
     split = Split(
-        "s3://b/t/region=eu/f.parquet", "region=eu", {"region": "eu", "day": None}, "g1", 0, 123, 7, 123
+        "s3://b/t/region=eu/f.parquet",
+        "region=eu/day=__HIVE_DEFAULT_PARTITION__",
+        {"region": "eu", "day": None},
+        "g1",
+        0,
+        123,
+        7,
+        123,
     )
     assert codec.decode_split(codec.encode_split(split)) == split
     step = ExplainStep("bloom_filters", "bloom_filters", ("token",), 10, 2, 1.25, None, "OSError: x")
@@ -260,6 +271,59 @@ def test_schemas_splits_and_explain_round_trip() -> None:
     response = codec.encode_prune_result(result, explain=False)
     assert (response.files_selected, response.fallbacks, len(response.explain)) == (1, 1, 0)
     assert codec.decode_storage_requests(response.storage) == requests  # sent without explain too
+
+
+# Every type of the type model, as the writer makes partition paths of it; NaN has no place in one.
+PARTITION_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "b": st.booleans(),
+    "t": st.integers(-128, 127),
+    "s": st.integers(-(2**15), 2**15 - 1),
+    "i": st.integers(-(2**31), 2**31 - 1),
+    "l": st.integers(-(2**63), 2**63 - 1),
+    "f": st.floats(width=32, allow_nan=False),
+    "d": st.floats(allow_nan=False),
+    "m": st.integers(-(10**38) + 1, 10**38 - 1).map(lambda u: Decimal(f"{u}E-9")),
+    "p": st.integers(-(10**10) + 1, 10**10 - 1).map(lambda u: Decimal(f"{u}E-2")),
+    "str": st.text(),
+    "bin": st.text().map(lambda t: t.encode("utf-8")),  # a path holds a binary's UTF-8 text
+    "day": st.dates(),
+    "ts": st.datetimes(timezones=st.just(UTC)),
+}
+
+
+@given(
+    st.fixed_dictionaries({}, optional={c: st.none() | s for c, s in PARTITION_VALUES.items()}).filter(bool)
+)
+def test_partition_values_are_parsed_once_and_travel_typed(values: dict[str, Any]) -> None:
+    """A value of every type (NULL included) written into a partition path by the writer comes out
+    of the sidecar's parse typed as the column, and through the wire unchanged, in the field its
+    column's type takes."""
+    columns = list(values)
+    row = pa.table({c: pa.array([v], SCHEMA.column(c).type.to_arrow()) for c, v in values.items()})
+    path = partition_paths(row, tuple(columns))[0].as_py()
+    typed = path_values(path, SCHEMA)
+    assert typed == {c: None if v is None else normalize(v, SCHEMA.column(c).type) for c, v in values.items()}
+    sent = spb.Split.FromString(
+        codec.encode_split(Split("f", path, typed, "g", 0, 1, 1, 1)).SerializeToString()
+    )
+    for message in sent.partition_values:
+        value = typed[message.column]
+        kind = message.typed_value.WhichOneof("kind")
+        assert (kind is None) == (value is None) and message.HasField("typed_value") == (value is not None)
+        if value is not None:
+            assert kind == codec.value_fields(SCHEMA.column(message.column).type.kind)[0]
+            assert codec.decode_value(message.typed_value, SCHEMA.column(message.column)) == value
+    decoded = codec.decode_split(sent).partition_values
+    assert decoded == typed and [type(v) for v in decoded.values()] == [type(v) for v in typed.values()]
+
+
+def test_an_empty_typed_value_is_null_and_a_path_value_that_does_not_parse_is_corrupt() -> None:
+    message = spb.PartitionValue(column="day", typed_value=ppb.Value())
+    assert codec.decode_partition_values([message]) == {"day": None}
+    with pytest.raises(TableCorruptError, match=r"t: partition path 'i=1\.5': .*1\.5"):
+        file_path_values("i=1.5", SCHEMA, "t")
+    with pytest.raises(TableCorruptError, match="not a boolean"):
+        file_path_values("b=yes", SCHEMA, "t")
 
 
 def test_snapshots_and_columns() -> None:

@@ -77,5 +77,11 @@ def test_large_files_come_as_byte_ranges(
         assert streamed.splits == ranges and streamed.files_selected == expected.files_selected
         assert client.prune(SCHEMA, TABLE, SEQ_RANGE).splits == expected.splits
         error = failing(lambda: client._stub.Prune(prune_request(SEQ_RANGE, max_split_bytes=cut - 1)))
+        with_sql = prune_request(SEQ_RANGE)
+        with_sql.sql_predicate.filters.append("(seq > 100)")
+        refused = failing(lambda: next(client._stub.PruneStream(with_sql)))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "max_split_bytes 1,023 is below the minimum of 1,024 (0: one split per file)" in error.details()
+    # the Spark bridge's SQL filters are not read over gRPC: refused, never ignored
+    assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "sql_predicate is only read by the in-process Spark source" in refused.details()

@@ -40,6 +40,11 @@ class IndexState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INDEX_STATE_UNSPECIFIED: _ClassVar[IndexState]
     INDEX_STATE_BUILDING: _ClassVar[IndexState]
     INDEX_STATE_READY: _ClassVar[IndexState]
+
+class SqlDialect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SQL_DIALECT_UNSPECIFIED: _ClassVar[SqlDialect]
+    SQL_DIALECT_SPARK: _ClassVar[SqlDialect]
 TYPE_KIND_UNSPECIFIED: TypeKind
 TYPE_KIND_BOOLEAN: TypeKind
 TYPE_KIND_TINYINT: TypeKind
@@ -64,6 +69,8 @@ INDEX_TYPE_FUNCTIONAL: IndexType
 INDEX_STATE_UNSPECIFIED: IndexState
 INDEX_STATE_BUILDING: IndexState
 INDEX_STATE_READY: IndexState
+SQL_DIALECT_UNSPECIFIED: SqlDialect
+SQL_DIALECT_SPARK: SqlDialect
 
 class TableName(_message.Message):
     __slots__ = ("schema", "table")
@@ -143,7 +150,7 @@ class IndexInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[IndexType, str]] = ..., columns: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., state: _Optional[_Union[IndexState, str]] = ..., complete_up_to: _Optional[str] = ..., partition: _Optional[str] = ...) -> None: ...
 
 class GetTableResponse(_message.Message):
-    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot", "location", "prunable_columns")
+    __slots__ = ("table", "columns", "record_key", "partition_columns", "ordering_field", "indexes", "latest_snapshot", "virtual_columns", "snapshot", "location", "prunable_columns", "partition_columns_in_files")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     RECORD_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +162,7 @@ class GetTableResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     PRUNABLE_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_COLUMNS_IN_FILES_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     columns: _containers.RepeatedCompositeFieldContainer[Column]
     record_key: _containers.RepeatedScalarFieldContainer[str]
@@ -166,7 +174,8 @@ class GetTableResponse(_message.Message):
     snapshot: str
     location: str
     prunable_columns: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ..., snapshot: _Optional[str] = ..., location: _Optional[str] = ..., prunable_columns: _Optional[_Iterable[str]] = ...) -> None: ...
+    partition_columns_in_files: bool
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., columns: _Optional[_Iterable[_Union[Column, _Mapping]]] = ..., record_key: _Optional[_Iterable[str]] = ..., partition_columns: _Optional[_Iterable[str]] = ..., ordering_field: _Optional[str] = ..., indexes: _Optional[_Iterable[_Union[IndexInfo, _Mapping]]] = ..., latest_snapshot: _Optional[str] = ..., virtual_columns: _Optional[_Iterable[_Union[VirtualColumn, _Mapping]]] = ..., snapshot: _Optional[str] = ..., location: _Optional[str] = ..., prunable_columns: _Optional[_Iterable[str]] = ..., partition_columns_in_files: _Optional[bool] = ...) -> None: ...
 
 class VirtualColumn(_message.Message):
     __slots__ = ("name", "type", "expression", "source_column", "monotonic")
@@ -183,26 +192,38 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     MAX_SPLIT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SQL_PREDICATE_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
     explain: bool
     max_split_bytes: int
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ...) -> None: ...
+    sql_predicate: SqlPredicate
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ...) -> None: ...
+
+class SqlPredicate(_message.Message):
+    __slots__ = ("dialect", "filters", "time_zone")
+    DIALECT_FIELD_NUMBER: _ClassVar[int]
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    dialect: SqlDialect
+    filters: _containers.RepeatedScalarFieldContainer[str]
+    time_zone: str
+    def __init__(self, dialect: _Optional[_Union[SqlDialect, str]] = ..., filters: _Optional[_Iterable[str]] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class PartitionValue(_message.Message):
-    __slots__ = ("column", "value")
+    __slots__ = ("column", "typed_value")
     COLUMN_FIELD_NUMBER: _ClassVar[int]
-    VALUE_FIELD_NUMBER: _ClassVar[int]
+    TYPED_VALUE_FIELD_NUMBER: _ClassVar[int]
     column: str
-    value: str
-    def __init__(self, column: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    typed_value: _predicate_pb2.Value
+    def __init__(self, column: _Optional[str] = ..., typed_value: _Optional[_Union[_predicate_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class Split(_message.Message):
     __slots__ = ("path", "partition", "partition_values", "file_group", "start", "length", "row_count", "file_size")

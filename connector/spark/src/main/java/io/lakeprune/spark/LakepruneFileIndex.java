@@ -1,32 +1,36 @@
 package io.lakeprune.spark;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import lakeprune.v1.Predicate;
+import lakeprune.v1.PruningServiceOuterClass.PartitionValue;
+import lakeprune.v1.PruningServiceOuterClass.PruneRequest;
+import lakeprune.v1.PruningServiceOuterClass.PruneResponse;
+import lakeprune.v1.PruningServiceOuterClass.Split;
+import lakeprune.v1.PruningServiceOuterClass.SqlDialect;
+import lakeprune.v1.PruningServiceOuterClass.SqlPredicate;
+import lakeprune.v1.PruningServiceOuterClass.TableName;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Cast;
-import org.apache.spark.sql.catalyst.expressions.EvalMode$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.PartitionDirectory;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The files of one snapshot of a lakeprune table, as the planner prunes them. Spark's filters are
- * handed over as their SQL text (an expression that cannot be rendered is left out: the prune
- * then keeps more files, never fewer); which files are kept is the planner's decision alone. An
- * adopted table's partition columns are valued per file from the path values the planner sends.
+ * handed over as their SQL texts in the {@code PruneRequest}'s {@code sql_predicate} (an
+ * expression that cannot be rendered is left out: the prune then keeps more files, never fewer);
+ * which files are kept is the planner's decision alone. An adopted table's partition columns are
+ * valued per file from the typed partition values of its split.
  */
 public final class LakepruneFileIndex implements FileIndex {
     private static final long BLOCK_SIZE = 128L << 20;
@@ -39,6 +43,7 @@ public final class LakepruneFileIndex implements FileIndex {
 
     private final StructType partitionSchema;
 
+    /** {@code table}: the table's location; {@code snapshot}: its resolved instant, null when it has none. */
     LakepruneFileIndex(String table, String snapshot, long size, StructType partitionSchema) {
         this.table = table;
         this.snapshot = snapshot;
@@ -63,61 +68,70 @@ public final class LakepruneFileIndex implements FileIndex {
                 }
             }
         }
-        JsonNode reply = prune(filters);
+        List<Split> splits = prune(filters);
         // one directory per distinct partition value list (a single one without path columns)
-        Map<List<String>, List<FileStatus>> byPartition = new LinkedHashMap<>();
-        for (JsonNode file : reply.get("files")) {
-            List<String> values = new ArrayList<>();
-            for (JsonNode value : file.path("partition")) {
-                values.add(value.isNull() ? null : value.asText());
-            }
-            byPartition.computeIfAbsent(values, key -> new ArrayList<>()).add(new FileStatus(
-                    file.get("size").asLong(),
-                    false,
-                    1,
-                    BLOCK_SIZE,
-                    file.get("modified").asLong(),
-                    new Path(file.get("path").asText())));
+        Map<List<Predicate.Value>, List<FileStatus>> byPartition = new LinkedHashMap<>();
+        for (Split split : splits) {
+            byPartition.computeIfAbsent(partitionValues(split), key -> new ArrayList<>()).add(new FileStatus(
+                    split.getFileSize(), false, 1, BLOCK_SIZE, 0, new Path(uri(split.getPath()))));
         }
-        lastSummary = reply.get("summary").asText();
         List<PartitionDirectory> directories = new ArrayList<>();
-        for (Map.Entry<List<String>, List<FileStatus>> entry : byPartition.entrySet()) {
+        for (Map.Entry<List<Predicate.Value>, List<FileStatus>> entry : byPartition.entrySet()) {
             directories.add(PartitionDirectory.apply(
                     partitionRow(entry.getKey()), entry.getValue().toArray(new FileStatus[0])));
         }
         return seq(directories);
     }
 
-    /** A partition path's values (text, as the planner sends them) cast to the partition schema. */
-    private InternalRow partitionRow(List<String> values) {
-        StructField[] fields = partitionSchema.fields();
-        if (values.size() != fields.length) {
-            throw new IllegalStateException("lakeprune: " + values.size() + " partition values for "
-                    + fields.length + " partition columns");
+    /** The split's values of the partition schema's columns, in its order (a column it lacks: NULL). */
+    private List<Predicate.Value> partitionValues(Split split) {
+        Map<String, Predicate.Value> sent = new LinkedHashMap<>();
+        for (PartitionValue value : split.getPartitionValuesList()) {
+            sent.put(value.getColumn(), value.getTypedValue());
         }
+        List<Predicate.Value> values = new ArrayList<>();
+        for (StructField field : partitionSchema.fields()) {
+            values.add(sent.getOrDefault(field.name(), Predicate.Value.getDefaultInstance()));
+        }
+        return values;
+    }
+
+    /** A partition directory's row: each typed value as Spark's internal value of its field's type. */
+    private InternalRow partitionRow(List<Predicate.Value> values) {
+        StructField[] fields = partitionSchema.fields();
         Object[] row = new Object[fields.length];
         for (int i = 0; i < fields.length; i++) {
-            String text = values.get(i);
-            row[i] = text == null ? null : new Cast(
-                    Literal$.MODULE$.apply(text),
-                    fields[i].dataType(),
-                    Option.apply(SQLConf.get().sessionLocalTimeZone()),
-                    EvalMode$.MODULE$.ANSI()).eval(InternalRow.empty());
+            row[i] = SparkValues.internal(fields[i].name(), fields[i].dataType(), values.get(i));
         }
         return new GenericInternalRow(row);
+    }
+
+    private static String uri(String path) {
+        return path.contains("://") ? path : "file://" + path;
     }
 
     private static <T> Seq<T> seq(List<T> items) {
         return scala.collection.immutable.List$.MODULE$.from(CollectionConverters.asScala(items));
     }
 
-    private JsonNode prune(List<String> filters) {
-        Map<String, Object> request = new LinkedHashMap<>();
-        request.put("table", table);
-        request.put("snapshot", snapshot);
-        request.put("filters", filters);
-        request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
-        return Json.reply(Planners.get().prune(Json.write(request)));
+    /** The splits the planner keeps for {@code filters} (their AND); none when the table has no snapshot. */
+    private List<Split> prune(List<String> filters) {
+        if (snapshot == null) {
+            lastSummary = "no snapshot, no files";
+            return List.of();
+        }
+        PruneRequest request = PruneRequest.newBuilder()
+                .setTable(TableName.newBuilder().setTable(table))
+                .setSnapshot(snapshot)
+                .setSqlPredicate(SqlPredicate.newBuilder()
+                        .setDialect(SqlDialect.SQL_DIALECT_SPARK)
+                        .addAllFilters(filters)
+                        .setTimeZone(SQLConf.get().sessionLocalTimeZone()))
+                .build();
+        PruneResponse response = Wire.call("Prune", request, PruneResponse.parser());
+        lastSummary = "kept " + response.getFilesSelected() + " of " + response.getFilesTotal() + " files"
+                + (response.getWidenedCount() > 0 ? ", " + response.getWidenedCount() + " filter(s) not used for pruning" : "");
+        return response.getSplitsList();
     }
 
     @Override
@@ -125,8 +139,8 @@ public final class LakepruneFileIndex implements FileIndex {
         String[] files = allFiles;
         if (files == null) {
             List<String> paths = new ArrayList<>();
-            for (JsonNode file : prune(List.of()).get("files")) {
-                paths.add(file.get("path").asText());
+            for (Split split : prune(List.of())) {
+                paths.add(uri(split.getPath()));
             }
             files = paths.toArray(new String[0]);
             allFiles = files;

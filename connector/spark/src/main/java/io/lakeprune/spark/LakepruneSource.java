@@ -1,22 +1,32 @@
 package io.lakeprune.spark;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
+import lakeprune.v1.PruningServiceOuterClass.Column;
+import lakeprune.v1.PruningServiceOuterClass.GetTableRequest;
+import lakeprune.v1.PruningServiceOuterClass.GetTableResponse;
+import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest;
+import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsResponse;
+import lakeprune.v1.PruningServiceOuterClass.TableName;
 import org.apache.spark.sql.SQLContext;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.RelationProvider;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * {@code spark.read.format("lakeprune")}: a Parquet relation over a lakeprune table whose file
- * list comes from the planner ({@link LakepruneFileIndex}). The schema is the table's (no file is
- * opened to infer one); the snapshot is resolved once, here, so one relation reads one snapshot.
- * An adopted table's partition columns are Spark partition columns, valued from each file's path.
+ * list comes from the planner ({@link LakepruneFileIndex}). The schema is the table's, from its
+ * {@code GetTableResponse} (no file is opened to infer one); the snapshot is resolved once, here,
+ * so one relation reads one snapshot. An adopted table's partition columns (its files may keep
+ * them only in their paths) are Spark partition columns, valued from each file's typed partition
+ * values.
  */
 public final class LakepruneSource implements DataSourceRegister, RelationProvider {
     @Override
@@ -26,17 +36,39 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
 
     @Override
     public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
-        Map<String, String> options = CollectionConverters.asJava(parameters);
-        JsonNode table = Json.reply(Planners.get().describe(Json.write(options)));
-        StructType schema = StructType.fromDDL(table.get("schema").asText());
-        String fromPaths = table.path("partition_schema").asText("");
-        StructType partitionSchema = fromPaths.isEmpty() ? new StructType() : StructType.fromDDL(fromPaths);
-        JsonNode snapshot = table.get("snapshot");
-        LakepruneFileIndex index = new LakepruneFileIndex(
-                table.get("table").asText(),
-                snapshot == null || snapshot.isNull() ? null : snapshot.asText(),
-                table.get("size").asLong(),
-                partitionSchema);
+        Map<String, String> options = new HashMap<>();
+        CollectionConverters.asJava(parameters).forEach((key, value) -> options.put(key.toLowerCase(Locale.ROOT), value));
+        TableName name = TableName.newBuilder()
+                .setSchema(options.getOrDefault("warehouse", ""))
+                .setTable(options.getOrDefault("table", options.getOrDefault("path", "")))
+                .build();
+        GetTableResponse table = Wire.call(
+                "GetTable",
+                GetTableRequest.newBuilder().setTable(name).setSnapshot(options.getOrDefault("snapshot", "")).build(),
+                GetTableResponse.parser());
+        StructType schema = new StructType();
+        Map<String, StructField> fields = new HashMap<>();
+        for (Column column : table.getColumnsList()) {
+            StructField field = SparkValues.field(column);
+            schema = schema.add(field);
+            fields.put(column.getName(), field);
+        }
+        StructType partitionSchema = new StructType();
+        if (!table.getPartitionColumnsInFiles()) {
+            for (String column : table.getPartitionColumnsList()) {
+                partitionSchema = partitionSchema.add(fields.get(column));
+            }
+        }
+        String snapshot = table.getSnapshot().isEmpty() ? null : table.getSnapshot();
+        long size = 0;
+        if (snapshot != null) {
+            GetTableStatisticsResponse statistics = Wire.call(
+                    "GetTableStatistics",
+                    GetTableStatisticsRequest.newBuilder().setTable(name).setSnapshot(snapshot).build(),
+                    GetTableStatisticsResponse.parser());
+            size = statistics.getTotalBytes();
+        }
+        LakepruneFileIndex index = new LakepruneFileIndex(table.getLocation(), snapshot, size, partitionSchema);
         // The partition schema's columns (an adopted table's, whose files may keep them only in
         // their paths) also stand in the data schema: Spark keeps the table's column order and
         // takes their values from each file's partition directory, not from the file.

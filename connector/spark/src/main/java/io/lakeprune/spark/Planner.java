@@ -1,19 +1,23 @@
 package io.lakeprune.spark;
 
 /**
- * The Python side of the source: every decision is made there. Both calls take and return JSON
- * text. A reply holding an {@code "error"} field is a user mistake (unknown table, bad snapshot);
- * the source raises it as an {@link IllegalArgumentException} with that one line.
+ * The Python side of the source: every decision is made there. Requests and responses are the
+ * serialized {@code lakeprune.v1} messages of the PruningService method named (proto/ is the one
+ * source of truth for this wire as for gRPC):
  *
  * <ul>
- *   <li>{@code describe(options)}: the load options ({@code path} or {@code warehouse} + {@code
- *       table}, {@code snapshot}) -> {@code {"table", "snapshot", "schema" (Spark DDL), "size"}}
- *   <li>{@code prune(request)}: {@code {"table", "snapshot", "filters" (Spark SQL texts, ANDed),
- *       "time_zone"}} -> {@code {"files": [{"path", "size", "modified"}], "summary"}}
+ *   <li>{@code GetTable}: {@code GetTableRequest} -> {@code GetTableResponse}. The table is named by
+ *       {@code TableName.table}, a table path or URI, or a name under the warehouse root given as
+ *       {@code TableName.schema} (the load's {@code path} / {@code table} and {@code warehouse}).
+ *   <li>{@code GetTableStatistics}: {@code GetTableStatisticsRequest} -> {@code
+ *       GetTableStatisticsResponse} (the relation's size).
+ *   <li>{@code Prune}: {@code PruneRequest} with Spark's pushed filters as its {@code sql_predicate}
+ *       -> {@code PruneResponse}: one split per kept file, with its typed partition values.
  * </ul>
+ *
+ * A user mistake (unknown table, bad snapshot) is answered with a String instead of the response's
+ * bytes: the one line the source raises as an {@link IllegalArgumentException}.
  */
 public interface Planner {
-    String describe(String optionsJson);
-
-    String prune(String requestJson);
+    Object call(String method, byte[] request);
 }

@@ -1,6 +1,8 @@
 package io.lakeprune.trino;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.TextFormat;
+import io.trino.spi.TrinoException;
 import io.airlift.slice.Slice;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.EquatableValueSet;
@@ -12,26 +14,36 @@ import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.Type;
+import io.trino.spi.type.VarcharType;
 import lakeprune.v1.Predicate;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static io.airlift.slice.Slices.utf8Slice;
+import static io.airlift.slice.Slices.wrappedBuffer;
+import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.DoubleType.DOUBLE;
 import static io.trino.spi.type.IntegerType.INTEGER;
+import static io.trino.spi.type.LongTimestampWithTimeZone.fromEpochMillisAndFraction;
 import static io.trino.spi.type.RealType.REAL;
 import static io.trino.spi.type.SmallintType.SMALLINT;
+import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.TinyintType.TINYINT;
 import static io.trino.spi.type.VarbinaryType.VARBINARY;
+import static java.lang.Float.floatToRawIntBits;
 import static java.lang.Float.intBitsToFloat;
 import static java.lang.Math.toIntExact;
+import static java.math.RoundingMode.UNNECESSARY;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 /**
@@ -39,6 +51,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
  * exactly (a NaN, an exclusion set, a string that is not valid UTF-8, a timestamp below the
  * microsecond) is left out of the request, which only widens it: the sidecar then keeps every file
  * that column could have excluded, and Trino still filters the rows. A predicate is never narrowed.
+ * The values the sidecar sends (a split's partition values) come back through {@link #decodeValue},
+ * the inverse of {@link #encodeValue}: one codec for the wire's {@code Value} in both directions.
  */
 public final class DomainEncoder
 {
@@ -149,7 +163,7 @@ public final class DomainEncoder
         if (type.equals(VARBINARY)) {
             return Optional.of(builder.setBinaryValue(ByteString.copyFrom(((Slice) value).getBytes())).build());
         }
-        if (type instanceof io.trino.spi.type.VarcharType) {
+        if (type instanceof VarcharType) {
             return utf8((Slice) value).map(text -> builder.setStringValue(text).build());
         }
         if (type.equals(DATE)) {
@@ -169,6 +183,73 @@ public final class DomainEncoder
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The Trino value of a {@code Value} the sidecar sent for a column of {@code type}; null when it
+     * sets no field (NULL). A field the column's type does not take, or a value it cannot hold
+     * exactly, is bad data: the sidecar typed it from the table's schema.
+     */
+    public static Object decodeValue(String column, Type type, Predicate.Value value)
+    {
+        Predicate.Value.KindCase kind = value.getKindCase();
+        if (kind == Predicate.Value.KindCase.KIND_NOT_SET) {
+            return null;
+        }
+        try {
+            if (type.equals(BOOLEAN) && kind == Predicate.Value.KindCase.BOOLEAN_VALUE) {
+                return value.getBooleanValue();
+            }
+            if (kind == Predicate.Value.KindCase.INTEGER_VALUE && (type.equals(TINYINT) || type.equals(SMALLINT) || type.equals(INTEGER) || type.equals(BIGINT))) {
+                long number = value.getIntegerValue();
+                int bits = type.equals(TINYINT) ? 8 : type.equals(SMALLINT) ? 16 : type.equals(INTEGER) ? 32 : 64;
+                if (bits < 64 && (number < -(1L << (bits - 1)) || number >= (1L << (bits - 1)))) {
+                    throw new IllegalArgumentException("out of range");
+                }
+                return number;
+            }
+            if ((type.equals(REAL) || type.equals(DOUBLE)) && (kind == Predicate.Value.KindCase.DOUBLE_VALUE || kind == Predicate.Value.KindCase.FLOAT_VALUE)) {
+                double number = kind == Predicate.Value.KindCase.DOUBLE_VALUE ? value.getDoubleValue() : value.getFloatValue();
+                if (type.equals(DOUBLE)) {
+                    return number;
+                }
+                float single = (float) number;
+                if (single != number && !Double.isNaN(number)) {
+                    throw new IllegalArgumentException("not a float");
+                }
+                return (long) floatToRawIntBits(single);
+            }
+            if (type instanceof DecimalType decimal && kind == Predicate.Value.KindCase.DECIMAL_VALUE) {
+                BigDecimal number = new BigDecimal(new BigInteger(value.getDecimalValue().getUnscaled()), value.getDecimalValue().getScale())
+                        .setScale(decimal.getScale(), UNNECESSARY);
+                if (number.precision() - number.scale() > decimal.getPrecision() - decimal.getScale()) {
+                    throw new IllegalArgumentException("too many digits");
+                }
+                return decimal.isShort() ? number.unscaledValue().longValueExact() : Int128.valueOf(number.unscaledValue());
+            }
+            if (type instanceof VarcharType && kind == Predicate.Value.KindCase.STRING_VALUE) {
+                return utf8Slice(value.getStringValue());
+            }
+            if (type.equals(VARBINARY) && kind == Predicate.Value.KindCase.BINARY_VALUE) {
+                return wrappedBuffer(value.getBinaryValue().toByteArray());
+            }
+            if (type.equals(DATE) && kind == Predicate.Value.KindCase.DATE_DAYS) {
+                return (long) value.getDateDays();
+            }
+            if (type.equals(TIMESTAMP_TZ_MICROS) && kind == Predicate.Value.KindCase.TIMESTAMP_MICROS) {
+                long micros = value.getTimestampMicros();
+                return fromEpochMillisAndFraction(Math.floorDiv(micros, 1000), Math.floorMod(micros, 1000) * PICOSECONDS_PER_MICROSECOND, UTC_KEY);
+            }
+        }
+        catch (RuntimeException e) {
+            throw new TrinoException(LAKEPRUNE_BAD_DATA, "Value %s of column %s is not a valid %s".formatted(shortDebugString(value), column, type), e);
+        }
+        throw new TrinoException(LAKEPRUNE_BAD_DATA, "Column %s of type %s cannot take the value %s".formatted(column, type, shortDebugString(value)));
+    }
+
+    private static String shortDebugString(Predicate.Value value)
+    {
+        return TextFormat.shortDebugString(value);
     }
 
     private static Optional<Double> finite(double value)

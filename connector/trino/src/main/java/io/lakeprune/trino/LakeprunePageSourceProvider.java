@@ -27,6 +27,7 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
+import lakeprune.v1.Predicate;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.io.ColumnIO;
 import org.apache.parquet.io.MessageColumnIO;
@@ -109,8 +110,8 @@ public class LakeprunePageSourceProvider
             Map<LakepruneColumnHandle, IndexFunctions.Computation> computations,
             TupleDomain<LakepruneColumnHandle> predicate)
     {
-        Map<String, Optional<String>> partitionValues = new HashMap<>();
-        split.partitionKeys().forEach(key -> partitionValues.put(key.name(), key.value()));
+        Map<String, Predicate.Value> partitionValues = new HashMap<>();
+        split.partitionKeys().forEach(key -> partitionValues.put(key.name(), key.typedValue()));
 
         ParquetDataSource dataSource = null;
         try {
@@ -206,14 +207,14 @@ public class LakeprunePageSourceProvider
     /** A regular column's channel: its partition value, NULL when the file lacks it, else a column to read. */
     private static LakeprunePageSource.Channel channel(
             LakepruneColumnHandle column,
-            Map<String, Optional<String>> partitionValues,
+            Map<String, Predicate.Value> partitionValues,
             Map<String, Type> fileFields,
             List<Type> requestedFields,
             List<LakepruneColumnHandle> requestedColumns,
             Map<String, Integer> readOrdinals)
     {
         if (partitionValues.containsKey(column.name())) {
-            Object value = partitionValues.get(column.name()).map(text -> PartitionValues.parse(column.name(), column.type(), text)).orElse(null);
+            Object value = DomainEncoder.decodeValue(column.name(), column.type(), partitionValues.get(column.name()));
             return LakeprunePageSource.Channel.constant(column.type(), value);
         }
         Type field = fileFields.get(column.name().toLowerCase(Locale.ROOT));
@@ -236,7 +237,7 @@ public class LakeprunePageSourceProvider
             TupleDomain<LakepruneColumnHandle> predicate,
             Map<List<String>, ColumnDescriptor> descriptorsByPath,
             Map<String, Type> fileFields,
-            Map<String, Optional<String>> partitionValues)
+            Map<String, Predicate.Value> partitionValues)
     {
         if (predicate.isNone()) {
             return TupleDomain.none();

@@ -22,7 +22,6 @@ import lakeprune.v1.PruningServiceOuterClass.TableName;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -116,7 +115,7 @@ public class LakepruneSplitManager
     {
         ImmutableList.Builder<LakepruneSplit.PartitionKey> keys = ImmutableList.builder();
         for (PartitionValue value : split.getPartitionValuesList()) {
-            keys.add(new LakepruneSplit.PartitionKey(value.getColumn(), value.hasValue() ? Optional.of(value.getValue()) : Optional.empty()));
+            keys.add(LakepruneSplit.PartitionKey.of(value.getColumn(), value.getTypedValue()));
         }
         // a sidecar before file_size sends 0: the size is then asked of storage
         OptionalLong fileSize = split.getFileSize() > 0 ? OptionalLong.of(split.getFileSize()) : OptionalLong.empty();

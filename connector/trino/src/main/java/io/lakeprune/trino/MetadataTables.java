@@ -11,6 +11,7 @@ import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SystemTable;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.Type;
+import lakeprune.v1.Predicate;
 import lakeprune.v1.PruningServiceOuterClass.DataFile;
 import lakeprune.v1.PruningServiceOuterClass.GetHistoryRequest;
 import lakeprune.v1.PruningServiceOuterClass.GetHistoryResponse;
@@ -21,7 +22,13 @@ import lakeprune.v1.PruningServiceOuterClass.ListFilesRequest;
 import lakeprune.v1.PruningServiceOuterClass.PartitionValue;
 import lakeprune.v1.PruningServiceOuterClass.TableName;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -95,7 +102,24 @@ public final class MetadataTables
 
     private static String partitionValues(List<PartitionValue> values)
     {
-        return values.stream().map(value -> value.getColumn() + "=" + (value.hasValue() ? value.getValue() : "NULL")).collect(joining("/"));
+        return values.stream().map(value -> value.getColumn() + "=" + render(value.getTypedValue())).collect(joining("/"));
+    }
+
+    /** A typed value as text for reading: numbers as they are, dates and timestamps in ISO-8601, binaries in hex. */
+    static String render(Predicate.Value value)
+    {
+        return switch (value.getKindCase()) {
+            case KIND_NOT_SET -> "NULL";
+            case BOOLEAN_VALUE -> Boolean.toString(value.getBooleanValue());
+            case INTEGER_VALUE -> Long.toString(value.getIntegerValue());
+            case FLOAT_VALUE -> Float.toString(value.getFloatValue());
+            case DOUBLE_VALUE -> Double.toString(value.getDoubleValue());
+            case DECIMAL_VALUE -> new BigDecimal(new BigInteger(value.getDecimalValue().getUnscaled()), value.getDecimalValue().getScale()).toPlainString();
+            case STRING_VALUE -> value.getStringValue();
+            case BINARY_VALUE -> HexFormat.of().formatHex(value.getBinaryValue().toByteArray());
+            case DATE_DAYS -> LocalDate.ofEpochDay(value.getDateDays()).toString();
+            case TIMESTAMP_MICROS -> Instant.EPOCH.plus(value.getTimestampMicros(), ChronoUnit.MICROS).toString();
+        };
     }
 
     private static String render(Map<String, ?> values)

@@ -1,6 +1,9 @@
 package io.lakeprune.trino;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.common.collect.ImmutableMap;
+import io.airlift.json.ObjectMapperProvider;
+import io.trino.spi.TrinoException;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.TupleDomain;
@@ -12,8 +15,12 @@ import io.trino.spi.type.Type;
 import lakeprune.v1.Predicate;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigInteger;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.airlift.slice.Slices.wrappedBuffer;
@@ -24,12 +31,15 @@ import static io.trino.spi.type.DecimalType.createDecimalType;
 import static io.trino.spi.type.DoubleType.DOUBLE;
 import static io.trino.spi.type.IntegerType.INTEGER;
 import static io.trino.spi.type.RealType.REAL;
+import static io.trino.spi.type.SmallintType.SMALLINT;
+import static io.trino.spi.type.TinyintType.TINYINT;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.VarbinaryType.VARBINARY;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static java.lang.Float.floatToRawIntBits;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class TestDomainEncoder
 {
@@ -170,5 +180,86 @@ class TestDomainEncoder
             Optional<Predicate.Domain> encoded = DomainEncoder.encode(type, domain);
             assertThat(encoded).as(type.toString()).isPresent();
         }
+    }
+
+    @Test
+    void testEveryTypeRoundTripsThroughTheWire()
+    {
+        Map<Type, List<Object>> values = new LinkedHashMap<>();
+        values.put(BOOLEAN, List.of(true, false));
+        values.put(TINYINT, List.of(-128L, 127L));
+        values.put(SMALLINT, List.of(-32768L, 32767L));
+        values.put(INTEGER, List.of((long) Integer.MIN_VALUE, (long) Integer.MAX_VALUE));
+        values.put(BIGINT, List.of(Long.MIN_VALUE, 0L, Long.MAX_VALUE));
+        values.put(REAL, List.of((long) floatToRawIntBits(0.1f), (long) floatToRawIntBits(-0.0f), (long) floatToRawIntBits(Float.POSITIVE_INFINITY), (long) floatToRawIntBits(Float.MAX_VALUE)));
+        values.put(DOUBLE, List.of(0.1, -0.0, Double.NEGATIVE_INFINITY, Double.MIN_VALUE));
+        values.put(createDecimalType(10, 2), List.of(1234L, -5L, 9_999_999_999L));
+        values.put(createDecimalType(38, 10), List.of(Int128.valueOf(new BigInteger("-99999999999999999999999999999999999999")), Int128.valueOf(1)));
+        values.put(VARCHAR, List.of(utf8Slice(""), utf8Slice("ÀB 東京")));
+        values.put(VARBINARY, List.of(wrappedBuffer(new byte[] {0, (byte) 0xff})));
+        values.put(DATE, List.of(-719_162L, -1L, 0L, 2_932_896L));
+        values.put(TIMESTAMP_TZ_MICROS, List.of(
+                LongTimestampWithTimeZone.fromEpochMillisAndFraction(-1, 999_000_000, UTC_KEY),
+                LongTimestampWithTimeZone.fromEpochMillisAndFraction(1_700_000_000_123L, 456_000_000, UTC_KEY)));
+        values.forEach((type, list) -> {
+            for (Object value : list) {
+                Predicate.Value encoded = DomainEncoder.encodeValue(type, value).orElseThrow();
+                LakepruneSplit.PartitionKey key = LakepruneSplit.PartitionKey.of("c", encoded);
+                // through the split's bytes, as a worker receives them
+                Object decoded = DomainEncoder.decodeValue("c", type, new LakepruneSplit.PartitionKey(key.name(), key.value().clone()).typedValue());
+                assertThat(decoded).as("%s %s", type, value).isEqualTo(value);
+            }
+        });
+        // NULL: no field set, whatever the type
+        for (Type type : values.keySet()) {
+            assertThat(DomainEncoder.decodeValue("c", type, Predicate.Value.getDefaultInstance())).isNull();
+        }
+    }
+
+    @Test
+    void testSentValuesThatDoNotFitTheColumnAreBadData()
+    {
+        assertBadData(createDecimalType(10, 2), Predicate.Value.newBuilder().setDecimalValue(Predicate.DecimalValue.newBuilder().setUnscaled("12345").setScale(3)).build(), "not a valid decimal(10,2)");
+        assertBadData(createDecimalType(4, 2), Predicate.Value.newBuilder().setDecimalValue(Predicate.DecimalValue.newBuilder().setUnscaled("12345").setScale(2)).build(), "not a valid decimal(4,2)");
+        assertBadData(TINYINT, Predicate.Value.newBuilder().setIntegerValue(128).build(), "not a valid tinyint");
+        assertBadData(REAL, Predicate.Value.newBuilder().setDoubleValue(0.1).build(), "not a valid real");
+        assertBadData(BIGINT, Predicate.Value.newBuilder().setStringValue("1").build(), "cannot take the value string_value: \"1\"");
+        assertThatThrownBy(() -> new LakepruneSplit.PartitionKey("c", new byte[] {(byte) 0xff}).typedValue())
+                .isInstanceOf(TrinoException.class)
+                .hasMessageContaining("Partition value of column c is not a lakeprune.v1.Value");
+    }
+
+    private static void assertBadData(Type type, Predicate.Value value, String message)
+    {
+        assertThatThrownBy(() -> DomainEncoder.decodeValue("c", type, value))
+                .isInstanceOf(TrinoException.class)
+                .hasMessageContaining(message)
+                .extracting(e -> ((TrinoException) e).getErrorCode().getName())
+                .isEqualTo("LAKEPRUNE_BAD_DATA");
+    }
+
+    @Test
+    void testSplitsCarryTheirPartitionValuesThroughJson()
+            throws Exception
+    {
+        ObjectMapper mapper = new ObjectMapperProvider().get();
+        LakepruneSplit split = new LakepruneSplit("/wh/t/d=2026-01-02/a.parquet", 0, 10, 1, OptionalLong.of(10), List.of(
+                LakepruneSplit.PartitionKey.of("d", Predicate.Value.newBuilder().setDateDays(20_455).build()),
+                LakepruneSplit.PartitionKey.of("city", Predicate.Value.getDefaultInstance())));
+        LakepruneSplit read = mapper.readValue(mapper.writeValueAsString(split), LakepruneSplit.class);
+        assertThat(read).isEqualTo(split);
+        assertThat(read.partitionKeys().get(0).typedValue().getDateDays()).isEqualTo(20_455);
+        assertThat(read.partitionKeys().get(1).typedValue().hasDateDays()).isFalse();
+    }
+
+    @Test
+    void testFilesTableShowsTypedPartitionValuesAsText()
+    {
+        assertThat(MetadataTables.render(Predicate.Value.getDefaultInstance())).isEqualTo("NULL");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setDateDays(-1).build())).isEqualTo("1969-12-31");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setTimestampMicros(1_001).build())).isEqualTo("1970-01-01T00:00:00.001001Z");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setDecimalValue(Predicate.DecimalValue.newBuilder().setUnscaled("-5").setScale(2)).build())).isEqualTo("-0.05");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setStringValue("new york").build())).isEqualTo("new york");
+        assertThat(MetadataTables.render(Predicate.Value.newBuilder().setIntegerValue(-7).build())).isEqualTo("-7");
     }
 }

@@ -12,6 +12,7 @@ import io.trino.spi.connector.SourcePage;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.security.ConnectorIdentity;
 import io.trino.spi.type.Type;
+import lakeprune.v1.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -118,7 +119,7 @@ class TestHiddenColumnsPageSource
     private static List<List<Object>> readRows(LakeprunePageSourceProvider provider, ConnectorSession session, String table, String file, long size)
     {
         LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, Set.of(), TupleDomain.all());
-        LakepruneSplit split = new LakepruneSplit(file, 0, size, 4, OptionalLong.empty(), List.of(new LakepruneSplit.PartitionKey("region", Optional.of("ÀB"))));
+        LakepruneSplit split = new LakepruneSplit(file, 0, size, 4, OptionalLong.empty(), List.of(LakepruneSplit.PartitionKey.of("region", Predicate.Value.newBuilder().setStringValue("ÀB").build())));
 
         List<List<Object>> rows = new ArrayList<>();
         try (ConnectorPageSource source = provider.createPageSource(null, session, split, handle, List.copyOf(COLUMNS), DynamicFilter.EMPTY)) {

@@ -118,7 +118,7 @@ class TestSidecarPlanning
                 pruneRequests.add(request);
                 responseObserver.onNext(PruneResponse.newBuilder()
                         .addSplits(Split.newBuilder().setPath("/wh/trips/city=sf/a.parquet").setStart(0).setLength(100).setRowCount(10).setFileSize(100)
-                                .addPartitionValues(PartitionValue.newBuilder().setColumn("city").setValue("sf")))
+                                .addPartitionValues(PartitionValue.newBuilder().setColumn("city").setTypedValue(Predicate.Value.newBuilder().setStringValue("sf"))))
                         .build());
                 responseObserver.onNext(PruneResponse.newBuilder()
                         .addSplits(Split.newBuilder().setPath("/wh/trips/b.parquet").setStart(0).setLength(50).setRowCount(5)
@@ -193,8 +193,8 @@ class TestSidecarPlanning
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
         assertThat(drain(splitManager.splitSource(filtered, DynamicFilter.EMPTY, System.nanoTime(), 64L << 20))).containsExactly(
                 // the file's size when the sidecar sends it; none from a sidecar before file_size
-                new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, OptionalLong.of(100), List.of(new LakepruneSplit.PartitionKey("city", Optional.of("sf")))),
-                new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, OptionalLong.empty(), List.of(new LakepruneSplit.PartitionKey("city", Optional.empty()))));
+                new LakepruneSplit("/wh/trips/city=sf/a.parquet", 0, 100, 10, OptionalLong.of(100), List.of(LakepruneSplit.PartitionKey.of("city", Predicate.Value.newBuilder().setStringValue("sf").build()))),
+                new LakepruneSplit("/wh/trips/b.parquet", 0, 50, 5, OptionalLong.empty(), List.of(LakepruneSplit.PartitionKey.of("city", Predicate.Value.getDefaultInstance()))));
         PruneRequest request = pruneRequests.getLast();
         assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
         assertThat(request.getMaxSplitBytes()).isEqualTo(64L << 20);
