@@ -1,6 +1,8 @@
 """The one way from a predicate to splits. Every caller — the CLI, the Python API, the gRPC service,
-the Thrift connector service — calls `prune(table, predicate, snapshot=..., limits=...)`; the Python
-client binds its SQL with the same `bind_predicate` before sending the TupleDomain.
+the Thrift connector service — calls `prune(table, predicate, snapshot=..., limits=...)`, or
+`prune_stream` with the same arguments to read the same plan's splits a batch at a time as they are
+decided (gRPC's `PruneStream`); the Python client binds its SQL with the same `bind_predicate`
+before sending the TupleDomain.
 
 Binding turns the predicate into a TupleDomain over the table's columns and the hidden virtual
 columns of its functional indexes (SQL text is translated, with every widening noted; a TupleDomain
@@ -20,7 +22,7 @@ from typing import Any
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
-from pruner.planner.planner import Planner
+from pruner.planner.planner import PlannedPrune, Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import translate
@@ -56,6 +58,25 @@ def prune(
     with counting() as requests:
         result = Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
     return replace(result, storage=requests.value())
+
+
+def prune_stream(
+    table: LakeTable,
+    predicate: Predicate,
+    *,
+    snapshot: str | None = None,
+    limits: PruneLimits = DEFAULT_LIMITS,
+    widened: Sequence[str] = (),
+) -> PlannedPrune:
+    """`prune`'s plan with its lookups done and no file decided yet: its `batches` yield the
+    splits as they are decided, its `result` (after the last batch) is what `prune` returns. The
+    storage requests counted are those of binding, the snapshot and the lookups (made in this
+    thread); deciding files reads nothing more."""
+    bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
+    with counting() as requests:
+        planned = Planner(table.snapshot(snapshot), limits).plan(bound.domain, bound.widened)
+    planned.storage = requests.value()
+    return planned
 
 
 def bind_predicate(
