@@ -6,7 +6,7 @@ guard weighs its keys against those files), and returns a verdict on files (`Ver
 `PlannedPrune.batches` streams the snapshot's files, `FILES_PER_BATCH` at a time in the order of
 the files index, through every verdict in step order, and yields each batch's splits as soon as it
 is decided. The result is what survives all of them (evidence combines: any one index proving
-"cannot match" prunes a file); it is one plan whether it is collected at once (`Planner.prune`) or
+"cannot match" prunes a file); it is one plan whether it is collected at once (`PlannedPrune.collect`) or
 read batch by batch, and the summary (files in and out of each step, time, fallbacks) is complete
 after the last batch. Each step removes only files it has proof for. A step whose index is still
 building or absent is skipped; one whose index data turns out missing, corrupt or unreadable falls
@@ -59,10 +59,6 @@ class Planner:
     def __init__(self, snapshot: Snapshot, limits: PruneLimits = DEFAULT_LIMITS) -> None:
         self.snapshot = snapshot
         self.limits = limits
-
-    def prune(self, predicate: TupleDomain, widened: tuple[str, ...] = ()) -> PruneResult:
-        """The whole plan at once: `plan`, every batch collected."""
-        return self.plan(predicate, widened).collect()
 
     def plan(self, predicate: TupleDomain, widened: tuple[str, ...] = ()) -> PlannedPrune:
         """Every step's lookups done, no file evaluated yet."""

@@ -16,7 +16,7 @@ travel in the result's `widened`, beside the planner's explain record."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pruner.bounded import echo
@@ -51,13 +51,11 @@ def prune(
     widened: Sequence[str] = (),
 ) -> PruneResult:
     """The splits of `table` as of `snapshot` (default: the latest) that may hold rows matching
-    `predicate` (SQL text or a TupleDomain). `widened`: notes on widenings the caller already made
-    (they are reported with the result's own). The result counts the storage requests the prune
-    made (in this thread only: prunes running concurrently count their own)."""
-    bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
-    with counting() as requests:
-        result = Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
-    return replace(result, storage=requests.value())
+    `predicate` (SQL text or a TupleDomain): `prune_stream`'s plan, collected. `widened`: notes on
+    widenings the caller already made (they are reported with the result's own). The result counts
+    the storage requests the prune made (in this thread only: prunes running concurrently count
+    their own)."""
+    return prune_stream(table, predicate, snapshot=snapshot, limits=limits, widened=widened).collect()
 
 
 def prune_stream(
