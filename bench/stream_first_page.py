@@ -8,7 +8,7 @@ must leave as it was. The table is built once (or `--table` names one built befo
 rounds alternate between the two code trees in child processes, so both see the same machine load.
 Not a test.
 
-    git worktree add /tmp/before <commit before the change>   # or: git archive <commit> pruner builder
+    mkdir /tmp/before && git archive <commit before the change> | tar -x -C /tmp/before
     .venv/bin/python bench/stream_first_page.py --before /tmp/before [--files 10000] [--rounds 4]
 """
 

@@ -86,10 +86,10 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         decided its files; then a last message with the counts and the explain record. A client
         that cancels stops the plan before its next batch of files."""
         with self._handling(context, "PruneStream", _table_name(request)) as record:
+            max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
             timeout = self.workers.timeout(context.time_remaining())
             planned, requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
             context.add_callback(planned.cancel)
-            max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
             pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
             message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
             while True:
