@@ -203,6 +203,11 @@ class PlannedPrune:
     def cancel(self) -> None:
         self._cancelled.set()
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether `cancel` stopped the batches before the last one."""
+        return self._cancelled.is_set() and not self._done
+
     def batches(self) -> Iterator[list[Split]]:
         """The splits of each batch of files, in plan order (batches may be empty)."""
         if self._started:

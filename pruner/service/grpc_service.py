@@ -93,13 +93,16 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
             message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
             while True:
-                if not context.is_active():
+                if context.is_active():
+                    page = self.workers.run(
+                        lambda: next(pages, None), self.workers.timeout(context.time_remaining())
+                    )
+                else:
                     planned.cancel()
+                    page = None
+                if planned.cancelled:  # by the client, before or while this page was decided
                     record.status = Status.CANCELLED
                     return
-                page = self.workers.run(
-                    lambda: next(pages, None), self.workers.timeout(context.time_remaining())
-                )
                 if page is None:
                     break
                 message.splits.extend(codec.encode_split(s) for s in page)

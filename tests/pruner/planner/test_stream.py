@@ -55,8 +55,9 @@ def test_a_cancelled_plan_decides_no_more_files(indexed_table: str, monkeypatch:
     planned = prune_stream(LakeTable.open(indexed_table), TupleDomain.all())
     batches = planned.batches()
     first = next(batches)
+    assert not planned.cancelled
     planned.cancel()
-    assert len(first) == 2 and list(batches) == []
+    assert len(first) == 2 and list(batches) == [] and planned.cancelled
     with pytest.raises(RuntimeError, match="have not all been read"):
         planned.result()
 
@@ -65,5 +66,7 @@ def test_a_predicate_no_row_can_match_streams_nothing(indexed_table: str) -> Non
     table = LakeTable.open(indexed_table)
     planned = prune_stream(table, TupleDomain.none())
     assert list(planned.batches()) == []
+    planned.cancel()  # after the last batch: nothing to stop
+    assert not planned.cancelled
     assert planned.result() == prune(table, TupleDomain.none())
     assert [s.step for s in planned.result().explain] == ["predicate"]
