@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ PRUNES_PER_SHAPE = 20
 
 def measure(location: str) -> dict[str, Any]:
     """One round with whatever `pruner` this process imports (the tree on PYTHONPATH)."""
-    from prune_shapes import predicate_shapes
+    from support import shape_medians
 
     from pruner.table.table import LakeTable
 
@@ -47,16 +45,7 @@ def measure(location: str) -> dict[str, Any]:
             return Planner(LakeTable.open(location).snapshot()).prune(predicate).files_selected
 
     rows = sum(f.rows for f in LakeTable.open(location).snapshot().files())
-    rng = random.Random(7)
-    latency: dict[str, float] = {}
-    for name, shape in predicate_shapes(rows).items():
-        samples = []
-        for _ in range(PRUNES_PER_SHAPE):
-            predicate = shape(rng)
-            start = time.perf_counter()
-            plan(predicate)
-            samples.append((time.perf_counter() - start) * 1000)
-        latency[name] = statistics.median(samples)
+    latency = shape_medians(rows, plan, PRUNES_PER_SHAPE)
     return {"prune_median_ms": latency, "paged_get_splits_ms": _paged_get_splits(location)}
 
 
@@ -95,22 +84,6 @@ def _paged_get_splits(location: str) -> float:
     return elapsed
 
 
-def _child(tree: Path, location: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}  # that tree's pruner; bench modules from here
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure", location],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-4000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -127,6 +100,7 @@ def main() -> None:
     if args.before is None:
         parser.error("--before is required")
     from prune_latency import build
+    from support import measure_in
 
     workdir = Path(tempfile.mkdtemp(prefix="lakeprune-bench-"))
     try:
@@ -136,7 +110,7 @@ def main() -> None:
         rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
         for i in range(args.rounds):
             for name in list(trees) if i % 2 == 0 else list(reversed(trees)):
-                rounds[name].append(_child(trees[name], location))
+                rounds[name].append(measure_in(trees[name], __file__, "--measure", location))
                 print(f"round {i + 1} {name}: {rounds[name][-1]}", flush=True)
         report = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),

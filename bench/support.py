@@ -1,13 +1,20 @@
 """Helpers that any benchmark script may share: `progress`, a line on stderr stamped with the
 seconds since the benchmark started, so that the figures on stdout and in `bench/results/` stay
 apart from the running commentary; `write_results`, a bench's results as JSON in `bench/results/`
-and on stdout."""
+and on stdout; `shape_medians`, the median time of a prune per predicate shape of
+`prune_shapes`; `measure_in`, one measurement in a child process that imports another code tree's
+`pruner` (for before / after comparisons in one run)."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +30,34 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
+
+
+def measure_in(tree: Path, script: str, *args: str) -> dict[str, Any]:
+    """Run `script` (a bench file) with `args` in a child process whose `pruner` is `tree`'s (the
+    bench modules come from the script's folder) and return the JSON on its last line of output."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, script, *args], env=env, cwd=tree, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def shape_medians(rows: int, plan: Callable[[Any], object], per_shape: int) -> dict[str, float]:
+    """Median milliseconds of `plan(predicate)` over `per_shape` predicates of each shape of
+    `prune_shapes.predicate_shapes(rows)`, drawn from one seed (every tree plans the same ones)."""
+    from prune_shapes import predicate_shapes
+
+    rng = random.Random(7)
+    medians: dict[str, float] = {}
+    for name, shape in predicate_shapes(rows).items():
+        samples = []
+        for _ in range(per_shape):
+            predicate = shape(rng)
+            start = time.perf_counter()
+            plan(predicate)
+            samples.append((time.perf_counter() - start) * 1000)
+        medians[name] = statistics.median(samples)
+    return medians

@@ -277,10 +277,10 @@ def _name(schema: str, table: str) -> spb.TableName:
 
 
 def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...]) -> RemotePruneResult:
-    header: spb.PruneResponse | None = None
+    header: spb.PruneResponse | None = None  # a stream's last message: counts and explain
     splits: list[Split] = []
     for message in messages:
-        header = header or message
+        header = message
         splits.extend(codec.decode_split(s) for s in message.splits)
     if header is None:
         raise ServiceError(grpc.StatusCode.INTERNAL, "the server sent an empty PruneStream")

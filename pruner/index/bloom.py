@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from decimal import Context, Decimal
 from enum import Enum, auto
-from typing import Any, assert_never
+from typing import Any, NamedTuple, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -349,25 +349,34 @@ def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) ->
     return probe_any(filters, hashes, None)[0]
 
 
+class Probed(NamedTuple):
+    """What `probe_any` found: each filter's answer, how many filters answered True unchecked
+    (the budget ran out before they were decided), and the (filter, hash) probes it made."""
+
+    answers: BoolArray
+    unchecked: int
+    spent: int
+
+
 def probe_any(
     filters: Sequence[bytes | None],
     hashes: npt.ArrayLike,
     budget: int | None,
     checkpoint: Callable[[], None] | None = None,
-) -> tuple[BoolArray, int]:
+) -> Probed:
     """`might_contain_any` spending at most `budget` (filter, hash) probes (None: no limit). A
-    filter still undecided when the budget would be exceeded answers True, and their number is
-    returned with the answers. `checkpoint`, if given, is called before each chunk of hashes after
-    the first; it may raise to abandon the probe (e.g. a caller's deadline)."""
+    filter still undecided when the budget would be exceeded answers True; their number and the
+    probes made are returned with the answers. `checkpoint`, if given, is called before each chunk
+    of hashes after the first; it may raise to abandon the probe (e.g. a caller's deadline)."""
     h = np.unique(_as_hashes(hashes))
     result = np.ones(len(filters), dtype=np.bool_)
     if len(h) == 0:
         result[:] = False
-        return result, 0
+        return Probed(result, 0, 0)
     present = [i for i, f in enumerate(filters) if f is not None]
     parts = [f for f in filters if f is not None]
     if not parts:
-        return result, 0
+        return Probed(result, 0, 0)
     for part in parts:
         _check_num_bytes(len(part))
     words = np.frombuffer(b"".join(parts), dtype=_WORD_DTYPE)
@@ -385,10 +394,10 @@ def probe_any(
         if first and checkpoint is not None:
             checkpoint()
         chunk = h[first : first + _HASH_CHUNK]
-        spent += len(undecided) * len(chunk)
-        if budget is not None and spent > budget:
+        if budget is not None and spent + len(undecided) * len(chunk) > budget:
             answers[undecided] = True  # not proven absent: kept
             break
+        spent += len(undecided) * len(chunk)
         masks = _masks(chunk)[None, :, :]  # (1, hashes, 8)
         step = max(1, _GATHER_LIMIT // (len(chunk) * WORDS_PER_BLOCK))
         for start in range(0, len(undecided), step):
@@ -403,4 +412,4 @@ def probe_any(
     else:
         undecided = undecided[:0]
     result[present] = answers
-    return result, len(undecided)
+    return Probed(result, len(undecided), spent)

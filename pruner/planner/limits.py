@@ -3,11 +3,14 @@ steps apply (each a named default, overridden by the sidecar's `limits:` config)
 the clock that tells when it has passed. The lookup cost guard lives here too: an EQUAL / IN lookup
 (record index, secondary index, bloom filters) of many keys is skipped, before any index data is
 read, when it cannot pay — when the files still in play are expected to hold its keys anyway. The
-estimate assumes each key is present and its row lies in any of the `files` files in play with
-equal chance: a file escapes all `keys` keys with probability `(1 - 1/files) ** keys`, which is
-the share of the files the lookup is expected to prune. Keys are rarely present as often as that
-(more pruning than expected) and rows of one key may be spread (less), but the estimate needs only
-the two counts. A skipped step keeps every file it would have examined."""
+files in play are counted as the lookups know them before any file is decided (`steps.base.InPlay`:
+the files of the partitions and file groups the earlier steps left), which is at least the number
+of files the step is then given. The estimate assumes each key is present and its row lies in any
+of the `files` files in play with equal chance: a file escapes all `keys` keys with probability
+`(1 - 1/files) ** keys`, which is the share of the files the lookup is expected to prune. Keys
+are rarely present as often as that (more pruning than expected) and rows of one key may be spread
+(less), but the estimate needs only the two counts. A skipped step keeps every file it would have
+examined."""
 
 from __future__ import annotations
 

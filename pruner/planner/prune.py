@@ -1,6 +1,8 @@
 """The one way from a predicate to splits. Every caller — the CLI, the Python API, the gRPC service,
-the Thrift connector service — calls `prune(table, predicate, snapshot=..., limits=...)`; the Python
-client binds its SQL with the same `bind_predicate` before sending the TupleDomain.
+the Thrift connector service — calls `prune(table, predicate, snapshot=..., limits=...)`, or
+`prune_stream` with the same arguments to read the same plan's splits a batch at a time as they are
+decided (gRPC's `PruneStream`); the Python client binds its SQL with the same `bind_predicate`
+before sending the TupleDomain.
 
 Binding turns the predicate into a TupleDomain over the table's columns and the hidden virtual
 columns of its functional indexes (SQL text is translated, with every widening noted; a TupleDomain
@@ -14,13 +16,13 @@ travel in the result's `widened`, beside the planner's explain record."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
-from pruner.planner.planner import Planner
+from pruner.planner.planner import PlannedPrune, Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import translate
@@ -49,13 +51,30 @@ def prune(
     widened: Sequence[str] = (),
 ) -> PruneResult:
     """The splits of `table` as of `snapshot` (default: the latest) that may hold rows matching
-    `predicate` (SQL text or a TupleDomain). `widened`: notes on widenings the caller already made
-    (they are reported with the result's own). The result counts the storage requests the prune
-    made (in this thread only: prunes running concurrently count their own)."""
+    `predicate` (SQL text or a TupleDomain): `prune_stream`'s plan, collected. `widened`: notes on
+    widenings the caller already made (they are reported with the result's own). The result counts
+    the storage requests the prune made (in this thread only: prunes running concurrently count
+    their own)."""
+    return prune_stream(table, predicate, snapshot=snapshot, limits=limits, widened=widened).collect()
+
+
+def prune_stream(
+    table: LakeTable,
+    predicate: Predicate,
+    *,
+    snapshot: str | None = None,
+    limits: PruneLimits = DEFAULT_LIMITS,
+    widened: Sequence[str] = (),
+) -> PlannedPrune:
+    """`prune`'s plan with its lookups done and no file decided yet: its `batches` yield the
+    splits as they are decided, its `result` (after the last batch) is what `prune` returns. The
+    storage requests counted are those of binding, the snapshot and the lookups (made in this
+    thread); deciding files reads nothing more."""
     bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
     with counting() as requests:
-        result = Planner(table.snapshot(snapshot), limits).prune(bound.domain, bound.widened)
-    return replace(result, storage=requests.value())
+        planned = Planner(table.snapshot(snapshot), limits).plan(bound.domain, bound.widened)
+    planned.storage = requests.value()
+    return planned
 
 
 def bind_predicate(

@@ -23,6 +23,7 @@ from pruner.bounded import echo, shorten
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
 from pruner.numeric import date_from_days, days_since_epoch, micros_since_epoch, timestamp_from_micros
+from pruner.planner.planner import PlannedPrune
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -451,8 +452,18 @@ def decode_explain(message: spb.ExplainStep) -> ExplainStep:
     )
 
 
+def encode_prune_start(planned: PlannedPrune) -> spb.PruneResponse:
+    """The first message of a stream: what is known before any file is decided."""
+    return spb.PruneResponse(
+        snapshot=planned.snapshot or "",
+        predicate=planned.predicate,
+        files_total=planned.files_total,
+        widened=planned.widened,
+    )
+
+
 def encode_prune_header(result: PruneResult, explain: bool) -> spb.PruneResponse:
-    """A response with everything but the splits."""
+    """A response with everything but the splits (a stream's last message carries it)."""
     return spb.PruneResponse(
         snapshot=result.snapshot or "",
         predicate=result.predicate,

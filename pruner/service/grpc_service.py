@@ -1,23 +1,28 @@
 """The gRPC `lakeprune.v1.PruningService`: a thin servicer. Each RPC decodes its request with
 `pruner.service.codec`, calls the catalog and the planner, and encodes the answer; the work runs
 in `Workers` under the request's deadline, inside `Metrics.request` (count, latency, log line), and
-every exception becomes a status code through `pruner.serving.errors` — the same path for all four
-methods — with the server's paths redacted (`Catalog.redact`) from error messages and explain
-records. A request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
+every exception becomes a status code through `pruner.serving.errors` — the same path for every
+method — with the server's paths redacted (`Catalog.redact`) from error messages and explain
+records. `PruneStream` sends each page as soon as the plan has decided its files
+(`pruner.planner.prune.prune_stream`): its lookups run in one piece of work, then each page is
+decided in a piece of its own, between which the call's deadline and cancellation are checked;
+the first message carries what is known before any file is decided, the last the counts and the
+explain record. A request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
 `pruner.service.handlers`), counted and logged like any other refusal."""
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 
 from pruner.errors import InvalidInputError
 from pruner.metadata.files_index import DataFile
-from pruner.planner.prune import prune
+from pruner.planner.planner import PlannedPrune
+from pruner.planner.prune import prune, prune_stream
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
@@ -29,10 +34,10 @@ from pruner.serving.config import Limits
 from pruner.serving.errors import Failure, ResultTooLargeError, Status, classify
 from pruner.serving.metrics import Metrics, RequestRecord
 from pruner.serving.workers import Workers
-from pruner.storage_requests import counting
+from pruner.storage_requests import StorageRequests, counting
 from pruner.table.describe import history
 from pruner.table.statistics import table_statistics
-from pruner.table.table import Snapshot
+from pruner.table.table import LakeTable, Snapshot
 
 API = "grpc"
 log = logging.getLogger(__name__)
@@ -77,17 +82,39 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     def PruneStream(  # noqa: N802
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> Iterator[spb.PruneResponse]:
-        result, splits = self._call(
-            context, "PruneStream", _table_name(request), functools.partial(self._prune, request)
-        )
-        size = self.limits.max_splits_per_response
-        first = codec.encode_prune_header(result, request.explain)
-        first.splits.extend(codec.encode_split(s) for s in splits[:size])
-        yield first
-        for start in range(size, len(splits), size):
-            chunk = spb.PruneResponse()
-            chunk.splits.extend(codec.encode_split(s) for s in splits[start : start + size])
-            yield chunk
+        """Pages of at most `limits.max_splits_per_response` splits, each sent once the plan has
+        decided its files; then a last message with the counts and the explain record. A client
+        that cancels stops the plan before its next batch of files."""
+        with self._handling(context, "PruneStream", _table_name(request)) as record:
+            max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
+            timeout = self.workers.timeout(context.time_remaining())
+            planned, requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
+            context.add_callback(planned.cancel)
+            pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
+            message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
+            while True:
+                if context.is_active():
+                    page = self.workers.run(
+                        lambda: next(pages, None), self.workers.timeout(context.time_remaining())
+                    )
+                else:
+                    planned.cancel()
+                    page = None
+                if planned.cancelled:  # by the client, before or while this page was decided
+                    record.status = Status.CANCELLED
+                    return
+                if page is None:
+                    break
+                message.splits.extend(codec.encode_split(s) for s in page)
+                try:
+                    yield message
+                except GeneratorExit:  # the call ended (cancelled) while the page was in flight
+                    planned.cancel()
+                    record.status = Status.CANCELLED
+                    raise
+                message = spb.PruneResponse()
+            result = self._finish(record, planned.result(), requests)
+            yield codec.encode_prune_header(result, request.explain)  # the whole header, no splits
 
     def GetTableStatistics(  # noqa: N802
         self, request: spb.GetTableStatisticsRequest, context: grpc.ServicerContext
@@ -156,22 +183,40 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         """The prune and its splits, each kept file cut into the request's byte ranges; its log line
         counts the storage requests of the whole request (the catalog's check that the table is
         unchanged, then the prune), the response those of the prune."""
-        name = _resolve(request)
-        codec.check_no_sql_predicate(request)
         max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
         with counting() as requests:
-            table = self.catalog.table(name)
-            predicate = (
-                codec.decode_tuple_domain(request.predicate, table.query_schema)
-                if request.HasField("predicate")
-                else TupleDomain.all()
-            )
-            snapshot = codec.check_snapshot(request.snapshot)
+            table, predicate, snapshot = self._decode(request)
             result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
-        record.prune(result, requests.value())
-        self.metrics.prune_result(API, result)
-        result = self.catalog.redact.prune_result(result)
+        result = self._finish(record, result, requests.value())
         return result, [r for split in result.splits for r in split.ranges(max_split_bytes)]
+
+    def _plan(self, request: spb.PruneRequest, timeout: float) -> tuple[PlannedPrune, StorageRequests]:
+        """`_prune`'s plan, its lookups done and no file decided yet, and the storage requests of
+        the request so far."""
+        with counting() as requests:
+            table, predicate, snapshot = self._decode(request)
+            planned = prune_stream(
+                table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout)
+            )
+        return planned, requests.value()
+
+    def _decode(self, request: spb.PruneRequest) -> tuple[LakeTable, TupleDomain, str | None]:
+        """The table a prune request names (checked unchanged by the catalog), its predicate and
+        snapshot."""
+        codec.check_no_sql_predicate(request)
+        table = self.catalog.table(_resolve(request))
+        predicate = (
+            codec.decode_tuple_domain(request.predicate, table.query_schema)
+            if request.HasField("predicate")
+            else TupleDomain.all()
+        )
+        return table, predicate, codec.check_snapshot(request.snapshot)
+
+    def _finish(self, record: RequestRecord, result: PruneResult, requests: StorageRequests) -> PruneResult:
+        """Count and log a finished prune; the result as it is answered (paths redacted)."""
+        record.prune(result, requests)
+        self.metrics.prune_result(API, result)
+        return self.catalog.redact.prune_result(result)
 
     def _call(
         self,
@@ -182,11 +227,21 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     ) -> T:
         """Run `work(record, seconds left)` under the request's deadline; count, time and log it;
         map failures."""
+        with self._handling(context, method, table) as record:
+            timeout = self.workers.timeout(context.time_remaining())
+            return self.workers.run(lambda: work(record, timeout), timeout)
+        raise AssertionError("_handling returned after a failure")  # pragma: no cover - it aborts
+
+    @contextlib.contextmanager
+    def _handling(
+        self, context: grpc.ServicerContext, method: str, table: str | None
+    ) -> Iterator[RequestRecord]:
+        """Count, time and log one request; a failure in the block aborts the call with its status."""
         failure: Failure
         with self.metrics.request(API, method, table) as record:
             try:
-                timeout = self.workers.timeout(context.time_remaining())
-                return self.workers.run(lambda: work(record, timeout), timeout)
+                yield record
+                return
             except Exception as exc:
                 failure = classify(exc, self.catalog.redact)
                 record.status = failure.status
@@ -211,6 +266,15 @@ def _abort(context: grpc.ServicerContext, failure: Failure) -> NoReturn:
         context.set_trailing_metadata(((REASON_TRAILER, failure.reason),))
     context.abort(grpc_code(failure.status), failure.message)
     raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
+
+
+def _pages(batches: Iterable[list[Split]], max_split_bytes: int, size: int) -> Iterator[list[Split]]:
+    """The splits of each batch cut into byte ranges, in pages of at most `size`: a page goes out
+    as soon as its batch is decided (a batch without splits sends none)."""
+    for batch in batches:
+        ranges = [r for split in batch for r in split.ranges(max_split_bytes)]
+        for start in range(0, len(ranges), size):
+            yield ranges[start : start + size]
 
 
 def _table_name(request: Any) -> str | None:

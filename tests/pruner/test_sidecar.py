@@ -112,7 +112,7 @@ def test_the_thrift_endpoint_shares_the_catalog_and_metrics(
 def test_stop_lets_calls_in_flight_finish(
     lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = Planner.prune
+    original = Planner.plan
     entered = threading.Event()
 
     def slow(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
@@ -120,7 +120,7 @@ def test_stop_lets_calls_in_flight_finish(
         time.sleep(1)
         return original(self, predicate, *rest)
 
-    monkeypatch.setattr(Planner, "prune", slow)
+    monkeypatch.setattr(Planner, "plan", slow)
     predicate = TupleDomain.with_domains({"id": Domain.single_value(3)})
     sidecar = Sidecar(make_config(lake)).start()
     assert sidecar.wait_ready(10)

@@ -1,15 +1,20 @@
 """What a planner step is: an object with a name that, given the snapshot, predicate and limits
-(`StepContext`) and the files still in play, returns a typed outcome — `Kept` (the files it could
-not rule out, with a note for any it had to keep unevaluated and for any part of it that did not
-run) or `Skipped` (why it did not run). A step removes a file only with proof from its index; it
-never decides anything about files its index has no rows for. A step whose index turns out to be
-unusable raises one of `INDEX_UNUSABLE`; the planner then keeps every file and records the
-fallback. A step that finds the prune's deadline passed between two batches of its work raises
-`DeadlinePassedError` (`StepContext.check_deadline`), with the same effect. Any other exception is a
-bug and propagates."""
+(`StepContext`) and what is known of the files still in play before any file is evaluated
+(`InPlay`: their partitions and how many they are at most), does its index lookups once and
+returns a typed outcome — a `Verdict` (a `FileFilter` that keeps, of any batch of files, those it
+cannot rule out, with notes for any part of the step that did not run) or `Skipped` (why it did not
+run). The planner then streams the snapshot's files through the verdicts a batch at a time, so a
+verdict decides each file by itself, from data its step looked up once. A step removes a file only
+with proof from its index; it never decides anything about files its index has no rows for. A step
+whose index turns out to be unusable raises one of `INDEX_UNUSABLE`; the planner then keeps every
+file and records the fallback. A step that finds the prune's deadline passed between two batches of
+its work raises `DeadlinePassedError` (`StepContext.check_deadline`), with the same effect (a filter
+that raises it keeps the files of its batch and of every later one). Any other exception is a bug
+and propagates."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
@@ -35,14 +40,77 @@ class DeadlinePassedError(Exception):
     given (raised by `StepContext.check_deadline`, handled by the planner)."""
 
 
-@dataclass(frozen=True)
-class Kept:
-    """The step ran: `files` may hold matching rows. `unchecked` says why some of them were kept
-    without being evaluated (a partial fallback, e.g. a probe budget ran out); `skipped` why a
-    part of the step did not run (a column whose lookup could not pay, an index still building)."""
+class FileFilter(Protocol):
+    """A step's verdict on files: `keep` returns, of a batch of files in plan order, those that may
+    hold matching rows (in their order); `unchecked` says, once every batch was given, why some were
+    kept without being evaluated (a partial fallback, e.g. a probe budget ran out)."""
 
-    files: list[DataFile]
-    unchecked: tuple[str, ...] = ()
+    def keep(self, files: list[DataFile]) -> list[DataFile]: ...
+
+    def unchecked(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class Keeping:
+    """A `FileFilter` that decides each file by `test` alone."""
+
+    test: Callable[[DataFile], bool]
+
+    def keep(self, files: list[DataFile]) -> list[DataFile]:
+        return [f for f in files if self.test(f)]
+
+    def unchecked(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """A `FileFilter` that keeps what each of `filters` keeps, applied in order."""
+
+    filters: tuple[FileFilter, ...]
+
+    def keep(self, files: list[DataFile]) -> list[DataFile]:
+        for each in self.filters:
+            files = each.keep(files)
+        return files
+
+    def unchecked(self) -> tuple[str, ...]:
+        return tuple(note for each in self.filters for note in each.unchecked())
+
+
+@dataclass(frozen=True)
+class InPlay:
+    """What the lookups know of the files still in play before any file is evaluated: the
+    partitions they lie in and how many they are at most (`per_partition` counts the snapshot's
+    files in each partition). Steps that decide per partition or per file group narrow it; a
+    step that decides per file leaves it as it is, so `count` bounds the files in play from above."""
+
+    partitions: frozenset[str]
+    count: int
+    per_partition: Mapping[str, int] = field(compare=False, repr=False)
+
+    @classmethod
+    def of(cls, files: Iterable[DataFile]) -> InPlay:
+        per_partition: dict[str, int] = {}
+        for f in files:
+            per_partition[f.partition] = per_partition.get(f.partition, 0) + 1
+        return cls(frozenset(per_partition), sum(per_partition.values()), per_partition)
+
+    def within(self, partitions: Collection[str], count: int | None = None) -> InPlay:
+        """Only the files in `partitions` (and at most `count` of them)."""
+        kept = self.partitions.intersection(partitions)
+        total = sum(self.per_partition[p] for p in kept)
+        return InPlay(kept, total if count is None else min(total, count), self.per_partition)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The step ran its lookups: `filter` decides the files. `in_play`: what is still in play
+    after it as far as the lookups know (None: as before). `skipped` says why a part of the step
+    did not run (a column whose lookup could not pay, an index still building)."""
+
+    filter: FileFilter
+    in_play: InPlay | None = None
     skipped: tuple[str, ...] = ()
 
 
@@ -53,7 +121,7 @@ class Skipped:
     reason: str
 
 
-StepOutcome = Kept | Skipped
+StepOutcome = Verdict | Skipped
 
 
 @dataclass(frozen=True)
@@ -98,10 +166,10 @@ class StepContext:
                 return definition
         return Skipped(f"no {index_type} index")
 
-    def rows_for(self, definition: IndexDefinition, files: list[DataFile]) -> pa.Table:
-        """The index's rows for the partitions of `files` (per-file indexes hash on the partition
+    def rows_for(self, definition: IndexDefinition, in_play: InPlay) -> pa.Table:
+        """The index's rows for the partitions in play (per-file indexes hash on the partition
         path, so this reads only the buckets those partitions fall in)."""
-        partitions = pa.array(sorted({f.partition for f in files}), pa.string())
+        partitions = pa.array(sorted(in_play.partitions), pa.string())
         return self.snapshot.index_partition(self.table.spec(definition)).lookup(partitions)
 
 
@@ -111,4 +179,4 @@ class Step(Protocol):
     name: ClassVar[str]
     index: ClassVar[str | None]
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome: ...
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome: ...

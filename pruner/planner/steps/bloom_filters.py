@@ -1,15 +1,17 @@
 """Step 7: bloom filters. EQUAL / IN (without NULL) on a column with bloom filters: the values are
-hashed as one Arrow array (`bloom.hash_values`), every candidate file's filter is probed with the
-hashes, a chunk of values at a time, and a file is kept as soon as it may hold one. Before any
-filter is read, the cost guard (`PruneLimits.lookup_skipped`) skips a column whose many values the
-files in play are expected to hold anyway (e.g. a join's dynamic filter on a one-file table). At
-most `PruneLimits.bloom_probe_budget` (filter, value) probes are spent per column; files still
-unchecked then are kept, which the outcome reports as a partial fallback. The prune's deadline is
-checked between chunks. A missing or malformed filter keeps its file."""
+hashed as one Arrow array (`bloom.hash_values`) and the filters of the partitions in play are read
+once; then each batch of files is probed with the hashes, a chunk of values at a time, and a file
+is kept as soon as it may hold one. Before any filter is read, the cost guard
+(`PruneLimits.lookup_skipped`) skips a column whose many values the files in play are expected to
+hold anyway (e.g. a join's dynamic filter on a one-file table). At most
+`PruneLimits.bloom_probe_budget` (filter, value) probes are spent per column, over the batches in
+plan order; files still unchecked then are kept, which the step reports as a partial fallback. The
+prune's deadline is checked between chunks. A missing or malformed filter keeps its file."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import ClassVar
 
 import pyarrow.compute as pc
@@ -18,7 +20,7 @@ from pruner.index import bloom
 from pruner.index.definitions import IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.numeric import nearest_float32
-from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.base import InPlay, Skipped, StepContext, StepOutcome, Verdict
 from pruner.predicate.values import Value
 from pruner.types import TypeKind
 
@@ -29,7 +31,7 @@ class BloomFilters:
     name: ClassVar[str] = "bloom_filters"
     index: ClassVar[str | None] = "bloom_filters"
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         definition = context.ready(IndexType.BLOOM_FILTERS)
         if isinstance(definition, Skipped):
             return definition
@@ -47,7 +49,7 @@ class BloomFilters:
         reasons: list[str] = []
         probed: list[str] = []
         for column in columns:
-            reason = limits.lookup_skipped(column, len(predicate.domain(column).values.ranges), len(files))
+            reason = limits.lookup_skipped(column, len(predicate.domain(column).values.ranges), in_play.count)
             if reason is not None:
                 reasons.append(reason)
             elif context.schema.column(column).type.kind is not TypeKind.FLOAT or all(
@@ -55,12 +57,10 @@ class BloomFilters:
             ):  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
                 probed.append(column)
         if not probed:
-            return Skipped("; ".join(reasons)) if reasons else Kept(files)
-        rows = context.rows_for(definition, files)
-        survivors = files
-        unchecked_notes: list[str] = []
+            return Skipped("; ".join(reasons)) if reasons else Verdict(_Probing(context, ()))
+        rows = context.rows_for(definition, in_play)
+        probes = []
         for column in probed:
-            keys = context.keys(column)
             subset = rows.filter(pc.equal(rows["column"], column))
             by_file = dict(
                 zip(
@@ -69,17 +69,52 @@ class BloomFilters:
                     strict=True,
                 )
             )
-            filters = [_valid_filter(by_file.get((f.partition, f.file_name))) for f in survivors]
-            keep, unchecked = bloom.probe_any(
-                filters, bloom.hash_values(keys), limits.bloom_probe_budget, context.check_deadline
-            )
-            if unchecked:
-                unchecked_notes.append(
-                    f"{unchecked} of {len(filters)} files kept unchecked on {column}: {len(keys):,} values"
-                    f" exceed the probe budget of {limits.bloom_probe_budget:,} (filter, value) pairs"
-                )
-            survivors = [f for f, k in zip(survivors, keep, strict=True) if k]
-        return Kept(survivors, tuple(unchecked_notes), tuple(reasons))
+            keys = context.keys(column)
+            probes.append(_ColumnProbe(column, len(keys), bloom.hash_values(keys), by_file))
+        return Verdict(_Probing(context, tuple(probes)), skipped=tuple(reasons))
+
+
+@dataclass
+class _ColumnProbe:
+    """One column's probe: its hashes, the filters read for it and what the probes have cost."""
+
+    column: str
+    values: int
+    hashes: bloom.U64Array
+    by_file: dict[tuple[str, str], bytes | None]
+    spent: int = 0
+    probed: int = 0  # files given to the probe
+    unchecked: int = 0  # of them, kept unchecked when the budget ran out
+
+
+@dataclass(frozen=True)
+class _Probing:
+    """The `FileFilter` of the step: each batch's files are probed column by column."""
+
+    context: StepContext
+    probes: tuple[_ColumnProbe, ...]
+
+    def keep(self, files: list[DataFile]) -> list[DataFile]:
+        budget = self.context.limits.bloom_probe_budget
+        for probe in self.probes:
+            if not files:
+                break
+            filters = [_valid_filter(probe.by_file.get((f.partition, f.file_name))) for f in files]
+            found = bloom.probe_any(filters, probe.hashes, budget - probe.spent, self.context.check_deadline)
+            probe.spent += found.spent
+            probe.probed += len(filters)
+            probe.unchecked += found.unchecked
+            files = [f for f, k in zip(files, found.answers, strict=True) if k]
+        return files
+
+    def unchecked(self) -> tuple[str, ...]:
+        budget = self.context.limits.bloom_probe_budget
+        return tuple(
+            f"{p.unchecked} of {p.probed} files kept unchecked on {p.column}: {p.values:,} values"
+            f" exceed the probe budget of {budget:,} (filter, value) pairs"
+            for p in self.probes
+            if p.unchecked
+        )
 
 
 def _is_float32(value: Value) -> bool:

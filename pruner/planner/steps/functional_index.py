@@ -13,9 +13,17 @@ import pyarrow.compute as pc
 from pruner.functions import Order
 from pruner.index.definitions import IndexState
 from pruner.index.functional import VirtualColumn, project
-from pruner.metadata.files_index import DataFile
 from pruner.planner.stats_eval import might_match
-from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.base import (
+    AllOf,
+    FileFilter,
+    InPlay,
+    Keeping,
+    Skipped,
+    StepContext,
+    StepOutcome,
+    Verdict,
+)
 from pruner.predicate.domain import Domain
 
 
@@ -23,11 +31,12 @@ class FunctionalIndex:
     name: ClassVar[str] = "functional_index"
     index: ClassVar[str | None] = "functional_index"
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         virtual = context.table.virtual_columns
         if not virtual:
             return Skipped("no functional index")
-        survivors, used, reasons = files, 0, []
+        filters: list[FileFilter] = []
+        reasons = []
         for column in virtual:
             domain = _domain_on(context, column)
             if domain is None:
@@ -35,24 +44,23 @@ class FunctionalIndex:
             if column.definition.state != IndexState.READY:
                 reasons.append(f"index {column.name} is still building")
                 continue
-            used += 1
-            rows = context.rows_for(column.definition, survivors)
+            rows = context.rows_for(column.definition, in_play)
             rows = rows.filter(pc.equal(rows["column"], column.name))
             keep = might_match(domain, column.type, rows)
             keys = list(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
-            indexed = set(keys)
             kept = {k for k, ok in zip(keys, keep, strict=True) if ok}
-            survivors = [
-                f
-                for f in survivors
-                if (f.partition, f.file_name) not in indexed or (f.partition, f.file_name) in kept
-            ]
-        if not used:
+            filters.append(_ruling_out(set(keys) - kept))
+        if not filters:
             return Skipped(
                 "; ".join(reasons)
                 or "no predicate on a functional index, its expression or a monotonic source"
             )
-        return Kept(survivors)
+        return Verdict(AllOf(tuple(filters)))
+
+
+def _ruling_out(keys: set[tuple[str, str]]) -> Keeping:
+    """Keep every file but those whose (partition, file name) is among `keys`."""
+    return Keeping(lambda f: (f.partition, f.file_name) not in keys)
 
 
 def _domain_on(context: StepContext, column: VirtualColumn) -> Domain | None:

@@ -9,25 +9,25 @@ from typing import ClassVar
 
 from pruner.format.keys import parse_partition_path
 from pruner.format.path_columns import typed_value
-from pruner.metadata.files_index import DataFile
-from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.base import InPlay, Keeping, Skipped, StepContext, StepOutcome, Verdict
 
 
 class PartitionValues:
     name: ClassVar[str] = "partition_values"
     index: ClassVar[str | None] = None
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         predicate = context.predicate
         columns = [c for c in context.table.config.all_partition_fields if c in predicate.columns]
         if not columns:
             return Skipped("no predicate on a partition column")
-        verdicts: dict[str, bool] = {}
-        for partition in {f.partition for f in files}:
+        kept = set()
+        for partition in in_play.partitions:
             raw = parse_partition_path(partition)
-            verdicts[partition] = all(
+            if all(
                 predicate.domain(c).contains_value(typed_value(raw[c], context.schema.column(c).type))
                 for c in columns
                 if c in raw
-            )
-        return Kept([f for f in files if verdicts[f.partition]])
+            ):
+                kept.add(partition)
+        return Verdict(Keeping(lambda f: f.partition in kept), in_play.within(kept))

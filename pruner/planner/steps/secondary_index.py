@@ -17,8 +17,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
-from pruner.metadata.files_index import DataFile
-from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.base import AllOf, InPlay, Skipped, StepContext, StepOutcome, Verdict
 from pruner.planner.steps.record_index import kept_file_groups
 from pruner.predicate.domain import Domain
 
@@ -27,7 +26,7 @@ class SecondaryIndex:
     name: ClassVar[str] = "secondary_index"
     index: ClassVar[str | None] = "secondary_index"
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         definitions = [d for d in context.table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
         if not definitions:
             return Skipped("no secondary index")
@@ -35,21 +34,21 @@ class SecondaryIndex:
         if not usable:
             return Skipped("no predicate on a column with a secondary index")
         reasons: list[str] = []
-        survivors: list[DataFile] | None = None
+        verdicts: list[Verdict] = []
         for definition in usable:
-            current = files if survivors is None else survivors
-            outcome = self._one(context, definition, current)
+            outcome = self._one(context, definition, in_play)
             if isinstance(outcome, str):
                 reasons.append(outcome)
                 continue
-            survivors = outcome
-        return Skipped("; ".join(reasons)) if survivors is None else Kept(survivors, skipped=tuple(reasons))
+            verdicts.append(outcome)
+            in_play = outcome.in_play or in_play
+        if not verdicts:
+            return Skipped("; ".join(reasons))
+        return Verdict(AllOf(tuple(v.filter for v in verdicts)), in_play, tuple(reasons))
 
-    def _one(
-        self, context: StepContext, definition: IndexDefinition, files: list[DataFile]
-    ) -> list[DataFile] | str:
-        """The files of `files` holding a row the index lists for the column's domain, or why this
-        index cannot narrow them."""
+    def _one(self, context: StepContext, definition: IndexDefinition, in_play: InPlay) -> Verdict | str:
+        """Keep the files holding a row the index lists for the column's domain, or why this index
+        cannot narrow them."""
         column = definition.columns[0]
         domain = context.predicate.domain(column)
         if definition.state != IndexState.READY:
@@ -69,7 +68,7 @@ class SecondaryIndex:
             return f"{column}: more than {limits.max_key_lookups} values or ranges"
         view = context.snapshot.index_partition(context.table.spec(definition))
         if domain.values.is_discrete():
-            reason = limits.lookup_skipped(f"{column} ({definition.name})", count, len(files))
+            reason = limits.lookup_skipped(f"{column} ({definition.name})", count, in_play.count)
             if reason is not None:
                 return reason
             pairs = view.lookup(context.keys(column))
@@ -83,7 +82,7 @@ class SecondaryIndex:
                 )
             pairs = view.scan(expression)
         context.check_deadline()
-        return kept_file_groups(files, context.snapshot.record_index().lookup(pairs["key"]))
+        return kept_file_groups(in_play, context.snapshot.record_index().lookup(pairs["key"]))
 
 
 def ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:

@@ -1,7 +1,8 @@
 """Steps 2 and 6: partition stats and column stats (RFC-27). Both are min / max / null / NaN
 counts evaluated against the predicate's domains (`stats_eval.might_match`); partition stats have
 one row per (column, partition), column stats one per (column, file). A key (partition, or
-partition + file) is ruled out when some column's stats prove no value of it can match."""
+partition + file) is ruled out when some column's stats prove no value of it can match; the rows
+of every partition in play are read and evaluated once, and files are then decided by their key."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.index.definitions import IndexType
-from pruner.metadata.files_index import DataFile
 from pruner.planner.stats_eval import might_match
-from pruner.planner.steps.base import Kept, Skipped, StepContext, StepOutcome
+from pruner.planner.steps.base import InPlay, Keeping, Skipped, StepContext, StepOutcome, Verdict
 
 
 class _StatsStep:
@@ -22,16 +22,23 @@ class _StatsStep:
     index_type: ClassVar[IndexType]
     key: ClassVar[tuple[str, ...]]
 
-    def run(self, context: StepContext, files: list[DataFile]) -> StepOutcome:
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         definition = context.ready(self.index_type)
         if isinstance(definition, Skipped):
             return definition
         columns = [c for c in context.predicate.columns if c in definition.columns]
         if not columns:
             return Skipped(f"no predicate on a column with {self.index_type}")
-        rows = context.rows_for(definition, files)
-        excluded = self._excluded(context, rows, columns)
-        return Kept([f for f in files if tuple(getattr(f, k) for k in self.key) not in excluded])
+        excluded = self._excluded(context, context.rows_for(definition, in_play), columns)
+        key = self.key
+        return Verdict(
+            Keeping(lambda f: tuple(getattr(f, k) for k in key) not in excluded),
+            self._narrowed(in_play, excluded),
+        )
+
+    def _narrowed(self, in_play: InPlay, excluded: set[tuple[str, ...]]) -> InPlay | None:
+        """What is in play after the step, as far as its keys tell (None: unchanged)."""
+        return None
 
     def _excluded(self, context: StepContext, rows: pa.Table, columns: list[str]) -> set[tuple[str, ...]]:
         """Keys that some column's stats prove cannot match."""
@@ -51,6 +58,9 @@ class PartitionStats(_StatsStep):
     index: ClassVar[str | None] = "partition_stats"
     index_type = IndexType.PARTITION_STATS
     key = ("partition",)
+
+    def _narrowed(self, in_play: InPlay, excluded: set[tuple[str, ...]]) -> InPlay | None:
+        return in_play.within(in_play.partitions - {k[0] for k in excluded})
 
 
 class ColumnStats(_StatsStep):

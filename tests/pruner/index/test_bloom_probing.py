@@ -83,9 +83,10 @@ def test_a_probe_budget_only_keeps_more_and_counts_what_it_kept_unchecked(
     exact = might_contain_any(filters, probes)
     assert probe_any(filters, probes, None)[0].tolist() == exact.tolist()
     with mock.patch.object(bloom, "_HASH_CHUNK", 2):
-        answers, unchecked = probe_any(filters, probes, budget)
+        answers, unchecked, spent = probe_any(filters, probes, budget)
     assert np.all(answers | ~exact)  # never drops a filter that might hold a value
     assert int(np.sum(answers & ~exact)) <= unchecked <= sum(f is not None for f in filters)
+    assert spent <= budget  # the probes made, which a caller carries over to its next batch
     if budget >= len(probes) * count:
         assert answers.tolist() == exact.tolist() and unchecked == 0
 

@@ -83,13 +83,21 @@ def test_no_matching_file_is_ever_pruned(request: pytest.FixtureRequest, backend
 
 
 def holds_for_random_predicates(location: str, oracle: Oracle, examples: int) -> None:
-    pools = {c: _pool(oracle, c) for c in COLUMNS}
-
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def check(data: st.DataObject) -> None:
-        columns = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True))
-        predicate = TupleDomain.with_domains({c: data.draw(domains(pools[c])) for c in columns})
+    @given(random_predicates(oracle))
+    def check(predicate: TupleDomain) -> None:
         _check(location, oracle, predicate)
 
     check()
+
+
+def random_predicates(oracle: Oracle) -> st.SearchStrategy[TupleDomain]:
+    """TupleDomains on one to three columns of the indexed table, over values its rows hold."""
+    pools = {c: _pool(oracle, c) for c in COLUMNS}
+
+    @st.composite
+    def predicates(draw: st.DrawFn) -> TupleDomain:
+        columns = draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True))
+        return TupleDomain.with_domains({c: draw(domains(pools[c])) for c in columns})
+
+    return predicates()

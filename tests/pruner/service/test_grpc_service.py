@@ -362,14 +362,14 @@ def test_a_storage_failure_is_unavailable(start_sidecar: StartSidecar, table_cop
 @pytest.fixture
 def slow_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     """Prunes of `slow` (an IN list on flag = true only) take two seconds."""
-    original = Planner.prune
+    original = Planner.plan
 
     def slow(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
         if predicate.domain("flag") == Domain.single_value(True):
             time.sleep(2)
         return original(self, predicate, *rest)
 
-    monkeypatch.setattr(Planner, "prune", slow)
+    monkeypatch.setattr(Planner, "plan", slow)
 
 
 SLOW = TupleDomain.with_domains({"flag": Domain.single_value(True)})
@@ -435,7 +435,7 @@ def test_an_unexpected_error_is_internal_and_logged(
     def broken(self: Planner, predicate: TupleDomain, *rest: Any) -> Any:
         raise RuntimeError("a bug, with /secret/paths in it")
 
-    monkeypatch.setattr(Planner, "prune", broken)
+    monkeypatch.setattr(Planner, "plan", broken)
     with caplog.at_level(logging.ERROR, logger="pruner.service"):
         error = failing(lambda: stub.Prune(prune_request(GOOD)))
     assert error.code() == grpc.StatusCode.INTERNAL

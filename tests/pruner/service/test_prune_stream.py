@@ -1,24 +1,43 @@
 """`PruneStream`: a result too large for one `Prune` response comes in pages of
 `limits.max_splits_per_response` splits, all cut from one plan — an index dropped while the stream
-is being read changes nothing in it — and the client falls back to it by itself."""
+is being read changes nothing in it — and the client falls back to it by itself. Pages leave as the
+plan decides their files: the first reaches the client before the last file is decided, a client
+that cancels stops the plan, and for random predicates and page sizes (pages that cut a file's
+byte ranges apart too) the pages concatenated are the unary prune's splits."""
 
 from __future__ import annotations
 
+import itertools
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from builder.index_build import execute
 from pruner.client import PruningClient
+from pruner.metadata.files_index import DataFile
+from pruner.planner import planner
+from pruner.planner.planner import Planner
 from pruner.planner.prune import prune
+from pruner.planner.result import Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import Value
 from pruner.service import codec
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.serving.config import Limits
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
-from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
+from tests.pruner.planner.conftest import Oracle
+from tests.pruner.planner.test_invariant import random_predicates
+from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address, make_config
 from tests.pruner.service.test_grpc_service import GOOD, failing, prune_request
 
 SEQ_RANGE = TupleDomain.with_domains(
@@ -34,8 +53,13 @@ def test_prune_stream_pages_large_results(start_sidecar: StartSidecar, lake: str
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "exceed limits.max_splits_per_response (7); use PruneStream" in error.details()
         messages = list(client._stub.PruneStream(prune_request(None, explain=True)))
-        assert len(messages) == -(-expected.files_selected // 7) and all(len(m.splits) <= 7 for m in messages)
-        assert messages[0].explain and not messages[1].explain
+        pages, last = messages[:-1], messages[-1]
+        assert len(pages) == -(-expected.files_selected // 7) and all(len(m.splits) <= 7 for m in pages)
+        # The first message says what is known before any file is decided; the last, without
+        # splits, the counts and the explain record.
+        assert (messages[0].snapshot, messages[0].files_total) == (expected.snapshot, expected.files_total)
+        assert not messages[0].explain and last.explain and not last.splits
+        assert (last.files_selected, last.files_total) == (expected.files_selected, expected.files_total)
         assert client.prune(SCHEMA, TABLE, TupleDomain.all(), stream=True).splits == expected.splits
         assert (
             client.prune(SCHEMA, TABLE, TupleDomain.all()).splits == expected.splits
@@ -85,3 +109,99 @@ def test_large_files_come_as_byte_ranges(
     # the Spark bridge's SQL filters are not read over gRPC: refused, never ignored
     assert refused.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "sql_predicate is only read by the in-process Spark source" in refused.details()
+
+
+def test_the_first_page_arrives_before_the_last_file_is_decided(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deciding the last kept file waits (up to 5 s) for the client to hold the first page: a
+    sidecar that plans the whole table before it sends anything makes it wait in vain."""
+    expected = prune(LakeTable.open(indexed_table), TupleDomain.all())
+    monkeypatch.setattr(planner, "FILES_PER_BATCH", 3, raising=False)
+    received = threading.Event()
+    waited: list[bool] = []
+    made = itertools.count(1)
+    split = Planner._split
+
+    def last_waits(self: Planner, f: DataFile, typed: dict[str, dict[str, Value | None]]) -> Split:
+        if next(made) == len(expected.splits):
+            waited.append(received.wait(5))
+        return split(self, f, typed)
+
+    monkeypatch.setattr(Planner, "_split", last_waits)
+    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=2))
+    with PruningClient(address(sidecar)) as client:
+        stream = client._stub.PruneStream(prune_request(None))
+        first = next(stream)
+        received.set()
+        rest = list(stream)
+    assert waited == [True], "the first page left only after the last file was decided"
+    assert [codec.decode_split(s) for m in [first, *rest] for s in m.splits] == expected.splits
+
+
+def test_a_cancelled_stream_stops_the_plan(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    total = prune(LakeTable.open(indexed_table), TupleDomain.all()).files_selected
+    monkeypatch.setattr(planner, "FILES_PER_BATCH", 1, raising=False)
+    made: list[DataFile] = []
+    split = Planner._split
+
+    def slow(self: Planner, f: DataFile, typed: dict[str, dict[str, Value | None]]) -> Split:
+        made.append(f)
+        time.sleep(0.02)
+        return split(self, f, typed)
+
+    monkeypatch.setattr(Planner, "_split", slow)
+    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=1))
+    with PruningClient(address(sidecar)) as client:
+        stream = client._stub.PruneStream(prune_request(None))
+        next(stream)
+        stream.cancel()
+        time.sleep(0.5)
+        stopped = len(made)
+        time.sleep(0.5)
+    assert len(made) == stopped < total
+    counted = {"api": "grpc", "method": "PruneStream", "status": "cancelled"}
+    assert sidecar.metrics.registry.get_sample_value("lakeprune_requests_total", counted) == 1
+
+
+@pytest.fixture(scope="module")
+def paged(lake: str) -> Iterator[dict[int, Any]]:
+    """Stubs of sidecars that page by 1, 3 and 7 splits."""
+    with (
+        Sidecar(make_config(lake, Limits(max_splits_per_response=1))) as one,
+        Sidecar(make_config(lake, Limits(max_splits_per_response=3))) as three,
+        Sidecar(make_config(lake, Limits(max_splits_per_response=7))) as seven,
+    ):
+        sidecars = {1: one, 3: three, 7: seven}
+        assert all(s.wait_ready(10) for s in sidecars.values())
+        channels = {size: grpc.insecure_channel(address(s)) for size, s in sidecars.items()}
+        yield {size: spb_grpc.PruningServiceStub(c) for size, c in channels.items()}
+        for channel in channels.values():
+            channel.close()
+
+
+def test_pages_concatenated_are_the_unary_prune(
+    paged: dict[int, Any], indexed_table: str, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codec, "MIN_SPLIT_BYTES", 1 << 10)  # the table's files are a few KiB
+    table = LakeTable.open(indexed_table)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(random_predicates(oracle), st.sampled_from(sorted(paged)), st.sampled_from([0, 1 << 10, 3 << 10]))
+    def check(predicate: TupleDomain, size: int, cut: int) -> None:
+        unary = prune(table, predicate)
+        messages = list(paged[size].PruneStream(prune_request(predicate, max_split_bytes=cut, explain=True)))
+        streamed = [codec.decode_split(s) for m in messages for s in m.splits]
+        assert streamed == [r for s in unary.splits for r in s.ranges(cut)]
+        assert len({(s.path, s.start) for s in streamed}) == len(streamed), "a split returned twice"
+        assert oracle.files_matching(predicate) <= {s.path for s in streamed}
+        assert all(len(m.splits) <= size for m in messages)
+        last = messages[-1]
+        assert (last.files_total, last.files_selected) == (unary.files_total, unary.files_selected)
+        assert [(e.step, e.files_in, e.files_out) for e in last.explain] == [
+            (s.step, s.files_in, s.files_out) for s in unary.explain
+        ]
+
+    check()

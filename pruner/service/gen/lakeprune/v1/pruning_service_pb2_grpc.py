@@ -100,9 +100,11 @@ class PruningServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PruneStream(self, request, context):
-        """The same result in several messages, for results too large for one: the first message carries
-        snapshot, predicate, counts and explain; every message carries up to the sidecar's
-        limits.max_splits_per_response splits. Concatenate the splits of all messages.
+        """The same result in several messages, for results too large for one, each page sent as soon as
+        the sidecar has decided its files: every message carries up to the sidecar's
+        limits.max_splits_per_response splits; the first also snapshot, predicate, files_total and
+        widened; the last, without splits, the whole header (counts, fallbacks, explain, storage).
+        Concatenate the splits of all messages.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
