@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pruner.errors import InvalidInputError, TableCorruptError
@@ -291,6 +291,7 @@ PARTITION_VALUES: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
+@settings(deadline=None)  # builds an Arrow table per example: slow first calls on a loaded machine
 @given(
     st.fixed_dictionaries({}, optional={c: st.none() | s for c, s in PARTITION_VALUES.items()}).filter(bool)
 )
