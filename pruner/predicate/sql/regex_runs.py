@@ -2,7 +2,8 @@
 `regex_condition` parses a regex (`regexp_like` is a search: a match may lie anywhere in the
 value) into literal runs that each match holds, and their AND / OR. A concatenation's literal
 characters form runs; `.`, a class (`[...]`, `\\d`, `\\w`, `\\s` and their negations) and an
-optional or repeated part end a run; `x+` and `x{m,n}` keep `m` copies of a character; an
+optional or repeated part end a run; `x+` and `x{m,n}` end a run with `m` copies of `x` and begin
+the next with one (the last copy); a group repeated at least once adds what it requires; an
 alternation is the OR of its branches; a leading `^` anchors the first run at the value's start.
 `$` anchors nothing (in Java and Python it also matches before a final line terminator), `\\b`
 and `\\B` consume nothing. Only constructs that mean the same in Java (Spark, Trino's Joni in Java
@@ -106,7 +107,8 @@ def _sequence(nodes: tuple[_Node, ...], leaf: Leaf, top: bool) -> TextCondition:
             if isinstance(node.node, _Literal):
                 run.extend(node.node.char * copies)
                 if node.high != node.low or copies != node.low:
-                    flush()
+                    flush()  # more copies may follow; the last one is just before what follows
+                    run.append(node.node.char)
             else:
                 flush()
                 parts.append(_sequence((node.node,), leaf, top=False))
@@ -185,6 +187,8 @@ class _Parser:
     def escape(self) -> _Node:
         ch = self.peek()
         self.pos += 1
+        if not ch:
+            raise _UnsupportedError("ends in \\")
         if ch in _CONTROL:
             return _Literal(_CONTROL[ch])
         if ch in _CLASS_ESCAPES:
@@ -193,8 +197,6 @@ class _Parser:
             return _Boundary()
         if ch in _PUNCTUATION:
             return _Literal(ch)
-        if not ch:
-            raise _UnsupportedError("ends in \\")
         raise _UnsupportedError(f"has escape \\{ch} (not read the same by every engine)")
 
     def char_class(self) -> _Node:
