@@ -2,7 +2,8 @@
 clause or a statement that is no condition is an `InvalidInputError` quoting a shortened, one-line
 form of the input); `calls_as_columns` first rewrites calls that a functional index indexes into the
 index's virtual column; and the small helpers over the tree (`unparen`, `is_column`, `operands`,
-`sql_text` for notes and messages) are shared by the literal reader and the translator."""
+`sql_text` for notes and messages, the comparison operators, `lookup_column`) are shared by the
+literal reader, the translator and the text conditions."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokenizer_core import TokenType
 from sqlglot.tokens import Tokenizer
 
+from pruner.bounded import echo
 from pruner.errors import InvalidInputError
+from pruner.types import Column, TableSchema
 
 
 def calls_as_columns(where: str, expressions: Mapping[tuple[Any, ...], str]) -> str:
@@ -101,6 +104,35 @@ def unparen(node: exp.Expr) -> exp.Expr:
 
 def is_column(node: exp.Expr) -> bool:
     return isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier)
+
+
+# The comparison operators, as written with the column on the left, flipped (the column on the
+# right) and negated (NOT of the comparison, where it is not NULL).
+COMPARISONS: dict[type[exp.Expr], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
+FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+NEGATED = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def columns_by_name(schema: TableSchema) -> dict[str, Column]:
+    """The columns of `schema` by lower-cased name, for `lookup_column`."""
+    return {c.name.lower(): c for c in schema.columns}
+
+
+def lookup_column(node: exp.Expr, columns: Mapping[str, Column], schema: TableSchema) -> Column:
+    """The column a column reference names (case-insensitively), or an error naming the columns."""
+    name = str(node.name).lower()
+    if name not in columns:
+        raise InvalidInputError(
+            f"unknown column {echo(node.name)} in WHERE clause (columns: {', '.join(schema.names)})"
+        )
+    return columns[name]
 
 
 def chain_operands(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:

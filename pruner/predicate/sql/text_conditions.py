@@ -25,10 +25,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.predicate.sql.literals import LiteralError, NotLiteralError, read_literal
-from pruner.predicate.sql.parsing import chain_operands, is_column, parse, sql_text, unparen
+from pruner.predicate.sql.parsing import (
+    COMPARISONS,
+    FLIPPED,
+    NEGATED,
+    chain_operands,
+    columns_by_name,
+    is_column,
+    lookup_column,
+    parse,
+    sql_text,
+    unparen,
+)
 from pruner.predicate.sql.regex_runs import regex_condition
 from pruner.predicate.text import (
     TEXT_TRUE,
@@ -84,16 +94,6 @@ def text_match_value(value: str | None, query: str | None) -> bool | None:
 # A condition, or None: no row (FALSE or NULL), which a TextCondition cannot say.
 _Result = TextCondition | None
 
-_COMPARISONS: dict[type[exp.Expr], str] = {
-    exp.EQ: "=",
-    exp.NEQ: "<>",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-}
-_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NEGATED = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _REGEX_CALLS = {"rlike", "regexp_like", "regexp"}
 _TEXT_CALLS = _REGEX_CALLS | {"text_match", "strpos", "position", "locate", "instr", "contains"}
 _TEXT_NODES: tuple[type[exp.Expr], ...] = (exp.Like, exp.ILike, exp.Escape, exp.StrPosition, exp.Contains)
@@ -114,15 +114,10 @@ class _TextReader:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.columns = {c.name.lower(): c for c in self.schema.columns}
+        self.columns = columns_by_name(self.schema)
 
     def column(self, node: exp.Expr) -> Column:
-        name = str(node.name).lower()
-        if name not in self.columns:
-            raise InvalidInputError(
-                f"unknown column {echo(node.name)} in WHERE clause (columns: {', '.join(self.schema.names)})"
-            )
-        return self.columns[name]
+        return lookup_column(node, self.columns, self.schema)
 
     def check_columns(self, tree: exp.Expr) -> None:
         """An unknown column is an error wherever it stands, as in the translator."""
@@ -159,7 +154,7 @@ class _TextReader:
             return TEXT_TRUE
 
     def atom(self, node: exp.Expr, negated: bool) -> TextCondition:
-        if type(node) in _COMPARISONS:
+        if type(node) in COMPARISONS:
             return self.comparison(node, negated)
         if not _is_text_atom(node):
             return TEXT_TRUE
@@ -231,13 +226,13 @@ class _TextReader:
 
     def comparison(self, node: exp.Expr, negated: bool) -> TextCondition:
         """`strpos(col, 'x') op k`: the value contains `x` when the position cannot be 0."""
-        left, right, op = unparen(node.this), unparen(node.expression), _COMPARISONS[type(node)]
+        left, right, op = unparen(node.this), unparen(node.expression), COMPARISONS[type(node)]
         if isinstance(right, exp.StrPosition):
-            left, right, op = right, left, _FLIPPED[op]
+            left, right, op = right, left, FLIPPED[op]
         if not isinstance(left, exp.StrPosition):
             return TEXT_TRUE
         # NOT (p op k) is (p negated-op k) where it is not NULL, so NOT (p = 0) still requires x.
-        op = _NEGATED[op] if negated else op
+        op = NEGATED[op] if negated else op
         try:
             bound = read_literal(right).value
         except (NotLiteralError, LiteralError):

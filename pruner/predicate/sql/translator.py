@@ -20,7 +20,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
@@ -41,7 +40,19 @@ from pruner.predicate.sql.literals import (
     read_literal,
     to_decimal,
 )
-from pruner.predicate.sql.parsing import calls_as_columns, chain_operands, is_column, parse, sql_text, unparen
+from pruner.predicate.sql.parsing import (
+    COMPARISONS,
+    FLIPPED,
+    NEGATED,
+    calls_as_columns,
+    chain_operands,
+    columns_by_name,
+    is_column,
+    lookup_column,
+    parse,
+    sql_text,
+    unparen,
+)
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import is_nan, normalize
 from pruner.types import Column, TableSchema, TypeKind
@@ -73,16 +84,6 @@ def translate(
     return Translation(domain, tuple(translator.notes))
 
 
-_COMPARISONS: dict[type[exp.Expr], str] = {
-    exp.EQ: "=",
-    exp.NEQ: "<>",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-}
-_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NEGATED = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _WILDCARDS = re.compile(r"[%_\\]")
 
 
@@ -93,7 +94,7 @@ class _Translator:
     texts: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.columns = {c.name.lower(): c for c in self.schema.columns}
+        self.columns = columns_by_name(self.schema)
 
     def sql(self, node: exp.Expr) -> str:
         """The (shortened) SQL text of a node, generated once per node: a note about one item of a
@@ -134,8 +135,8 @@ class _Translator:
             return TupleDomain.none()
         if is_column(node):
             return self.boolean_column(node, value=not negated)
-        if type(node) in _COMPARISONS:
-            return self.comparison(node.this, _COMPARISONS[type(node)], node.expression, negated, node)
+        if type(node) in COMPARISONS:
+            return self.comparison(node.this, COMPARISONS[type(node)], node.expression, negated, node)
         if isinstance(node, exp.Between):
             return self.between(node, negated)
         if isinstance(node, exp.In):
@@ -165,12 +166,7 @@ class _Translator:
         return TupleDomain.all()
 
     def column(self, node: exp.Expr) -> Column:
-        name = str(node.name).lower()
-        if name not in self.columns:
-            raise InvalidInputError(
-                f"unknown column {echo(node.name)} in WHERE clause (columns: {', '.join(self.schema.names)})"
-            )
-        return self.columns[name]
+        return lookup_column(node, self.columns, self.schema)
 
     # Atoms ---------------------------------------------------------------------------------
 
@@ -187,7 +183,7 @@ class _Translator:
         if is_column(left) and is_column(right):
             return self.unsupported(source, f"comparison between columns {self.sql(source)}: ignored")
         if is_column(right):
-            left, right, op = right, left, _FLIPPED[op]
+            left, right, op = right, left, FLIPPED[op]
         if not is_column(left):
             return self.unsupported(source, _not_indexed(left, right, self.sql(source)))
         column = self.column(left)
@@ -219,7 +215,7 @@ class _Translator:
                 f"{text} on floating column {column.name} keeps NaN: widened to {column.name} IS NOT NULL"
             )
             return _single(column, Domain.not_null())
-        op = _NEGATED[op] if negated else op
+        op = NEGATED[op] if negated else op
         grid, reference, low, high = self.bounds(column, literal, op)
         domain = compare_domain(op, grid, low, high)
         if column.type.kind is TypeKind.BOOLEAN:  # `b <> FALSE` is `b = TRUE`
