@@ -118,6 +118,11 @@ def _sequence(nodes: tuple[_Node, ...], leaf: Leaf, top: bool) -> TextCondition:
     return all_of([leaf(tuple(fragments)) if fragments else TEXT_TRUE, *parts])
 
 
+def _shown(escaped: str) -> str:
+    """An escape as written (`\\Q`), with a control character shown by its Python escape."""
+    return "\\" + (escaped if escaped.isprintable() else repr(escaped)[1:-1]) if escaped else "a trailing \\"
+
+
 def _inline(nodes: tuple[_Node, ...]) -> list[_Node]:
     """`nodes` with each group of one branch replaced by its nodes (a concatenation is associative)."""
     result: list[_Node] = []
@@ -197,7 +202,7 @@ class _Parser:
             return _Boundary()
         if ch in _PUNCTUATION:
             return _Literal(ch)
-        raise _UnsupportedError(f"has escape \\{ch} (not read the same by every engine)")
+        raise _UnsupportedError(f"has escape {_shown(ch)} (not read the same by every engine)")
 
     def char_class(self) -> _Node:
         if self.peek() == "^":
@@ -217,7 +222,7 @@ class _Parser:
                 escaped = self.peek()
                 self.pos += 1
                 if not (escaped in _CONTROL or escaped in _CLASS_ESCAPES or escaped in _PUNCTUATION):
-                    raise _UnsupportedError(f"has escape \\{escaped} in a class")
+                    raise _UnsupportedError(f"has escape {_shown(escaped)} in a class")
 
     def quantified(self, atom: _Node) -> _Node:
         ch = self.peek()

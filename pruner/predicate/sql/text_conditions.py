@@ -2,7 +2,8 @@
 `translate` and returns the `TextCondition` every matching row satisfies, a superset like the
 TupleDomain beside it, and a note for every text atom it could not use. Polarity as in the
 translator: AND is `all_of`, OR `any_of`, NOT flips; a text atom that must be FALSE (NOT LIKE, a
-NOT over `contains`) requires nothing, a NULL atom or FALSE matches no row. Subjects are STRING
+NOT over `contains`) requires nothing, but a position comparison is negated exactly (`NOT
+(strpos(col, 'x') = 0)` requires `x`); a NULL atom or FALSE matches no row. Subjects are STRING
 columns or `lower(col)` / `upper(col)` of one (the engine's case mapping, simple per code point
 or full: the index keeps both forms). Atoms: `LIKE` (`%` and `_` split the literal runs; an
 `ESCAPE` character makes the next character literal; without one, a backslash is literal in

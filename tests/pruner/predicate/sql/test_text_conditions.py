@@ -6,6 +6,7 @@ evaluator: fragments are substrings, anchors are startswith / endswith, words ar
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
@@ -197,6 +198,8 @@ def test_connectives_and_polarity() -> None:
         ("msg LIKE '%a%' ESCAPE '%'", "not one character"),
         ("regexp_like(msg, '(?i)abc')", "(? construct"),
         ("regexp_like(msg, 'a\\Qb')", "escape \\Q"),
+        ("regexp_like(msg, 'a\\\nb')", "escape \\\\n"),
+        ("regexp_like(msg, '[a\\\n]b')", "escape \\\\n in a class"),
         ("regexp_like(msg, 'a(?=b)')", "(? construct"),
         ("regexp_like(msg, 'ab++')", "possessive"),
         ("regexp_like(msg, 'a{,2}')", "not a bound"),
@@ -553,6 +556,17 @@ def test_ilike_is_sound_under_spark_full_lower_casing(data: st.DataObject, value
 def test_every_true_tree_satisfies_its_condition(data: st.DataObject, value: str | None) -> None:
     where, duck_sql, used = tree(data, value, depth=3)
     check(where, duck_sql, value, used)
+
+
+@_SETTINGS
+@given(st.data(), texts)
+def test_regex_runs_are_sound_under_python_re(data: st.DataObject, value: str) -> None:
+    """The subset read means the same in Python's `re` as in RE2 (DuckDB) and Java."""
+    regex = regex_pattern(data, value)
+    if re.search(regex, value):
+        condition = regex_condition(regex, lambda fragments: TextMatch(MSG, fragments))
+        assert not isinstance(condition, str)
+        assert satisfies(condition, value), (regex, value, condition)
 
 
 @settings(max_examples=200, deadline=None)
