@@ -343,6 +343,30 @@ def might_contain(filter_bytes: bytes, hashes: npt.ArrayLike) -> BoolArray:
     return result
 
 
+def might_contain_each(filters: Sequence[bytes], hashes: npt.ArrayLike) -> BoolArray:
+    """For each filter (a row) and each hash (a column), whether the filter might hold the hash:
+    `might_contain` of every filter, gathered for a slice of filters at a time."""
+    h = _as_hashes(hashes)
+    result = np.zeros((len(filters), len(h)), dtype=np.bool_)
+    if not len(filters) or not len(h):
+        return result
+    for part in filters:
+        _check_num_bytes(len(part))
+    masks = _masks(h)[None, :, :]  # (1, hashes, 8)
+    step = max(1, _GATHER_LIMIT // (len(h) * WORDS_PER_BLOCK))
+    for start in range(0, len(filters), step):
+        parts = filters[start : start + step]
+        words = np.frombuffer(b"".join(parts), dtype=_WORD_DTYPE)
+        sizes = np.array([len(p) for p in parts], dtype=np.int64)
+        word_offsets = np.concatenate(([0], np.cumsum(sizes // 4)[:-1]))
+        num_blocks = (sizes // BLOCK_BYTES).astype(np.uint64)
+        block = _block_of(h[None, :], num_blocks[:, None]).astype(np.int64)
+        first_word = word_offsets[:, None] + block * WORDS_PER_BLOCK  # (filters, hashes)
+        gathered = words[first_word[:, :, None] + _LANE[None, None, :]]
+        result[start : start + len(parts)] = ((gathered & masks) != 0).all(axis=2)
+    return result
+
+
 def might_contain_any(filters: Sequence[bytes | None], hashes: npt.ArrayLike) -> BoolArray:
     """For each filter, whether any of the hashes might be in it. A None filter (missing or
     unreadable) answers True; no hashes at all answer False for every filter."""
