@@ -5,6 +5,7 @@ value contains, the terms its fragments (and words) require are among the value'
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -95,6 +96,18 @@ def test_terms_of_a_file_are_computed_a_slice_at_a_time(monkeypatch: pytest.Monk
         assert len(tokenizers._slices(tokenizers._distinct(pa.array(values)))) > 50
         assert np.array_equal(tokenizer.terms(pa.array(values)), whole)
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("tokenizer", NGRAMS, ids=Tokenizer.describe)
+@given(values=st.lists(st.text(st.sampled_from("ab c\x7féß"), max_size=12), max_size=5))
+def test_grams_of_few_code_points_are_found_by_table_as_by_sorting(
+    tokenizer: Tokenizer, values: list[str]
+) -> None:
+    array = pa.array(values)
+    assert max((ord(c) for v in values for c in v), default=0) < 256
+    dense = tokenizer.terms(array)
+    with mock.patch.object(tokenizers, "DENSE_GRAMS", 0):
+        assert np.array_equal(tokenizer.terms(array), dense)
 
 
 @given(st.text(st.sampled_from(TRICKY), max_size=30) | st.text(max_size=30), st.data())
