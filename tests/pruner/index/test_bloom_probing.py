@@ -61,6 +61,8 @@ def test_might_contain_each_equals_a_loop_over_filters(seed: int, count: int) ->
     assert might_contain_each(present, probes).tolist() == expected
     with mock.patch.object(bloom, "_GATHER_LIMIT", 8):  # one filter per slice
         assert might_contain_each(present, probes).tolist() == expected
+    with mock.patch.object(bloom, "_JOIN_BYTES", 96):  # a few filters per slice, a large one alone
+        assert might_contain_each(present, probes).tolist() == expected
     assert might_contain_each(present, probes[:0]).shape == (len(present), 0)
 
 
