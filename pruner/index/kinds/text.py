@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 
-from pruner.errors import InvalidInputError
+from pruner.errors import IndexUnusableError, InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
 from pruner.functions.registry import parse_call
 from pruner.index import bloom
@@ -59,17 +59,27 @@ def _n(value: str) -> str:
 
 
 def tokenizer_of(definition: IndexDefinition) -> Tokenizer:
-    """How the index of `definition` tokenises (its options; n-grams of 3 by default)."""
-    name = TokenizerName(definition.options.get("tokenizer", TokenizerName.NGRAM))
-    return Tokenizer(name, int(definition.options.get("n", DEFAULT_N)))
+    """How the index of `definition` tokenises (its options; n-grams of 3 by default).
+    IndexUnusableError for options `CREATE INDEX` would have refused (a hand-edited definition)."""
+    try:
+        name = TokenizerName(definition.options.get("tokenizer", TokenizerName.NGRAM))
+        return Tokenizer(name, int(definition.options.get("n", DEFAULT_N)))
+    except ValueError as exc:
+        raise IndexUnusableError(f"text index {definition.name} has unusable options: {exc}") from None
 
 
 def subject_of(definition: IndexDefinition) -> TextSubject:
-    """The text the index of `definition` holds: its column, or `lower` / `upper` of it."""
+    """The text the index of `definition` holds: its column, or `lower` / `upper` of it.
+    IndexUnusableError for any other expression (a hand-edited definition)."""
     if definition.expression is None:
         return TextSubject(definition.columns[0])
-    name, column, _ = parse_call(definition.expression)
-    return TextSubject(column, _CASES[name])
+    try:
+        name, column, _ = parse_call(definition.expression)
+        return TextSubject(column, _CASES[name])
+    except (InvalidInputError, KeyError):
+        raise IndexUnusableError(
+            f"text index {definition.name} is over {definition.expression!r}, not lower or upper of a column"
+        ) from None
 
 
 class Text(PerFileDefaults):

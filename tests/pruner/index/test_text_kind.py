@@ -4,10 +4,12 @@ filter holding every term of the file, and the term count)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
 import pytest
 
-from pruner.errors import InvalidInputError
+from pruner.errors import IndexUnusableError, InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.index import bloom
 from pruner.index.defining import define
@@ -148,3 +150,13 @@ def test_a_file_without_text_has_an_empty_filter() -> None:
     definition = _create("CREATE INDEX x ON t USING text (msg) OPTIONS (tokenizer = 'words')")
     row = _filter_row(definition, [None, "", " -- "])
     assert row["terms"] == 0 and row["filter"] == bytes(bloom.MIN_BYTES)
+
+
+def test_a_hand_edited_definition_is_unusable() -> None:
+    definition = _create("CREATE INDEX x ON t USING text (lower(msg))")
+    with pytest.raises(IndexUnusableError, match="text index x has unusable options"):
+        tokenizer_of(replace(definition, options={"n": "9"}))
+    with pytest.raises(IndexUnusableError, match="text index x has unusable options"):
+        tokenizer_of(replace(definition, options={"tokenizer": "lucene"}))
+    with pytest.raises(IndexUnusableError, match=r"is over 'trim\(msg\)', not lower or upper"):
+        subject_of(replace(definition, expression="trim(msg)"))
