@@ -71,6 +71,7 @@ def define(
                 f"unknown option {key!r} for {kind} (known: {', '.join(allowed) or 'none'})"
             )
         normalised[key] = allowed[key](value)
+    behaviour.check_options(normalised)
     return IndexDefinition(
         name, kind, tuple(columns) or tuple(config.schema.names), normalised, expression=expression
     )

@@ -71,6 +71,10 @@ class IndexKind(Protocol):
         (known and distinct already)."""
         ...
 
+    def check_options(self, options: Mapping[str, str]) -> None:
+        """Raise InvalidInputError for options each valid alone (`options`) but not together."""
+        ...
+
     def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
         """For `CREATE INDEX ... USING type (expression)`: the columns the expression reads and its
         text as the definition stores it; InvalidInputError for a kind that covers columns only."""
@@ -139,6 +143,9 @@ class PerFileDefaults:
     options: Mapping[str, Callable[[str], str]] = {}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+        return None
+
+    def check_options(self, options: Mapping[str, str]) -> None:
         return None
 
     def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:

@@ -95,6 +95,10 @@ class Text(PerFileDefaults):
             )
         return [column], f"{name}({column})"
 
+    def check_options(self, options: Mapping[str, str]) -> None:
+        if "n" in options and options.get("tokenizer", TokenizerName.NGRAM) != TokenizerName.NGRAM:
+            raise InvalidInputError("option n is the gram length of tokenizer 'ngram'; 'words' takes none")
+
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         if len(columns) != 1:
             raise InvalidInputError("a text index covers exactly one column: USING text (col)")

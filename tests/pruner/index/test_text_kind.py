@@ -91,6 +91,10 @@ def test_many_text_indexes_per_table() -> None:
         ("CREATE INDEX x ON t USING text (msg) OPTIONS (n = 'three')", "option n must be an integer"),
         ("CREATE INDEX x ON t USING text (msg) OPTIONS (fpp = '0.7')", "option fpp must be between"),
         (
+            "CREATE INDEX x ON t USING text (msg) OPTIONS (tokenizer = 'words', n = '2')",
+            "option n is the gram length of tokenizer 'ngram'",
+        ),
+        (
             "CREATE INDEX x ON t USING text (msg) OPTIONS (stemmer = 'en')",
             "unknown option 'stemmer' for text",
         ),
