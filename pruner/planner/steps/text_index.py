@@ -21,6 +21,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from pruner.bounded import echo, shorten
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.index.kinds.text import subject_of, tokenizer_of
@@ -101,8 +102,10 @@ class TextIndex:
             which = valid[start : start + FILES_PER_SLICE]
             held[which] = bloom.might_contain_each([filters[i] for i in which], terms)
         stop = int(held[valid].all(axis=0).sum()) if valid else 0
+        looked_up = shorten(", ".join(_looked_up(tokenizer, required)))
+        what = f"{len(terms)} {tokenizer.describe()} of {looked_up}"
         notes.append(
-            f"{definition.name}: {len(terms)} {tokenizer.describe()} looked up in {len(valid)} files"
+            f"{definition.name}: {what} looked up in {len(valid)} files"
             + (f"; {stop} of them in every file (stop-grams)" if stop else "")
         )
         columns = {leaf: np.searchsorted(terms, leaf_terms) for leaf, leaf_terms in required.items()}
@@ -179,22 +182,29 @@ def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
     if tokenizer.name is TokenizerName.NGRAM:
         short = [f.text for f in leaf.fragments if len(f.text) < tokenizer.n]
         if short:
-            listed = ", ".join(repr(text) for text in short)
+            listed = ", ".join(echo(text, 40) for text in short)
             notes.append(f"{_name(leaf)}: fragments shorter than {tokenizer.n} require nothing: {listed}")
         if leaf.words:
             notes.append(f"{_name(leaf)}: words are answered by a words index, not {tokenizer.describe()}")
     else:
         wordless = [f.text for f in leaf.fragments if not tokenizer.fragment_terms(f).size]
         if wordless:
-            listed = ", ".join(repr(text) for text in wordless)
+            listed = ", ".join(echo(text, 40) for text in wordless)
             notes.append(f"{_name(leaf)}: fragments holding no whole word require nothing: {listed}")
     if not terms:
         notes.append(f"{_name(leaf)}: nothing to look up; kept")
     return notes
 
 
+def _looked_up(tokenizer: Tokenizer, required: dict[TextMatch, bloom.U64Array]) -> list[str]:
+    """The fragments and words whose terms were looked up, quoted."""
+    found = [f.text for leaf in required for f in leaf.fragments if tokenizer.fragment_terms(f).size]
+    found += [w for leaf in required for w in leaf.words if tokenizer.word_terms(w).size]
+    return [echo(text, 40) for text in dict.fromkeys(found)]
+
+
 def _name(leaf: TextMatch) -> str:
-    return leaf.source or f"text of {leaf.subject.sql()}"
+    return shorten(leaf.source or f"text of {leaf.subject.sql()}", 80)
 
 
 def _distinct(found: Iterable[TextMatch]) -> list[TextMatch]:

@@ -216,7 +216,7 @@ def test_a_fragment_keeps_only_the_files_that_may_hold_it() -> None:
     kept, outcome = _run(_leaf("timeout"))
     assert kept == {"a"}
     assert isinstance(outcome, Verdict)
-    assert "grams: 5 3-grams looked up in 3 files" in outcome.skipped
+    assert "grams: 5 3-grams of 'timeout' looked up in 3 files" in outcome.skipped
 
 
 def test_or_keeps_a_file_holding_either_and_and_needs_both() -> None:
@@ -262,7 +262,8 @@ def test_stop_grams_are_counted() -> None:
     kept, outcome = context.kept()
     assert kept == {"a"} and isinstance(outcome, Verdict)
     # 'GET', 'ET ', 'T /' are in every file: they prune nothing
-    assert "grams: 8 3-grams looked up in 3 files; 3 of them in every file (stop-grams)" in outcome.skipped
+    looked_up = "grams: 8 3-grams of 'GET /', 'timeout' looked up in 3 files"
+    assert f"{looked_up}; 3 of them in every file (stop-grams)" in outcome.skipped
 
 
 def test_a_file_without_a_row_or_with_a_malformed_filter_is_kept() -> None:
