@@ -192,7 +192,7 @@ def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
             listed = ", ".join(echo(text, 40) for text in wordless)
             notes.append(f"{_name(leaf)}: fragments holding no whole word require nothing: {listed}")
     if not terms:
-        notes.append(f"{_name(leaf)}: nothing to look up; kept")
+        notes.append(f"{_name(leaf)}: no term to look up in this index")
     return notes
 
 
