@@ -63,6 +63,8 @@ _WORD_DTYPE = np.dtype("<u4")
 _LANE = np.arange(WORDS_PER_BLOCK, dtype=np.int64)
 # Upper bound on the (filter, hash, word) triples gathered at once by `might_contain_any`.
 _GATHER_LIMIT = 1 << 22
+# Bytes of filters joined into one array by `might_contain_each`.
+_JOIN_BYTES = 64 * 1024 * 1024
 # Hashes probed per round in `might_contain_any` before filters that answered are dropped.
 _HASH_CHUNK = 1024
 
@@ -340,6 +342,37 @@ def might_contain(filter_bytes: bytes, hashes: npt.ArrayLike) -> BoolArray:
     block = _block_of(h, np.uint64(len(filter_bytes) // BLOCK_BYTES)).astype(np.int64)
     index = block[:, None] * WORDS_PER_BLOCK + _LANE[None, :]
     result: BoolArray = ((words[index] & _masks(h)) != 0).all(axis=1)
+    return result
+
+
+def might_contain_each(filters: Sequence[bytes], hashes: npt.ArrayLike) -> BoolArray:
+    """For each filter (a row) and each hash (a column), whether the filter might hold the hash:
+    `might_contain` of every filter, gathered for a slice of filters at a time (at most
+    `_GATHER_LIMIT` words gathered and `_JOIN_BYTES` of filters copied together)."""
+    h = _as_hashes(hashes)
+    result = np.zeros((len(filters), len(h)), dtype=np.bool_)
+    if not len(filters) or not len(h):
+        return result
+    for part in filters:
+        _check_num_bytes(len(part))
+    masks = _masks(h)[None, :, :]  # (1, hashes, 8)
+    most = max(1, _GATHER_LIMIT // (len(h) * WORDS_PER_BLOCK))
+    ends = np.cumsum([len(f) for f in filters])
+    start = 0
+    while start < len(filters):
+        # the filters from `start` whose bytes fit in one join, at least one, at most `most`
+        fitting = int(np.searchsorted(ends, ends[start] - len(filters[start]) + _JOIN_BYTES, side="right"))
+        step = min(most, max(1, fitting - start))
+        parts = filters[start : start + step]
+        words = np.frombuffer(b"".join(parts), dtype=_WORD_DTYPE)
+        sizes = np.array([len(p) for p in parts], dtype=np.int64)
+        word_offsets = np.concatenate(([0], np.cumsum(sizes // 4)[:-1]))
+        num_blocks = (sizes // BLOCK_BYTES).astype(np.uint64)
+        block = _block_of(h[None, :], num_blocks[:, None]).astype(np.int64)
+        first_word = word_offsets[:, None] + block * WORDS_PER_BLOCK  # (filters, hashes)
+        gathered = words[first_word[:, :, None] + _LANE[None, None, :]]
+        result[start : start + len(parts)] = ((gathered & masks) != 0).all(axis=2)
+        start += step
     return result
 
 

@@ -1,7 +1,9 @@
 """Defining an index (`CREATE INDEX`): the checks every definition passes (its name, its type,
 its columns), then those of its kind (`pruner.index.kinds`: how many a table may have, the columns
-it can cover, the options it accepts), giving a new definition in state `building`. Functional
-indexes (RFC-63) are defined by an expression instead of a type and columns."""
+it can cover, the options it accepts, the expressions it may be over), giving a new definition in
+state `building`. Functional indexes (RFC-63) are defined by an expression instead of a type and
+columns (`USING column_stats | value_list` or no `USING`); an index of another type over an
+expression (`USING text (lower(msg))`) is bound by its kind."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def define(
     check_identifier(name, "index")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
-    if expression is not None:
+    if expression is not None and (index_type is None or index_type.lower() in set(FunctionalKind)):
         return _define_functional(config, name, index_type, expression, options)
     if index_type is None:
         if len(columns) == 1 and columns[0] not in config.record_key:
@@ -46,6 +48,8 @@ def define(
         known = ", ".join(t.value for t in IndexType)
         raise InvalidInputError(f"unknown index type {index_type!r} (known: {known})") from None
     behaviour = kind_of(kind)
+    if expression is not None:  # an index of a kind over an expression (a text index on lower(col))
+        columns, expression = behaviour.bind_expression(config, expression)
     same = [d.name for d in existing if d.index_type == kind]
     if same and not behaviour.many_per_table:
         raise InvalidInputError(
@@ -67,7 +71,10 @@ def define(
                 f"unknown option {key!r} for {kind} (known: {', '.join(allowed) or 'none'})"
             )
         normalised[key] = allowed[key](value)
-    return IndexDefinition(name, kind, tuple(columns) or tuple(config.schema.names), normalised)
+    behaviour.check_options(normalised)
+    return IndexDefinition(
+        name, kind, tuple(columns) or tuple(config.schema.names), normalised, expression=expression
+    )
 
 
 def _define_functional(

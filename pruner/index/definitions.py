@@ -7,7 +7,9 @@ Each data-skipping type exists at most once per table and owns the metadata part
 the type (`column_stats`, `partition_stats`, `bloom_filters`). Secondary indexes (RFC-77) cover one
 column each, any number per table, each in partition `secondary_index_<name>`. Functional indexes
 (RFC-63, type `functional`) may be many too: each has an expression (one registry call over one
-column), a kind (`column_stats` or `value_list`) and its own partition `func_index_<name>`."""
+column), a kind (`column_stats` or `value_list`) and its own partition `func_index_<name>`. Text
+indexes (RFC-51) may be many: each covers one string column, or `lower` / `upper` of it (its
+expression), in partition `text_index_<name>`."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ class IndexType(StrEnum):
     BLOOM_FILTERS = "bloom_filters"
     SECONDARY_INDEX = "secondary_index"
     FUNCTIONAL = "functional"
+    TEXT = "text"
 
 
 class FunctionalKind(StrEnum):
@@ -114,8 +117,9 @@ class IndexDefinition:
         }
         if self.generation_known:
             data["created_after"] = self.created_after
-        if self.expression is not None:  # an index over an expression: its function and backing kind
+        if self.expression is not None:  # an index over an expression: its function
             data["function"] = self.expression.partition("(")[0]
+        if self.index_type == IndexType.FUNCTIONAL:  # RFC-63's name of its backing kind
             data["index_type"] = str(self.kind)
         return data
 

@@ -9,8 +9,9 @@ contributes to them, both as the index's kind says (`pruner.index.kinds`). Write
 | `partition_stats` | column, partition path | the same, aggregated over the partition's live files |
 | `bloom_filters` | column, partition path, file name | Parquet split-block bloom filter bytes |
 | `func_index_<name>` | index name, partition path, file name [, value] | stats of f(col) (`functional.py`) |
+| `text_index_<name>` | column, partition path, file name | bloom filter of the file's text terms |
 
-All three hash on the partition path, so a commit reads and rewrites only the buckets of the
+All of them hash on the partition path, so a commit reads and rewrites only the buckets of the
 partitions it touched."""
 
 from __future__ import annotations

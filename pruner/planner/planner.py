@@ -42,6 +42,7 @@ from pruner.planner.steps.base import (
     StepContext,
     Verdict,
 )
+from pruner.predicate.text import TEXT_TRUE, TextCondition
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
 from pruner.storage_requests import StorageRequests
@@ -61,13 +62,16 @@ class Planner:
         self.snapshot = snapshot
         self.limits = limits
 
-    def plan(self, predicate: TupleDomain, widened: tuple[str, ...] = ()) -> PlannedPrune:
-        """Every step's lookups done, no file evaluated yet."""
+    def plan(
+        self, predicate: TupleDomain, widened: tuple[str, ...] = (), text: TextCondition = TEXT_TRUE
+    ) -> PlannedPrune:
+        """Every step's lookups done, no file evaluated yet. `text`: what the predicate requires of
+        string columns' text beside `predicate` (`pruner.predicate.text`; the text index step)."""
         files = self.snapshot.files()
         if predicate.is_none():
             explain = ExplainStep("predicate", None, (), len(files), 0, 0.0)
             return PlannedPrune(self, str(predicate), widened, len(files), [], [], explain)
-        context = StepContext(self.snapshot, predicate, self.limits)
+        context = StepContext(self.snapshot, predicate, self.limits, text)
         in_play = InPlay.of(files)
         stages = []
         for step in STEPS:

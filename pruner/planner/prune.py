@@ -6,11 +6,12 @@ before sending the TupleDomain.
 
 Binding turns the predicate into a TupleDomain over the table's columns and the hidden virtual
 columns of its functional indexes (SQL text is translated, with every widening noted; a TupleDomain
-must name known columns), then applies the limits every path shares, once: a column's IN list (or
-range set) longer than `limits.max_discrete_values` is widened to its span (noted). Decoding a
-request refuses only what is malformed; a client translates SQL without the limits
-(`translate_predicate`) and the sidecar binds it within its own. The notes — the
-translator's, the caller's own (e.g. the Thrift constraint's dropped domains) and the limits' —
+must name known columns) and, for SQL text, a text condition for the text indexes
+(`pruner.predicate.text`; a TupleDomain has none), then applies the limits every path shares,
+once: a column's IN list (or range set) longer than `limits.max_discrete_values` is widened to its
+span (noted). Decoding a request refuses only what is malformed; a client translates SQL without
+the limits (`translate_predicate`) and the sidecar binds it within its own. The notes — the
+translators', the caller's own (e.g. the Thrift constraint's dropped domains) and the limits' —
 travel in the result's `widened`, beside the planner's explain record."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pruner.planner.planner import PlannedPrune, Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import translate
+from pruner.predicate.text import TEXT_TRUE, TextCondition
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.storage_requests import counting
 from pruner.table.table import LakeTable
@@ -36,10 +38,12 @@ Predicate = str | TupleDomain
 
 @dataclass(frozen=True)
 class BoundPredicate:
-    """A predicate as the planner takes it, and where binding widened it."""
+    """A predicate as the planner takes it — its TupleDomain and its text condition (what it
+    requires of string columns' text, for the text indexes) — and where binding widened it."""
 
     domain: TupleDomain
     widened: tuple[str, ...] = ()
+    text: TextCondition = TEXT_TRUE
 
 
 def prune(
@@ -72,7 +76,7 @@ def prune_stream(
     thread); deciding files reads nothing more."""
     bound = bind_predicate(predicate, table.query_schema, table.indexed_calls, limits, widened)
     with counting() as requests:
-        planned = Planner(table.snapshot(snapshot), limits).plan(bound.domain, bound.widened)
+        planned = Planner(table.snapshot(snapshot), limits).plan(bound.domain, bound.widened, bound.text)
     planned.storage = requests.value()
     return planned
 
@@ -89,7 +93,7 @@ def bind_predicate(
     one place a size limit applies, always by widening, always noted."""
     translated = translate_predicate(predicate, schema, indexed_calls, widened)
     domain, capped = _cap_values(translated.domain, limits.max_discrete_values)
-    return BoundPredicate(domain, (*translated.widened, *capped))
+    return BoundPredicate(domain, (*translated.widened, *capped), translated.text)
 
 
 def translate_predicate(
@@ -98,19 +102,37 @@ def translate_predicate(
     indexed_calls: Mapping[tuple[Any, ...], str],
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
-    """`predicate` as a TupleDomain over `schema`, without the limits: what a client sends, for the
-    sidecar to bind within its own limits."""
+    """`predicate` as a TupleDomain and a text condition over `schema`, without the limits: what a
+    client sends, for the sidecar to bind within its own limits. A TupleDomain has no text
+    condition (TEXT_TRUE)."""
     notes = list(widened)
+    text: TextCondition = TEXT_TRUE
     if isinstance(predicate, str):
         translation = translate(predicate, schema, indexed_calls)
         domain = translation.domain
         notes.extend(translation.widened)
+        text, text_notes = _text_of(predicate, schema)
+        notes.extend(text_notes)
     else:
         domain = predicate
         unknown = [c for c in domain.columns if not schema.has(c)]
         if unknown:
             raise InvalidInputError(f"unknown column {echo(unknown[0])} (columns: {', '.join(schema.names)})")
-    return BoundPredicate(domain, tuple(notes))
+    return BoundPredicate(domain, tuple(notes), text)
+
+
+def _text_of(where: str, schema: TableSchema) -> tuple[TextCondition, tuple[str, ...]]:
+    """The text condition of SQL text and the notes on the text atoms it could not use."""
+    try:  # MERGE (issue 37): the translator comes from branch text-sql; keep only the import
+        from pruner.predicate.sql.text_conditions import (  # type: ignore[import-not-found,unused-ignore]
+            text_condition,
+        )
+    except ModuleNotFoundError:
+        return TEXT_TRUE, ()
+    translation = text_condition(where, schema)
+    condition: TextCondition = translation.condition
+    notes: tuple[str, ...] = translation.notes
+    return condition, notes
 
 
 def _cap_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]]:

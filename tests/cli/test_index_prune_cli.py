@@ -58,6 +58,7 @@ def test_indexes_and_prune_from_the_command_line(
         "functional_index",
         "column_stats",
         "bloom_filters",
+        "text_index",
     ]
     text = run("prune", "trips", "-w", warehouse, "--explain", "--where", "id = 7 OR score > 3")
     assert "may match" in text and "column_stats" in text and "widened" in text

@@ -13,8 +13,8 @@ write-time function and its query-time projection. A kind (`base.IndexKind`) imp
   or None for a kind without per-file rows (`partition_stats`, `secondary_index`);
 - `leftover(definition)`: what a removed or rewritten file leaves behind (`Leftover`: tombstones of
   its keys, deletes of its previous rows by value, nothing, or a re-aggregation of its partition).
-- `many_per_table`, `options`, `check_columns(config, columns)`: what `CREATE INDEX` accepts
-  (`pruner.index.defining`).
+- `many_per_table`, `options`, `check_options(options)`, `check_columns(config, columns)`,
+  `bind_expression(config, expression)`: what `CREATE INDEX` accepts (`pruner.index.defining`).
 
 Kinds take definitions, data rows, properties and schemas, never a table or snapshot object: they
 import nothing of `pruner.table`, which imports them (through `pruner.index.specs`). The planner's
@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import assert_never
 
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds import bloom_filters, column_stats, functional, partition_stats, secondary_index
+from pruner.index.kinds import bloom_filters, column_stats, functional, partition_stats, secondary_index, text
 from pruner.index.kinds.base import IndexKind, Leftover
 
 __all__ = ["IndexKind", "Leftover", "kind_of", "partition_of", "required_by"]
@@ -49,6 +49,8 @@ def kind_of(index_type: IndexType) -> IndexKind:
             return secondary_index.KIND
         case IndexType.FUNCTIONAL:
             return functional.KIND
+        case IndexType.TEXT:
+            return text.KIND
         case _:
             assert_never(index_type)
 

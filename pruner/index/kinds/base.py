@@ -10,8 +10,9 @@ from typing import Protocol
 
 import pyarrow as pa
 
+from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
-from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
 
@@ -27,6 +28,17 @@ class Leftover(Enum):
     NOTHING = "nothing"
     # The partition's rows are re-aggregated for each touched partition after the commit.
     REAGGREGATE = "reaggregate"
+
+
+def fpp_option(value: str) -> str:
+    """The `fpp` option: a false-positive probability in (0, 0.5)."""
+    try:
+        fpp = float(value)
+    except ValueError:
+        raise InvalidInputError(f"option fpp must be a number, got {value!r}") from None
+    if not 0.0 < fpp < 0.5:
+        raise InvalidInputError(f"option fpp must be between 0 and 0.5, got {value}")
+    return repr(fpp)
 
 
 class IndexKind(Protocol):
@@ -57,6 +69,15 @@ class IndexKind(Protocol):
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         """Raise InvalidInputError unless an index of this type can cover `columns` of the table
         (known and distinct already)."""
+        ...
+
+    def check_options(self, options: Mapping[str, str]) -> None:
+        """Raise InvalidInputError for options each valid alone (`options`) but not together."""
+        ...
+
+    def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
+        """For `CREATE INDEX ... USING type (expression)`: the columns the expression reads and its
+        text as the definition stores it; InvalidInputError for a kind that covers columns only."""
         ...
 
     def partition_name(self, definition: IndexDefinition) -> str:
@@ -116,12 +137,23 @@ class PerFileDefaults:
     kinds, one index per table, no options, any columns, rows computed from the indexed columns
     and keyed by their names, and no pair changes (its rows are per file)."""
 
+    index_type: IndexType
     requires: tuple[IndexType, ...] = ()
     many_per_table = False
     options: Mapping[str, Callable[[str], str]] = {}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         return None
+
+    def check_options(self, options: Mapping[str, str]) -> None:
+        return None
+
+    def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
+        kinds = " or ".join(FunctionalKind)
+        raise InvalidInputError(
+            f"a functional index is USING {kinds}; "
+            f"a {self.index_type} index covers columns, not {expression!r}"
+        )
 
     def reads(self, definition: IndexDefinition, record_key: tuple[str, ...]) -> tuple[str, ...]:
         return definition.columns

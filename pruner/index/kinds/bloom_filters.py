@@ -12,7 +12,7 @@ from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.kinds.base import Leftover, PerFileDefaults
+from pruner.index.kinds.base import Leftover, PerFileDefaults, fpp_option
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
 
@@ -26,16 +26,6 @@ BLOOM_SCHEMA = pa.schema(
 )
 
 
-def _fpp(value: str) -> str:
-    try:
-        fpp = float(value)
-    except ValueError:
-        raise InvalidInputError(f"option fpp must be a number, got {value!r}") from None
-    if not 0.0 < fpp < 0.5:
-        raise InvalidInputError(f"option fpp must be between 0 and 0.5, got {value}")
-    return repr(fpp)
-
-
 def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
     return IndexPartitionSpec(
         "bloom_filters", ("column", "partition", "file_name"), "partition", BLOOM_SCHEMA, num_buckets
@@ -44,7 +34,7 @@ def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
 
 class BloomFilters(PerFileDefaults):
     index_type = IndexType.BLOOM_FILTERS
-    options: Mapping[str, Callable[[str], str]] = {"fpp": _fpp}
+    options: Mapping[str, Callable[[str], str]] = {"fpp": fpp_option}
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
         if not columns:

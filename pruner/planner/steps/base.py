@@ -25,6 +25,7 @@ from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.planner.keys import key_array
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
+from pruner.predicate.text import TEXT_TRUE, TextCondition
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable, Snapshot
 from pruner.types import TableSchema
@@ -126,12 +127,13 @@ StepOutcome = Verdict | Skipped
 
 @dataclass(frozen=True)
 class StepContext:
-    """What every step of one prune reads: the snapshot, the bound predicate and the prune's limits
-    (cost guard thresholds and deadline)."""
+    """What every step of one prune reads: the snapshot, the bound predicate (its TupleDomain and
+    its text condition) and the prune's limits (cost guard thresholds and deadline)."""
 
     snapshot: Snapshot
     predicate: TupleDomain
     limits: PruneLimits = DEFAULT_LIMITS
+    text: TextCondition = TEXT_TRUE
     # Each IN list's key array, made on first use (`keys`) and shared by the steps of the prune.
     _keys: dict[str, pa.Array] = field(default_factory=dict, init=False, compare=False, repr=False)
 

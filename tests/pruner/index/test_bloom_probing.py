@@ -18,6 +18,7 @@ from pruner.index.bloom import (
     hash_python_values,
     might_contain,
     might_contain_any,
+    might_contain_each,
     probe_any,
 )
 from pruner.types import ColumnType
@@ -47,6 +48,22 @@ def _probes(rng: np.random.Generator, pool: npt.NDArray[np.uint64]) -> npt.NDArr
 
 def _loop_reference(filters: list[bytes | None], hashes: npt.NDArray[np.uint64]) -> list[bool]:
     return [True if f is None else bool(might_contain(f, hashes).any()) for f in filters]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 16))
+def test_might_contain_each_equals_a_loop_over_filters(seed: int, count: int) -> None:
+    rng = np.random.default_rng(seed)
+    filters, pool = _random_filters(rng, count)
+    present = [f for f in filters if f is not None]
+    probes = _probes(rng, pool)
+    expected = [might_contain(f, probes).tolist() for f in present]
+    assert might_contain_each(present, probes).tolist() == expected
+    with mock.patch.object(bloom, "_GATHER_LIMIT", 8):  # one filter per slice
+        assert might_contain_each(present, probes).tolist() == expected
+    with mock.patch.object(bloom, "_JOIN_BYTES", 96):  # a few filters per slice, a large one alone
+        assert might_contain_each(present, probes).tolist() == expected
+    assert might_contain_each(present, probes[:0]).shape == (len(present), 0)
 
 
 @settings(max_examples=60, deadline=None)

@@ -24,6 +24,7 @@ DEFINED = {
     IndexType.BLOOM_FILTERS: ("blooms", "bloom_filters", ["city"], None),
     IndexType.SECONDARY_INDEX: ("by_city", "secondary_index", ["city"], None),
     IndexType.FUNCTIONAL: ("hour", None, [], "hour(ts)"),
+    IndexType.TEXT: ("city_text", "text", [], "lower(city)"),
 }
 PARTITIONS = {
     IndexType.COLUMN_STATS: "column_stats",
@@ -31,6 +32,7 @@ PARTITIONS = {
     IndexType.BLOOM_FILTERS: "bloom_filters",
     IndexType.SECONDARY_INDEX: "secondary_index_by_city",
     IndexType.FUNCTIONAL: "func_index_hour",
+    IndexType.TEXT: "text_index_city_text",
 }
 LEFTOVERS = {
     IndexType.COLUMN_STATS: Leftover.TOMBSTONES,
@@ -38,6 +40,7 @@ LEFTOVERS = {
     IndexType.BLOOM_FILTERS: Leftover.TOMBSTONES,
     IndexType.SECONDARY_INDEX: Leftover.NOTHING,
     IndexType.FUNCTIONAL: Leftover.TOMBSTONES,
+    IndexType.TEXT: Leftover.TOMBSTONES,
 }
 
 
@@ -87,7 +90,7 @@ def test_rows_for_file_holds_the_per_file_kinds_only() -> None:
     rows = ROWS
     definitions = [_define(t) for t in IndexType]
     out = rows_for_file(rows, CONFIG.schema, definitions, "city=a", "f.parquet")
-    assert set(out) == {"column_stats", "bloom_filters", "func_index_hour"}
+    assert set(out) == {"column_stats", "bloom_filters", "func_index_hour", "text_index_city_text"}
     for definition in definitions:
         if partition_of(definition) in out:
             spec = spec_for(definition, CONFIG.properties, CONFIG.schema)

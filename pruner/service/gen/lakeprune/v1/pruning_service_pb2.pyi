@@ -34,6 +34,7 @@ class IndexType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INDEX_TYPE_BLOOM_FILTERS: _ClassVar[IndexType]
     INDEX_TYPE_SECONDARY_INDEX: _ClassVar[IndexType]
     INDEX_TYPE_FUNCTIONAL: _ClassVar[IndexType]
+    INDEX_TYPE_TEXT: _ClassVar[IndexType]
 
 class IndexState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -66,6 +67,7 @@ INDEX_TYPE_PARTITION_STATS: IndexType
 INDEX_TYPE_BLOOM_FILTERS: IndexType
 INDEX_TYPE_SECONDARY_INDEX: IndexType
 INDEX_TYPE_FUNCTIONAL: IndexType
+INDEX_TYPE_TEXT: IndexType
 INDEX_STATE_UNSPECIFIED: IndexState
 INDEX_STATE_BUILDING: IndexState
 INDEX_STATE_READY: IndexState

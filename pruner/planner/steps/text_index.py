@@ -1,0 +1,221 @@
+"""Step 8: text indexes (RFC-51, issue 37). The prune's text condition (`StepContext.text`: an AND /
+OR tree of `TextMatch` leaves) is evaluated file by file against the ready text indexes: each leaf
+is answered by the indexes on its subject (`msg`, `lower(msg)`...), each requiring the terms its
+tokenizer derives from the leaf's fragments and words (`pruner.index.tokenizers`). The rows of the
+partitions in play are read once per index and every file's filter is probed with all its terms
+at once; a leaf holds for a file unless an index on its subject lacks one of its terms, and the
+tree combines the leaves (AND / OR). So a file is removed only when, for every branch of an OR,
+some index proves a term of that branch absent. A leaf no ready index answers, or that requires no
+term (fragments shorter than n, no whole word), holds; a file without a row in an index, or with a
+malformed filter, holds every leaf for that index. The notes say which leaves and fragments could
+not be looked up, how many terms were, and how many of them every file probed may hold
+(stop-grams: they prune nothing). The deadline is checked between slices of files."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from pruner.bounded import echo, shorten
+from pruner.index import bloom
+from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.index.kinds.text import subject_of, tokenizer_of
+from pruner.index.tokenizers import Tokenizer, TokenizerName
+from pruner.metadata.files_index import DataFile
+from pruner.planner.steps.base import InPlay, Skipped, StepContext, StepOutcome, Verdict
+from pruner.predicate.text import TEXT_TRUE, TextAll, TextAny, TextCondition, TextMatch, leaves
+
+log = logging.getLogger(__name__)
+
+# Files probed per slice between deadline checks.
+FILES_PER_SLICE = 4096
+
+FileKey = tuple[str, str]  # (partition path, file name)
+BoolArray = npt.NDArray[np.bool_]
+
+
+class TextIndex:
+    name: ClassVar[str] = "text_index"
+    index: ClassVar[str | None] = "text"
+
+    def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
+        definitions = [d for d in context.table.definitions if d.index_type == IndexType.TEXT]
+        if not definitions:
+            return Skipped("no text index")
+        wanted = _distinct(leaves(context.text))
+        if not wanted:
+            return Skipped("no text predicate")
+        notes = [f"index {d.name} is still building" for d in definitions if d.state != IndexState.READY]
+        ready = [d for d in definitions if d.state == IndexState.READY]
+        served = {subject_of(d) for d in ready}
+        notes += [
+            f"{_name(leaf)}: no ready text index on {leaf.subject.sql()}"
+            for leaf in wanted
+            if leaf.subject not in served
+        ]
+        answers: list[_Answers] = []
+        for definition in ready:
+            mine = [leaf for leaf in wanted if leaf.subject == subject_of(definition)]
+            if not mine:
+                continue
+            answer = self._probe(context, definition, mine, in_play, notes)
+            if answer is not None:
+                answers.append(answer)
+        if not answers:
+            return Skipped("; ".join(notes) or "no text predicate on a column with a ready text index")
+        ruled_out = _ruled_out(context.text, answers)
+        return Verdict(_RulingOut(frozenset(ruled_out)), skipped=tuple(notes))
+
+    def _probe(
+        self,
+        context: StepContext,
+        definition: IndexDefinition,
+        mine: list[TextMatch],
+        in_play: InPlay,
+        notes: list[str],
+    ) -> _Answers | None:
+        """Each file's answer to each leaf of `mine` by the index of `definition` (None: no leaf
+        requires a term of it)."""
+        tokenizer = tokenizer_of(definition)
+        required: dict[TextMatch, bloom.U64Array] = {}
+        for leaf in mine:
+            terms = _leaf_terms(tokenizer, leaf)
+            if terms.size:
+                required[leaf] = terms
+            notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, terms.size))
+        if not required:
+            return None
+        terms = np.unique(np.concatenate(list(required.values())))
+        rows = context.rows_for(definition, in_play)
+        keys = list(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
+        filters = rows["filter"].to_pylist()
+        valid = [i for i, data in enumerate(filters) if _valid_filter(data)]
+        held = np.ones((len(keys), len(terms)), dtype=np.bool_)  # a file without a usable filter holds all
+        for start in range(0, len(valid), FILES_PER_SLICE):
+            if start:
+                context.check_deadline()
+            which = valid[start : start + FILES_PER_SLICE]
+            held[which] = bloom.might_contain_each([filters[i] for i in which], terms)
+        stop = int(held[valid].all(axis=0).sum()) if valid else 0
+        looked_up = shorten(", ".join(_looked_up(tokenizer, required)))
+        what = f"{len(terms)} {tokenizer.describe()} of {looked_up}"
+        notes.append(
+            f"{definition.name}: {what} looked up in {len(valid)} files"
+            + (f"; {stop} of them in every file (stop-grams)" if stop else "")
+        )
+        columns = {leaf: np.searchsorted(terms, leaf_terms) for leaf, leaf_terms in required.items()}
+        by_leaf: dict[TextMatch, BoolArray] = {
+            leaf: np.all(held[:, column], axis=1) for leaf, column in columns.items()
+        }
+        return _Answers(keys, by_leaf)
+
+
+@dataclass(frozen=True)
+class _Answers:
+    """One index's answers: for each leaf it requires terms for, whether each file (`keys`, the
+    files with a row in the index) may hold them all."""
+
+    keys: list[FileKey]
+    by_leaf: dict[TextMatch, BoolArray]
+
+
+@dataclass(frozen=True)
+class _RulingOut:
+    """The step's filter: every file but those the condition rules out."""
+
+    ruled_out: frozenset[FileKey]
+
+    def keep(self, files: list[DataFile]) -> list[DataFile]:
+        return [f for f in files if (f.partition, f.file_name) not in self.ruled_out]
+
+    def unchecked(self) -> tuple[str, ...]:
+        return ()
+
+
+def _ruled_out(condition: TextCondition, answers: list[_Answers]) -> set[FileKey]:
+    """The files with a row in some index for which `condition` is false: each leaf holds for a
+    file unless an index answering it says otherwise."""
+    universe = sorted({key for answer in answers for key in answer.keys})
+    position = {key: i for i, key in enumerate(universe)}
+    holds: dict[TextMatch, BoolArray] = {}
+    for answer in answers:
+        rows = np.array([position[key] for key in answer.keys], dtype=np.int64)
+        for leaf, answered in answer.by_leaf.items():
+            current = holds.setdefault(leaf, np.ones(len(universe), dtype=np.bool_))
+            current[rows] &= answered
+    result = _evaluate(condition, holds, len(universe))
+    return {key for key, kept in zip(universe, result, strict=True) if not kept}
+
+
+def _evaluate(condition: TextCondition, holds: dict[TextMatch, BoolArray], count: int) -> BoolArray:
+    """For each file, whether `condition` may hold (leaves without answers hold)."""
+    if isinstance(condition, TextMatch):
+        return holds.get(condition, np.ones(count, dtype=np.bool_))
+    if isinstance(condition, TextAll):
+        result = np.ones(count, dtype=np.bool_)
+        for part in condition.parts:
+            result &= _evaluate(part, holds, count)
+        return result
+    if isinstance(condition, TextAny):
+        result = np.zeros(count, dtype=np.bool_)
+        for part in condition.parts:
+            result |= _evaluate(part, holds, count)
+        return result
+    assert condition is TEXT_TRUE
+    return np.ones(count, dtype=np.bool_)
+
+
+def _leaf_terms(tokenizer: Tokenizer, leaf: TextMatch) -> bloom.U64Array:
+    parts = [tokenizer.fragment_terms(f) for f in leaf.fragments]
+    parts += [tokenizer.word_terms(w) for w in leaf.words]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
+
+
+def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
+    """Why parts of `leaf` require nothing of the index (for the notes)."""
+    notes = []
+    if tokenizer.name is TokenizerName.NGRAM:
+        short = [f.text for f in leaf.fragments if len(f.text) < tokenizer.n]
+        if short:
+            listed = ", ".join(echo(text, 40) for text in short)
+            notes.append(f"{_name(leaf)}: fragments shorter than {tokenizer.n} require nothing: {listed}")
+        if leaf.words:
+            notes.append(f"{_name(leaf)}: words are answered by a words index, not {tokenizer.describe()}")
+    else:
+        wordless = [f.text for f in leaf.fragments if not tokenizer.fragment_terms(f).size]
+        if wordless:
+            listed = ", ".join(echo(text, 40) for text in wordless)
+            notes.append(f"{_name(leaf)}: fragments holding no whole word require nothing: {listed}")
+    if not terms:
+        notes.append(f"{_name(leaf)}: no term to look up in this index")
+    return notes
+
+
+def _looked_up(tokenizer: Tokenizer, required: dict[TextMatch, bloom.U64Array]) -> list[str]:
+    """The fragments and words whose terms were looked up, quoted."""
+    found = [f.text for leaf in required for f in leaf.fragments if tokenizer.fragment_terms(f).size]
+    found += [w for leaf in required for w in leaf.words if tokenizer.word_terms(w).size]
+    return [echo(text, 40) for text in dict.fromkeys(found)]
+
+
+def _name(leaf: TextMatch) -> str:
+    return shorten(leaf.source or f"text of {leaf.subject.sql()}", 80)
+
+
+def _distinct(found: Iterable[TextMatch]) -> list[TextMatch]:
+    return list(dict.fromkeys(found))
+
+
+def _valid_filter(data: bytes | None) -> bool:
+    """A filter with a malformed size is unusable: its file holds every term (kept)."""
+    if data is None:
+        return False
+    if len(data) < bloom.BLOCK_BYTES or len(data) % bloom.BLOCK_BYTES or len(data) > bloom.MAX_BYTES:
+        log.warning("ignoring a malformed text index filter of %d bytes", len(data))
+        return False
+    return True
