@@ -26,7 +26,7 @@ from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.planner.planner import PlannedPrune, Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
-from pruner.predicate.sql import translate
+from pruner.predicate.sql import text_condition, translate
 from pruner.predicate.text import TEXT_TRUE, TextCondition
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.storage_requests import counting
@@ -111,28 +111,15 @@ def translate_predicate(
         translation = translate(predicate, schema, indexed_calls)
         domain = translation.domain
         notes.extend(translation.widened)
-        text, text_notes = _text_of(predicate, schema)
-        notes.extend(text_notes)
+        text_translation = text_condition(predicate, schema)
+        text = text_translation.condition
+        notes.extend(text_translation.notes)
     else:
         domain = predicate
         unknown = [c for c in domain.columns if not schema.has(c)]
         if unknown:
             raise InvalidInputError(f"unknown column {echo(unknown[0])} (columns: {', '.join(schema.names)})")
     return BoundPredicate(domain, tuple(notes), text)
-
-
-def _text_of(where: str, schema: TableSchema) -> tuple[TextCondition, tuple[str, ...]]:
-    """The text condition of SQL text and the notes on the text atoms it could not use."""
-    try:  # MERGE (issue 37): the translator comes from branch text-sql; keep only the import
-        from pruner.predicate.sql.text_conditions import (  # type: ignore[import-not-found,unused-ignore]
-            text_condition,
-        )
-    except ModuleNotFoundError:
-        return TEXT_TRUE, ()
-    translation = text_condition(where, schema)
-    condition: TextCondition = translation.condition
-    notes: tuple[str, ...] = translation.notes
-    return condition, notes
 
 
 def _cap_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]]:

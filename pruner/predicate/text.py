@@ -19,8 +19,10 @@ from enum import StrEnum
 
 
 class Case(StrEnum):
-    """Which form of a column's text a subject is: as stored, or lower- / upper-cased (Python's
-    `str.lower` / `str.upper`, Unicode's full case mappings)."""
+    """Which form of a column's text a subject is: as stored, or lower- / upper-cased by the
+    engine that evaluates the predicate, whose case mapping is Unicode's simple one (per code
+    point: Trino, Arrow) or its full one (Spark, Python's `str.lower`: `'ß'` -> `'SS'`). A text
+    index on a cased subject holds the terms of both forms (`pruner.index.tokenizers.case_forms`)."""
 
     AS_IS = "as_is"
     LOWER = "lower"
