@@ -58,8 +58,10 @@ class IndexDefinition:
     options: Mapping[str, str] = field(default_factory=dict)
     state: IndexState = IndexState.BUILDING
     complete_up_to: str | None = None
-    expression: str | None = None  # functional indexes: the call, e.g. "hour(ts)"
-    kind: FunctionalKind = FunctionalKind.COLUMN_STATS
+    expression: str | None = None  # an index over an expression: its text, e.g. "hour(ts)"
+    # How a functional index stores its expression's values (None for every other type, and read
+    # as column stats by the functional kind).
+    kind: FunctionalKind | None = None
     # The latest instant when the index was created (None: before the first). Files of its
     # partition written up to then belong to an earlier index of the same name, dropped since.
     created_after: str | None = None
@@ -119,7 +121,7 @@ class IndexDefinition:
             data["created_after"] = self.created_after
         if self.expression is not None:  # an index over an expression: its function
             data["function"] = self.expression.partition("(")[0]
-        if self.index_type == IndexType.FUNCTIONAL:  # RFC-63's name of its backing kind
+        if self.kind is not None:  # RFC-63's name of a functional index's backing kind
             data["index_type"] = str(self.kind)
         return data
 
@@ -133,7 +135,7 @@ class IndexDefinition:
             IndexState(data["state"]),
             data.get("complete_up_to"),
             data.get("expression"),
-            FunctionalKind(data.get("index_type") or FunctionalKind.COLUMN_STATS),
+            FunctionalKind(data["index_type"]) if data.get("index_type") else None,
             data.get("created_after"),
             "created_after" in data,
         )

@@ -57,7 +57,7 @@ def functional_rows(
     function = bound_function(definition, schema)
     values = function.arrow(rows.column(function.column))
     virtual = TableSchema((Column(definition.name, function.result_type),))
-    if definition.kind == FunctionalKind.COLUMN_STATS:
+    if definition.kind != FunctionalKind.VALUE_LIST:  # column stats, also when unset
         return file_stats(
             pa.table({definition.name: values}), virtual, (definition.name,), partition, file_name
         )

@@ -27,7 +27,6 @@ terms of both forms of each value, so a fragment of either is found."""
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -38,7 +37,7 @@ import pyarrow.compute as pc
 
 from pruner.index import bloom
 from pruner.index.bloom import U64Array
-from pruner.predicate.text import Case, Fragment
+from pruner.predicate.text import WORD, Case, Fragment, simple_lower
 
 MIN_N = 2
 MAX_N = 5
@@ -50,7 +49,6 @@ SLICE_BYTES = 8 * 1024 * 1024
 # Grams of few distinct code points (base ** n up to this) are collected in a table of that many
 # flags instead of being sorted: 128 ** 3 for ASCII trigrams, 2 MiB against a sort of millions.
 DENSE_GRAMS = 1 << 24
-_WORD = re.compile(r"\w+")
 _EMPTY: U64Array = np.zeros(0, dtype=np.uint64)
 # The payload bits of a UTF-8 lead byte, by the code point's width in bytes.
 _LEAD_BITS = np.array([0, 0x7F, 0x1F, 0x0F, 0x07], dtype=np.uint32)
@@ -87,10 +85,10 @@ class Tokenizer:
         if self.name is TokenizerName.NGRAM:
             grams = self._terms_of(pa.array([text], pa.large_string())) if len(text) >= self.n else _EMPTY
             return _unique(grams)
-        lowered = _lower_one(text)
+        lowered = simple_lower(text)
         whole = [
             m.group()
-            for m in _WORD.finditer(lowered)
+            for m in WORD.finditer(lowered)
             if (m.start() > 0 or fragment.at_start) and (m.end() < len(lowered) or fragment.at_end)
         ]
         return _word_ids(whole)
@@ -100,14 +98,14 @@ class Tokenizer:
         when it is one run of word characters once lower-cased; none otherwise."""
         if self.name is TokenizerName.NGRAM:
             return _EMPTY
-        lowered = _lower_one(_encodable(word))
-        return _word_ids([lowered]) if _WORD.fullmatch(lowered) else _EMPTY
+        lowered = simple_lower(_encodable(word))
+        return _word_ids([lowered]) if WORD.fullmatch(lowered) else _EMPTY
 
     def _terms_of(self, texts: pa.LargeStringArray) -> U64Array:
         if self.name is TokenizerName.NGRAM:
             return _gram_ids(texts, self.n)
         # A space is no word character: runs never span two values.
-        return _word_ids(_WORD.findall(" ".join(pc.utf8_lower(texts).to_pylist())))
+        return _word_ids(WORD.findall(" ".join(pc.utf8_lower(texts).to_pylist())))
 
 
 def case_forms(values: pa.Array | pa.ChunkedArray, case: Case) -> pa.LargeStringArray:
@@ -127,11 +125,6 @@ def _encodable(text: str) -> str:
     """`text` with any lone surrogate replaced: no stored value holds one, so a fragment with one
     matches no value and whatever it requires is sound."""
     return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _lower_one(text: str) -> str:
-    lowered: str = pc.utf8_lower(pa.array([text], pa.large_string()))[0].as_py()
-    return lowered
 
 
 def _distinct(values: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:

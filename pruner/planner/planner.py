@@ -42,7 +42,7 @@ from pruner.planner.steps.base import (
     StepContext,
     Verdict,
 )
-from pruner.predicate.text import TEXT_TRUE, TextCondition
+from pruner.predicate.text import NO_TEXT, TextPredicate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
 from pruner.storage_requests import StorageRequests
@@ -63,7 +63,7 @@ class Planner:
         self.limits = limits
 
     def plan(
-        self, predicate: TupleDomain, widened: tuple[str, ...] = (), text: TextCondition = TEXT_TRUE
+        self, predicate: TupleDomain, widened: tuple[str, ...] = (), text: TextPredicate = NO_TEXT
     ) -> PlannedPrune:
         """Every step's lookups done, no file evaluated yet. `text`: what the predicate requires of
         string columns' text beside `predicate` (`pruner.predicate.text`; the text index step)."""
@@ -161,9 +161,10 @@ class _Stage:
         self.fell_back_whole = self.files_in == self.files_out
 
     def explain(self) -> ExplainStep:
-        fallback = self.fallback
+        fallback, skipped = self.fallback, self.skipped
         if self.filter is not None:
             fallback = "; ".join(self.filter.unchecked()) or fallback
+            skipped = "; ".join(filter(None, (skipped, *self.filter.notes()))) or None
         return ExplainStep(
             self.step.name,
             self.step.index,
@@ -171,7 +172,7 @@ class _Stage:
             self.files_in,
             self.files_out,
             self.millis,
-            self.skipped,
+            skipped,
             fallback,
         )
 

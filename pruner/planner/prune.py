@@ -27,7 +27,7 @@ from pruner.planner.planner import PlannedPrune, Planner
 from pruner.planner.result import PruneResult
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.sql import text_condition, translate
-from pruner.predicate.text import TEXT_TRUE, TextCondition
+from pruner.predicate.text import NO_TEXT, TextPredicate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.storage_requests import counting
 from pruner.table.table import LakeTable
@@ -43,7 +43,7 @@ class BoundPredicate:
 
     domain: TupleDomain
     widened: tuple[str, ...] = ()
-    text: TextCondition = TEXT_TRUE
+    text: TextPredicate = NO_TEXT
 
 
 def prune(
@@ -102,18 +102,17 @@ def translate_predicate(
     indexed_calls: Mapping[tuple[Any, ...], str],
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
-    """`predicate` as a TupleDomain and a text condition over `schema`, without the limits: what a
+    """`predicate` as a TupleDomain and a text predicate over `schema`, without the limits: what a
     client sends, for the sidecar to bind within its own limits. A TupleDomain has no text
-    condition (TEXT_TRUE)."""
+    predicate (NO_TEXT). The text translation's notes stay with the text predicate: the text index
+    step reports them, on a table with a text index only."""
     notes = list(widened)
-    text: TextCondition = TEXT_TRUE
+    text = NO_TEXT
     if isinstance(predicate, str):
         translation = translate(predicate, schema, indexed_calls)
         domain = translation.domain
         notes.extend(translation.widened)
-        text_translation = text_condition(predicate, schema)
-        text = text_translation.condition
-        notes.extend(text_translation.notes)
+        text = text_condition(predicate, schema)
     else:
         domain = predicate
         unknown = [c for c in domain.columns if not schema.has(c)]

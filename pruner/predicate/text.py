@@ -14,8 +14,28 @@ text) becomes. Pure: no files, no indexes, no SQL."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+# A word: a maximal run of Python's Unicode `\w`, in text lower-cased by `simple_lower`.
+WORD = re.compile(r"\w+")
+
+
+def simple_lower(text: str) -> str:
+    """`text` lower-cased by Unicode's simple case mapping, one code point to one (Arrow's
+    `utf8_lower`, as Trino's `lower`), unlike `str.lower` (`'İ'` becomes two code points)."""
+    lowered: str = pc.utf8_lower(pa.array([text], pa.large_string()))[0].as_py()
+    return lowered
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The words of `text` (`WORD` runs of it lower-cased by `simple_lower`): what `text_match`
+    compares, and the terms of a text index's `words` tokenizer."""
+    return frozenset(WORD.findall(simple_lower(text)))
 
 
 class Case(StrEnum):
@@ -109,6 +129,19 @@ def any_of(parts: list[TextCondition] | tuple[TextCondition, ...]) -> TextCondit
             return TEXT_TRUE
         flat.extend(part.parts if isinstance(part, TextAny) else (part,))
     return TEXT_TRUE if not flat else flat[0] if len(flat) == 1 else TextAny(tuple(flat))
+
+
+@dataclass(frozen=True)
+class TextPredicate:
+    """A predicate's text side: the condition every matching row meets, and notes on the text atoms
+    it could not use (under NOT, in an OR with a non-text branch...), which the text index step
+    reports where a text index could have answered them."""
+
+    condition: TextCondition = TEXT_TRUE
+    notes: tuple[str, ...] = ()
+
+
+NO_TEXT = TextPredicate()
 
 
 def leaves(condition: TextCondition) -> list[TextMatch]:

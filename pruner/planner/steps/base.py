@@ -25,7 +25,7 @@ from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.planner.keys import key_array
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
-from pruner.predicate.text import TEXT_TRUE, TextCondition
+from pruner.predicate.text import NO_TEXT, TextPredicate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable, Snapshot
 from pruner.types import TableSchema
@@ -43,12 +43,15 @@ class DeadlinePassedError(Exception):
 
 class FileFilter(Protocol):
     """A step's verdict on files: `keep` returns, of a batch of files in plan order, those that may
-    hold matching rows (in their order); `unchecked` says, once every batch was given, why some were
-    kept without being evaluated (a partial fallback, e.g. a probe budget ran out)."""
+    hold matching rows (in their order); once every batch was given, `unchecked` says why some were
+    kept without being evaluated (a partial fallback, e.g. a probe budget ran out) and `notes` what
+    else the explain should say of what the batches found (e.g. terms every file holds)."""
 
     def keep(self, files: list[DataFile]) -> list[DataFile]: ...
 
     def unchecked(self) -> tuple[str, ...]: ...
+
+    def notes(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class Keeping:
         return [f for f in files if self.test(f)]
 
     def unchecked(self) -> tuple[str, ...]:
+        return ()
+
+    def notes(self) -> tuple[str, ...]:
         return ()
 
 
@@ -77,6 +83,9 @@ class AllOf:
 
     def unchecked(self) -> tuple[str, ...]:
         return tuple(note for each in self.filters for note in each.unchecked())
+
+    def notes(self) -> tuple[str, ...]:
+        return tuple(note for each in self.filters for note in each.notes())
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,7 @@ class StepContext:
     snapshot: Snapshot
     predicate: TupleDomain
     limits: PruneLimits = DEFAULT_LIMITS
-    text: TextCondition = TEXT_TRUE
+    text: TextPredicate = NO_TEXT
     # Each IN list's key array, made on first use (`keys`) and shared by the steps of the prune.
     _keys: dict[str, pa.Array] = field(default_factory=dict, init=False, compare=False, repr=False)
 

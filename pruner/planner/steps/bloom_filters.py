@@ -116,6 +116,9 @@ class _Probing:
             if p.unchecked
         )
 
+    def notes(self) -> tuple[str, ...]:
+        return ()
+
 
 def _is_float32(value: Value) -> bool:
     return isinstance(value, float) and nearest_float32(value) == value

@@ -1,22 +1,23 @@
-"""Step 8: text indexes (RFC-51, issue 37). The prune's text condition (`StepContext.text`: an AND /
-OR tree of `TextMatch` leaves) is evaluated file by file against the ready text indexes: each leaf
-is answered by the indexes on its subject (`msg`, `lower(msg)`...), each requiring the terms its
-tokenizer derives from the leaf's fragments and words (`pruner.index.tokenizers`). The rows of the
-partitions in play are read once per index and every file's filter is probed with all its terms
-at once; a leaf holds for a file unless an index on its subject lacks one of its terms, and the
-tree combines the leaves (AND / OR). So a file is removed only when, for every branch of an OR,
-some index proves a term of that branch absent. A leaf no ready index answers, or that requires no
-term (fragments shorter than n, no whole word), holds; a file without a row in an index, or with a
-malformed filter, holds every leaf for that index. The notes say which leaves and fragments could
-not be looked up, how many terms were, and how many of them every file probed may hold
-(stop-grams: they prune nothing). The deadline is checked between slices of files."""
+"""Step 8: text indexes (RFC-51, issue 37). The prune's text condition (`StepContext.text`: an AND / OR
+tree of `TextMatch` leaves, and notes on the atoms it could not use) is evaluated file by file
+against the ready text indexes: each leaf is answered by the indexes on its subject (`msg`,
+`lower(msg)`...), each requiring the terms its tokenizer derives from the leaf's fragments and words
+(`pruner.index.tokenizers`). The rows of the partitions in play are read once per index and every
+file's filter is probed with all its terms at once; a leaf holds for a file unless an index on its
+subject lacks one of its terms, and the tree combines the leaves (AND / OR). So a file is removed
+only when, for every branch of an OR, some index proves a term of that branch absent. A leaf no
+ready index answers, or that requires no term (fragments shorter than n, no whole word), holds; a
+file without a row in an index, or with a malformed filter, holds every leaf for that index. The
+notes say which leaves and fragments could not be looked up, how many terms were, and how many of
+them every file probed may hold (stop-grams: they prune nothing). The deadline is checked between
+slices of files."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -47,10 +48,11 @@ class TextIndex:
         definitions = [d for d in context.table.definitions if d.index_type == IndexType.TEXT]
         if not definitions:
             return Skipped("no text index")
-        wanted = _distinct(leaves(context.text))
+        wanted = _distinct(leaves(context.text.condition))
+        notes = list(context.text.notes)
         if not wanted:
-            return Skipped("no text predicate")
-        notes = [f"index {d.name} is still building" for d in definitions if d.state != IndexState.READY]
+            return Skipped("; ".join(notes) or "no text predicate")
+        notes += [f"index {d.name} is still building" for d in definitions if d.state != IndexState.READY]
         ready = [d for d in definitions if d.state == IndexState.READY]
         served = {subject_of(d) for d in ready}
         notes += [
@@ -58,98 +60,112 @@ class TextIndex:
             for leaf in wanted
             if leaf.subject not in served
         ]
-        answers: list[_Answers] = []
+        probes: list[_IndexProbe] = []
         for definition in ready:
             mine = [leaf for leaf in wanted if leaf.subject == subject_of(definition)]
-            if not mine:
-                continue
-            answer = self._probe(context, definition, mine, in_play, notes)
-            if answer is not None:
-                answers.append(answer)
-        if not answers:
+            if mine:
+                probe = _lookup(context, definition, mine, in_play, notes)
+                if probe is not None:
+                    probes.append(probe)
+        if not probes:
             return Skipped("; ".join(notes) or "no text predicate on a column with a ready text index")
-        ruled_out = _ruled_out(context.text, answers)
-        return Verdict(_RulingOut(frozenset(ruled_out)), skipped=tuple(notes))
+        return Verdict(_Probing(context, context.text.condition, tuple(probes)), skipped=tuple(notes))
 
-    def _probe(
-        self,
-        context: StepContext,
-        definition: IndexDefinition,
-        mine: list[TextMatch],
-        in_play: InPlay,
-        notes: list[str],
-    ) -> _Answers | None:
-        """Each file's answer to each leaf of `mine` by the index of `definition` (None: no leaf
-        requires a term of it)."""
-        tokenizer = tokenizer_of(definition)
-        required: dict[TextMatch, bloom.U64Array] = {}
-        for leaf in mine:
-            terms = _leaf_terms(tokenizer, leaf)
-            if terms.size:
-                required[leaf] = terms
-            notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, terms.size))
-        if not required:
-            return None
-        terms = np.unique(np.concatenate(list(required.values())))
-        rows = context.rows_for(definition, in_play)
-        keys = list(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
-        filters = rows["filter"].to_pylist()
-        valid = [i for i, data in enumerate(filters) if _valid_filter(data)]
-        held = np.ones((len(keys), len(terms)), dtype=np.bool_)  # a file without a usable filter holds all
-        for start in range(0, len(valid), FILES_PER_SLICE):
+
+def _lookup(
+    context: StepContext,
+    definition: IndexDefinition,
+    mine: list[TextMatch],
+    in_play: InPlay,
+    notes: list[str],
+) -> _IndexProbe | None:
+    """The terms each leaf of `mine` requires of the index of `definition`, and its filters of the
+    partitions in play (None: no leaf requires a term of it)."""
+    tokenizer = tokenizer_of(definition)
+    required: dict[TextMatch, bloom.U64Array] = {}
+    for leaf in mine:
+        terms = _leaf_terms(tokenizer, leaf)
+        if terms.size:
+            required[leaf] = terms
+        notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, terms.size))
+    if not required:
+        return None
+    terms = np.unique(np.concatenate(list(required.values())))
+    rows = context.rows_for(definition, in_play)
+    keys = zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True)
+    filters = dict(zip(keys, rows["filter"].to_pylist(), strict=True))
+    columns = {leaf: np.searchsorted(terms, leaf_terms) for leaf, leaf_terms in required.items()}
+    looked_up = (
+        f"{len(terms)} {tokenizer.describe()} of {shorten(', '.join(_looked_up(tokenizer, required)))}"
+    )
+    return _IndexProbe(definition.name, looked_up, terms, columns, filters, np.ones(len(terms), np.bool_))
+
+
+@dataclass
+class _IndexProbe:
+    """One index's part of the step: the terms looked up (sorted), the columns of them each leaf
+    requires, the filters read, and what the probes have seen (`in_every`: the terms every file
+    probed so far may hold; `probed`: files probed)."""
+
+    index: str
+    looked_up: str
+    terms: bloom.U64Array
+    columns: dict[TextMatch, npt.NDArray[np.intp]]
+    filters: dict[FileKey, bytes | None]
+    in_every: BoolArray
+    probed: int = 0
+
+    def answers(
+        self, files: list[DataFile], check_deadline: Callable[[], None]
+    ) -> dict[TextMatch, BoolArray]:
+        """For each leaf, whether each file of `files` may hold all its terms: a file without a
+        usable filter in the index may."""
+        held = np.ones((len(files), len(self.terms)), dtype=np.bool_)
+        found = [self.filters.get((f.partition, f.file_name)) for f in files]
+        usable = [(i, data) for i, data in enumerate(found) if _valid_filter(data)]
+        valid = [i for i, _ in usable]
+        for start in range(0, len(usable), FILES_PER_SLICE):
             if start:
-                context.check_deadline()
-            which = valid[start : start + FILES_PER_SLICE]
-            held[which] = bloom.might_contain_each([filters[i] for i in which], terms)
-        stop = int(held[valid].all(axis=0).sum()) if valid else 0
-        looked_up = shorten(", ".join(_looked_up(tokenizer, required)))
-        what = f"{len(terms)} {tokenizer.describe()} of {looked_up}"
-        notes.append(
-            f"{definition.name}: {what} looked up in {len(valid)} files"
-            + (f"; {stop} of them in every file (stop-grams)" if stop else "")
+                check_deadline()
+            part = usable[start : start + FILES_PER_SLICE]
+            held[[i for i, _ in part]] = bloom.might_contain_each([data for _, data in part], self.terms)
+        if valid:
+            self.in_every &= held[valid].all(axis=0)
+            self.probed += len(valid)
+        return {leaf: np.all(held[:, column], axis=1) for leaf, column in self.columns.items()}
+
+    def note(self) -> str:
+        stop = int(self.in_every.sum()) if self.probed else 0
+        return f"{self.index}: {self.looked_up} looked up in {self.probed} files" + (
+            f"; {stop} of them in every file (stop-grams)" if stop else ""
         )
-        columns = {leaf: np.searchsorted(terms, leaf_terms) for leaf, leaf_terms in required.items()}
-        by_leaf: dict[TextMatch, BoolArray] = {
-            leaf: np.all(held[:, column], axis=1) for leaf, column in columns.items()
-        }
-        return _Answers(keys, by_leaf)
 
 
 @dataclass(frozen=True)
-class _Answers:
-    """One index's answers: for each leaf it requires terms for, whether each file (`keys`, the
-    files with a row in the index) may hold them all."""
+class _Probing:
+    """The step's filter: each batch's files are probed in every index, and the condition
+    evaluated per file over the leaves' answers (leaves no index answers hold)."""
 
-    keys: list[FileKey]
-    by_leaf: dict[TextMatch, BoolArray]
-
-
-@dataclass(frozen=True)
-class _RulingOut:
-    """The step's filter: every file but those the condition rules out."""
-
-    ruled_out: frozenset[FileKey]
+    context: StepContext
+    condition: TextCondition
+    probes: tuple[_IndexProbe, ...]
 
     def keep(self, files: list[DataFile]) -> list[DataFile]:
-        return [f for f in files if (f.partition, f.file_name) not in self.ruled_out]
+        holds: dict[TextMatch, BoolArray] = {}
+        for probe in self.probes:
+            for leaf, answered in probe.answers(files, self.context.check_deadline).items():
+                if leaf in holds:
+                    holds[leaf] &= answered
+                else:
+                    holds[leaf] = answered
+        kept = _evaluate(self.condition, holds, len(files))
+        return [f for f, k in zip(files, kept, strict=True) if k]
 
     def unchecked(self) -> tuple[str, ...]:
         return ()
 
-
-def _ruled_out(condition: TextCondition, answers: list[_Answers]) -> set[FileKey]:
-    """The files with a row in some index for which `condition` is false: each leaf holds for a
-    file unless an index answering it says otherwise."""
-    universe = sorted({key for answer in answers for key in answer.keys})
-    position = {key: i for i, key in enumerate(universe)}
-    holds: dict[TextMatch, BoolArray] = {}
-    for answer in answers:
-        rows = np.array([position[key] for key in answer.keys], dtype=np.int64)
-        for leaf, answered in answer.by_leaf.items():
-            current = holds.setdefault(leaf, np.ones(len(universe), dtype=np.bool_))
-            current[rows] &= answered
-    result = _evaluate(condition, holds, len(universe))
-    return {key for key, kept in zip(universe, result, strict=True) if not kept}
+    def notes(self) -> tuple[str, ...]:
+        return tuple(probe.note() for probe in self.probes)
 
 
 def _evaluate(condition: TextCondition, holds: dict[TextMatch, BoolArray], count: int) -> BoolArray:
@@ -211,7 +227,7 @@ def _distinct(found: Iterable[TextMatch]) -> list[TextMatch]:
     return list(dict.fromkeys(found))
 
 
-def _valid_filter(data: bytes | None) -> bool:
+def _valid_filter(data: bytes | None) -> TypeGuard[bytes]:
     """A filter with a malformed size is unusable: its file holds every term (kept)."""
     if data is None:
         return False

@@ -8,7 +8,7 @@ place where it had to widen. A literal that cannot be a value of the column's ty
 same text for what every matching row's text contains (`text_conditions`, with `regex_runs` for
 regular expressions), the `TextCondition` a text index answers."""
 
-from pruner.predicate.sql.text_conditions import TextTranslation, text_condition
+from pruner.predicate.sql.text_conditions import text_condition
 from pruner.predicate.sql.translator import Translation, translate
 
-__all__ = ["TextTranslation", "Translation", "text_condition", "translate"]
+__all__ = ["Translation", "text_condition", "translate"]

@@ -12,13 +12,12 @@ character after it, which is valid in both readings), `ILIKE` (Spark's `lower(le
 lower(right)`: the runs of the lower-cased pattern, of both case mappings, as `lower(col)`),
 `strpos` / `position` / `locate` / `instr` compared so that 0 fails, `contains`, `starts_with`,
 `ends_with`, `regexp_like` / `RLIKE` through `regex_condition`, and `text_match(col, 'a b')`:
-TRUE when every word of the query is among the value's words (`word_tokens`, the index's words
+TRUE when every word of the query is among the value's words (`words_of`, the index's words
 tokenizer; `text_match_value` is the reference). Pure: sqlglot trees in, conditions out."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -47,22 +46,16 @@ from pruner.predicate.text import (
     Fragment,
     TextCondition,
     TextMatch,
+    TextPredicate,
     TextSubject,
     all_of,
     any_of,
+    words_of,
 )
 from pruner.types import Column, TableSchema, TypeKind
 
 
-@dataclass(frozen=True)
-class TextTranslation:
-    """What every row matching a WHERE clause contains, and why text atoms were not used."""
-
-    condition: TextCondition
-    notes: tuple[str, ...]
-
-
-def text_condition(where: str, schema: TableSchema) -> TextTranslation:
+def text_condition(where: str, schema: TableSchema) -> TextPredicate:
     """The text condition of the WHERE clause `where` (without the keyword) over `schema`."""
     tree = parse(where)
     reader = _TextReader(schema)
@@ -71,17 +64,7 @@ def text_condition(where: str, schema: TableSchema) -> TextTranslation:
         condition = reader.predicate(tree, negated=False)
     except RecursionError:
         raise InvalidInputError("WHERE clause is nested too deeply to translate") from None
-    return TextTranslation(TEXT_TRUE if condition is None else condition, tuple(reader.notes))
-
-
-_WORD = re.compile(r"\w+")
-
-
-def word_tokens(text: str) -> frozenset[str]:
-    """The words of `text`: the maximal runs of Python's Unicode `\\w` in `text` lower-cased by
-    Unicode's simple case mapping (Arrow's `utf8_lower`), the words tokenizer's terms."""
-    lowered: str = pc.utf8_lower(pa.array([text], pa.large_string()))[0].as_py()
-    return frozenset(_WORD.findall(lowered))
+    return TextPredicate(TEXT_TRUE if condition is None else condition, tuple(reader.notes))
 
 
 def text_match_value(value: str | None, query: str | None) -> bool | None:
@@ -89,7 +72,7 @@ def text_match_value(value: str | None, query: str | None) -> bool | None:
     without words matches every value), NULL when either is NULL."""
     if value is None or query is None:
         return None
-    return word_tokens(query) <= word_tokens(value)
+    return words_of(query) <= words_of(value)
 
 
 # A condition, or None: no row (FALSE or NULL), which a TextCondition cannot say.
@@ -264,7 +247,7 @@ class _TextReader:
         query = self.string(query_node, "query")
         if subject.case is not Case.AS_IS:
             raise _UnusedError("is over lower / upper (words are lower-cased already)")
-        words = tuple(sorted(word_tokens(query)))
+        words = tuple(sorted(words_of(query)))
         if not words:
             raise _UnusedError("has no word")
         return TextMatch(subject, (), words, sql_text(node))

@@ -72,3 +72,11 @@ def test_translation_leaves_the_limits_to_the_sidecar() -> None:
     ) == Domain.of(SortedRangeSet.of_ranges(Range(1, True, 3, True)), False)
     with pytest.raises(InvalidInputError, match="unknown column 'c'"):
         translate_predicate(TupleDomain.with_domains({"c": Domain.single_value(1)}), SCHEMA, {})
+
+
+def test_text_notes_travel_with_the_text_predicate_not_the_widenings() -> None:
+    schema = TableSchema.parse("a bigint, msg string")
+    bound = bind_predicate("a = 1 AND msg NOT LIKE '%timeout%'", schema, {})
+    assert len(bound.text.notes) == 1 and "NOT LIKE" in bound.text.notes[0]
+    # the text index step reports them, where a text index exists
+    assert not set(bound.text.notes) & set(bound.widened)

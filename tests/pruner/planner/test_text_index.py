@@ -33,6 +33,7 @@ from pruner.predicate.text import (
     TextAny,
     TextCondition,
     TextMatch,
+    TextPredicate,
     TextSubject,
     all_of,
     any_of,
@@ -61,9 +62,14 @@ class _Context:
 
     files: dict[tuple[str, str], list[str | None]]
     definitions: list[IndexDefinition]
-    text: TextCondition
+    condition: TextCondition
+    notes: tuple[str, ...] = ()
     damaged: dict[tuple[str, str], bytes | None] = field(default_factory=dict)
     unindexed: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def text(self) -> TextPredicate:
+        return TextPredicate(self.condition, self.notes)
 
     @property
     def table(self) -> _Table:
@@ -94,7 +100,10 @@ class _Context:
         outcome = TextIndex().plan(cast(StepContext, self), InPlay.of(files))
         if isinstance(outcome, Skipped):
             return {f.file_name for f in files}, outcome
-        return {f.file_name for f in outcome.filter.keep(files)}, outcome
+        # two files per batch, as the planner streams them (a verdict decides each batch alone)
+        return {
+            f.file_name for i in range(0, len(files), 2) for f in outcome.filter.keep(files[i : i + 2])
+        }, outcome
 
 
 # The oracle ------------------------------------------------------------------------------------
@@ -216,7 +225,7 @@ def test_a_fragment_keeps_only_the_files_that_may_hold_it() -> None:
     kept, outcome = _run(_leaf("timeout"))
     assert kept == {"a"}
     assert isinstance(outcome, Verdict)
-    assert "grams: 5 3-grams of 'timeout' looked up in 3 files" in outcome.skipped
+    assert outcome.filter.notes() == ("grams: 5 3-grams of 'timeout' looked up in 3 files",)
 
 
 def test_or_keeps_a_file_holding_either_and_and_needs_both() -> None:
@@ -263,7 +272,7 @@ def test_stop_grams_are_counted() -> None:
     assert kept == {"a"} and isinstance(outcome, Verdict)
     # 'GET', 'ET ', 'T /' are in every file: they prune nothing
     looked_up = "grams: 8 3-grams of 'GET /', 'timeout' looked up in 3 files"
-    assert f"{looked_up}; 3 of them in every file (stop-grams)" in outcome.skipped
+    assert outcome.filter.notes() == (f"{looked_up}; 3 of them in every file (stop-grams)",)
 
 
 def test_a_file_without_a_row_or_with_a_malformed_filter_is_kept() -> None:
@@ -277,6 +286,8 @@ def test_a_file_without_a_row_or_with_a_malformed_filter_is_kept() -> None:
 
 def test_no_text_condition_or_no_ready_index_skips() -> None:
     assert _run(TEXT_TRUE)[1] == Skipped("no text predicate")
+    unused = "msg NOT LIKE '%x%': NOT LIKE never prunes"
+    assert _Context(dict(LOGS), [_index("grams", "msg")], TEXT_TRUE, (unused,)).kept()[1] == Skipped(unused)
     building = define(CONFIG, [], "grams", "text", ["msg"], {})
     assert building.state == IndexState.BUILDING
     _, outcome = _run(_leaf("timeout"), building)
@@ -290,4 +301,4 @@ def test_the_deadline_is_checked_between_slices(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(context, "check_deadline", lambda: calls.append(1))
     monkeypatch.setattr(text_index, "FILES_PER_SLICE", 1)
     assert context.kept()[0] == {"a"}
-    assert len(calls) == 2
+    assert len(calls) == 1  # between the two slices of the first batch (of two files)

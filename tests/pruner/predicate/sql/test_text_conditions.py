@@ -2,7 +2,7 @@
 the key property against DuckDB as the engine: whenever an atom (or an AND / OR / NOT tree of
 atoms) is TRUE for a value, the value satisfies the text condition (`satisfies`, an independent
 evaluator: fragments are substrings, anchors are startswith / endswith, words are among
-`word_tokens`, a cased subject holds for the value's simple or full case mapping)."""
+`words_of`, a cased subject holds for the value's simple or full case mapping)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from pruner.predicate.sql.text_conditions import (
     like_fragments,
     text_condition,
     text_match_value,
-    word_tokens,
 )
 from pruner.predicate.text import (
     TEXT_TRUE,
@@ -37,6 +36,7 @@ from pruner.predicate.text import (
     TextMatch,
     TextSubject,
     leaves,
+    words_of,
 )
 from pruner.types import TableSchema
 
@@ -160,7 +160,7 @@ def test_text_match_value() -> None:
     assert text_match_value("foo-bar baz", "bar-foo") is True  # the query is tokenised the same way
     assert text_match_value("anything", "") is True
     assert text_match_value(None, "a") is None and text_match_value("a", None) is None
-    assert word_tokens("İstanbul ΣΟΦΙΑ café_2") == {"istanbul", "σοφια", "café_2"}
+    assert words_of("İstanbul ΣΟΦΙΑ café_2") == {"istanbul", "σοφια", "café_2"}
 
 
 def test_connectives_and_polarity() -> None:
@@ -306,7 +306,7 @@ def satisfies(condition: TextCondition, value: str) -> bool:
                 and (not f.at_end or form.endswith(f.text))
                 for f in condition.fragments
             )
-            and set(condition.words) <= word_tokens(form)
+            and set(condition.words) <= words_of(form)
             for form in forms(value, condition.subject.case)
         )
     assert condition is TEXT_TRUE
@@ -467,9 +467,7 @@ def atom(data: st.DataObject, value: str | None) -> tuple[str, str, list[str]]:
             f"regexp_matches({subject}, {quote(regex)})",
             [regex],
         )
-    query = " ".join(
-        data.draw(st.lists(st.sampled_from([*sorted(word_tokens(value or "")), "a", "Zz", "-"])))
-    )
+    query = " ".join(data.draw(st.lists(st.sampled_from([*sorted(words_of(value or "")), "a", "Zz", "-"]))))
     query = query.upper() if data.draw(st.booleans()) else query
     sql = f"text_match(msg, {quote(query)})"
     return sql, sql, [query]
@@ -573,7 +571,7 @@ def test_regex_runs_are_sound_under_python_re(data: st.DataObject, value: str) -
 @given(texts, texts)
 def test_text_match_value_is_word_containment(value: str, query: str) -> None:
     result = text_match_value(value, query)
-    assert result is (word_tokens(query) <= word_tokens(value))
+    assert result is (words_of(query) <= words_of(value))
     where = f"text_match(msg, {quote(query)})"
     if result and reads_back(where, [query]):
         assert satisfies(cond(where), value)
