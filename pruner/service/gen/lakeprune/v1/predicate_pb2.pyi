@@ -1,10 +1,20 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class TextCase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TEXT_CASE_AS_IS: _ClassVar[TextCase]
+    TEXT_CASE_LOWER: _ClassVar[TextCase]
+    TEXT_CASE_UPPER: _ClassVar[TextCase]
+TEXT_CASE_AS_IS: TextCase
+TEXT_CASE_LOWER: TextCase
+TEXT_CASE_UPPER: TextCase
 
 class Value(_message.Message):
     __slots__ = ("boolean_value", "integer_value", "float_value", "double_value", "decimal_value", "string_value", "binary_value", "date_days", "timestamp_micros")
@@ -99,3 +109,55 @@ class TupleDomain(_message.Message):
     none: bool
     columns: _containers.RepeatedCompositeFieldContainer[ColumnDomain]
     def __init__(self, none: _Optional[bool] = ..., columns: _Optional[_Iterable[_Union[ColumnDomain, _Mapping]]] = ...) -> None: ...
+
+class TextPredicate(_message.Message):
+    __slots__ = ("atom", "all", "any", "opaque")
+    ATOM_FIELD_NUMBER: _ClassVar[int]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    ANY_FIELD_NUMBER: _ClassVar[int]
+    OPAQUE_FIELD_NUMBER: _ClassVar[int]
+    atom: TextAtom
+    all: TextPredicates
+    any: TextPredicates
+    opaque: OpaqueText
+    def __init__(self, atom: _Optional[_Union[TextAtom, _Mapping]] = ..., all: _Optional[_Union[TextPredicates, _Mapping]] = ..., any: _Optional[_Union[TextPredicates, _Mapping]] = ..., opaque: _Optional[_Union[OpaqueText, _Mapping]] = ...) -> None: ...
+
+class TextPredicates(_message.Message):
+    __slots__ = ("parts",)
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    parts: _containers.RepeatedCompositeFieldContainer[TextPredicate]
+    def __init__(self, parts: _Optional[_Iterable[_Union[TextPredicate, _Mapping]]] = ...) -> None: ...
+
+class OpaqueText(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TextAtom(_message.Message):
+    __slots__ = ("column", "case", "like", "contains", "starts_with", "ends_with", "regex", "words", "source")
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    CASE_FIELD_NUMBER: _ClassVar[int]
+    LIKE_FIELD_NUMBER: _ClassVar[int]
+    CONTAINS_FIELD_NUMBER: _ClassVar[int]
+    STARTS_WITH_FIELD_NUMBER: _ClassVar[int]
+    ENDS_WITH_FIELD_NUMBER: _ClassVar[int]
+    REGEX_FIELD_NUMBER: _ClassVar[int]
+    WORDS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    column: str
+    case: TextCase
+    like: LikePattern
+    contains: str
+    starts_with: str
+    ends_with: str
+    regex: str
+    words: str
+    source: str
+    def __init__(self, column: _Optional[str] = ..., case: _Optional[_Union[TextCase, str]] = ..., like: _Optional[_Union[LikePattern, _Mapping]] = ..., contains: _Optional[str] = ..., starts_with: _Optional[str] = ..., ends_with: _Optional[str] = ..., regex: _Optional[str] = ..., words: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class LikePattern(_message.Message):
+    __slots__ = ("pattern", "escape")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    ESCAPE_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    escape: str
+    def __init__(self, pattern: _Optional[str] = ..., escape: _Optional[str] = ...) -> None: ...

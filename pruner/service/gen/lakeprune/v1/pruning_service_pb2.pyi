@@ -194,20 +194,24 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate", "text", "text_notes")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     MAX_SPLIT_BYTES_FIELD_NUMBER: _ClassVar[int]
     SQL_PREDICATE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_NOTES_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
     explain: bool
     max_split_bytes: int
     sql_predicate: SqlPredicate
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ...) -> None: ...
+    text: _predicate_pb2.TextPredicate
+    text_notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SqlPredicate(_message.Message):
     __slots__ = ("dialect", "filters", "time_zone")
