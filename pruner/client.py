@@ -32,6 +32,7 @@ from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.table_codec import HistoryEntry, ListedFile
+from pruner.service.text_codec import encode_text
 from pruner.serving.catalog import TableName
 from pruner.table.statistics import TableStatistics
 from pruner.types import Column, ColumnType, TableSchema
@@ -213,6 +214,8 @@ class PruningClient:
             predicate=codec.encode_tuple_domain(bound.domain),
             explain=explain,
             max_split_bytes=max_split_bytes,
+            text=encode_text(bound.text.condition),
+            text_notes=bound.text.notes,
         )
         return request, bound
 

@@ -33,17 +33,19 @@ from pruner.storage_requests import counting
 from pruner.table.table import LakeTable
 from pruner.types import TableSchema
 
-Predicate = str | TupleDomain
-
 
 @dataclass(frozen=True)
 class BoundPredicate:
-    """A predicate as the planner takes it — its TupleDomain and its text condition (what it
-    requires of string columns' text, for the text indexes) — and where binding widened it."""
+    """A predicate as the planner takes it — its TupleDomain and its text predicate (what it
+    requires of string columns' text, for the text indexes) — and where binding widened it. Also
+    what an engine sends over gRPC: a TupleDomain and a text predicate (translated, not bound)."""
 
     domain: TupleDomain
     widened: tuple[str, ...] = ()
     text: TextPredicate = NO_TEXT
+
+
+Predicate = str | TupleDomain | BoundPredicate
 
 
 def prune(
@@ -103,9 +105,10 @@ def translate_predicate(
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
     """`predicate` as a TupleDomain and a text predicate over `schema`, without the limits: what a
-    client sends, for the sidecar to bind within its own limits. A TupleDomain has no text
-    predicate (NO_TEXT). The text translation's notes stay with the text predicate: the text index
-    step reports them, on a table with a text index only."""
+    client sends, for the sidecar to bind within its own limits. A TupleDomain has no text predicate
+    (NO_TEXT); a BoundPredicate (an engine's TupleDomain and text predicate) is checked. The text
+    translation's notes stay with the text predicate: the text index step reports them, on a table
+    with a text index only."""
     notes = list(widened)
     text = NO_TEXT
     if isinstance(predicate, str):
@@ -114,7 +117,11 @@ def translate_predicate(
         notes.extend(translation.widened)
         text = text_condition(predicate, schema)
     else:
-        domain = predicate
+        if isinstance(predicate, BoundPredicate):
+            domain, text = predicate.domain, predicate.text
+            notes.extend(predicate.widened)
+        else:
+            domain = predicate
         unknown = [c for c in domain.columns if not schema.has(c)]
         if unknown:
             raise InvalidInputError(f"unknown column {echo(unknown[0])} (columns: {', '.join(schema.names)})")

@@ -22,13 +22,14 @@ import grpc
 from pruner.errors import InvalidInputError
 from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import PlannedPrune
-from pruner.planner.prune import prune, prune_stream
+from pruner.planner.prune import BoundPredicate, prune, prune_stream
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.status import grpc_code
+from pruner.service.text_codec import decode_text
 from pruner.serving.catalog import Catalog, TableName
 from pruner.serving.config import Limits
 from pruner.serving.errors import Failure, ResultTooLargeError, Status, classify
@@ -200,17 +201,19 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             )
         return planned, requests.value()
 
-    def _decode(self, request: spb.PruneRequest) -> tuple[LakeTable, TupleDomain, str | None]:
-        """The table a prune request names (checked unchanged by the catalog), its predicate and
-        snapshot."""
+    def _decode(self, request: spb.PruneRequest) -> tuple[LakeTable, BoundPredicate, str | None]:
+        """The table a prune request names (checked unchanged by the catalog), its predicate (the
+        TupleDomain and the text predicate) and snapshot."""
         codec.check_no_sql_predicate(request)
         table = self.catalog.table(_resolve(request))
-        predicate = (
-            codec.decode_tuple_domain(request.predicate, table.query_schema)
+        schema = table.query_schema
+        domain = (
+            codec.decode_tuple_domain(request.predicate, schema)
             if request.HasField("predicate")
             else TupleDomain.all()
         )
-        return table, predicate, codec.check_snapshot(request.snapshot)
+        text = decode_text(request.text, request.text_notes, schema)
+        return table, BoundPredicate(domain, (), text), codec.check_snapshot(request.snapshot)
 
     def _finish(self, record: RequestRecord, result: PruneResult, requests: StorageRequests) -> PruneResult:
         """Count and log a finished prune; the result as it is answered (paths redacted)."""

@@ -7,15 +7,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import grpc
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
+from pruner.client import PruningClient
 from pruner.planner.planner import Planner
+from pruner.planner.prune import prune
 from pruner.planner.result import PruneResult
-from pruner.predicate.text import Case, Fragment, TextAny, TextCondition, TextMatch, TextSubject
+from pruner.predicate.text import (
+    Case,
+    Fragment,
+    TextAny,
+    TextCondition,
+    TextMatch,
+    TextPredicate,
+    TextSubject,
+)
 from pruner.predicate.tuple_domain import TupleDomain
+from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable, Snapshot
+from tests.pruner.service.conftest import SCHEMA as SCHEMA_NAME
+from tests.pruner.service.conftest import make_config
 
 SCHEMA = "id bigint, day string, msg string"
 MSG, LOWER_MSG = TextSubject("msg"), TextSubject("msg", Case.LOWER)
@@ -37,7 +54,7 @@ def _rows(ids: range) -> list[tuple[int, str, str | None]]:
 
 
 def _prune(snapshot: Snapshot, condition: TextCondition) -> PruneResult:
-    return Planner(snapshot).plan(TupleDomain.all(), (), condition).collect()
+    return Planner(snapshot).plan(TupleDomain.all(), (), TextPredicate(condition)).collect()
 
 
 def _matches(condition: TextCondition, value: str | None) -> bool:
@@ -119,3 +136,31 @@ def test_text_indexes_are_maintained_and_never_drop_a_match(spark: SparkSession,
     table.compact()
     _assert_covered(table)
     _check(table.snapshot())
+    _check_over_grpc(table.location)
+
+
+def _check_over_grpc(location: str) -> None:
+    """Over gRPC, the Python client's SQL and an engine's bare text atom (as Trino sends it) prune
+    as the same SQL does in process."""
+    root, name = location.rsplit("/", 1)
+    where = "msg LIKE '%timeout%' OR text_match(lower(msg), 'istanbul')"
+    local = _names(prune(LakeTable.open(location), where))
+    assert local < {f.file_name for f in LakeTable.open(location).snapshot().files()}
+    with Sidecar(make_config(root)) as sidecar:
+        assert sidecar.wait_ready(10)
+        address = f"127.0.0.1:{sidecar.grpc_port}"
+        with PruningClient(address) as client:
+            remote = client.prune(SCHEMA_NAME, name, where, explain=True)
+        assert _names(remote) == local
+        atom = ppb.TextAtom(column="msg", like=ppb.LikePattern(pattern="%timeout%"))
+        request = spb.PruneRequest(
+            table=spb.TableName(schema=SCHEMA_NAME, table=name), text=ppb.TextPredicate(atom=atom)
+        )
+        with grpc.insecure_channel(address) as channel:
+            response = spb_grpc.PruningServiceStub(channel).Prune(request)
+    sent = {s.path.rsplit("/", 1)[-1] for s in response.splits}
+    assert sent == _names(prune(LakeTable.open(location), "msg LIKE '%timeout%'")) and sent <= local
+
+
+def _names(result: PruneResult) -> set[str]:
+    return {s.path.rsplit("/", 1)[-1] for s in result.splits}

@@ -5,15 +5,10 @@ translator: AND is `all_of`, OR `any_of`, NOT flips; a text atom that must be FA
 NOT over `contains`) requires nothing, but a position comparison is negated exactly (`NOT
 (strpos(col, 'x') = 0)` requires `x`); a NULL atom or FALSE matches no row. Subjects are STRING
 columns or `lower(col)` / `upper(col)` of one (the engine's case mapping, simple per code point
-or full: the index keeps both forms). Atoms: `LIKE` (`%` and `_` split the literal runs; an
-`ESCAPE` character makes the next character literal; without one, a backslash is literal in
-Trino and DuckDB but an escape in Spark, so the fragments stop on both sides of it and of the
-character after it, which is valid in both readings), `ILIKE` (Spark's `lower(left) LIKE
-lower(right)`: the runs of the lower-cased pattern, of both case mappings, as `lower(col)`),
-`strpos` / `position` / `locate` / `instr` compared so that 0 fails, `contains`, `starts_with`,
-`ends_with`, `regexp_like` / `RLIKE` through `regex_condition`, and `text_match(col, 'a b')`:
-TRUE when every word of the query is among the value's words (`words_of`, the index's words
-tokenizer; `text_match_value` is the reference). Pure: sqlglot trees in, conditions out."""
+or full: the index keeps both forms). Atoms, each read by `pruner.predicate.text_atoms`: `LIKE` /
+`ILIKE` with an optional `ESCAPE`, `strpos` / `position` / `locate` / `instr` compared so that 0
+fails, `contains`, `starts_with`, `ends_with`, `regexp_like` / `RLIKE`, and `text_match(col, 'a
+b')`. Pure: sqlglot trees in, conditions out."""
 
 from __future__ import annotations
 
@@ -21,11 +16,10 @@ import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from pruner.errors import InvalidInputError
+from pruner.predicate import text_atoms
 from pruner.predicate.sql.literals import LiteralError, NotLiteralError, read_literal
 from pruner.predicate.sql.parsing import (
     COMPARISONS,
@@ -39,19 +33,16 @@ from pruner.predicate.sql.parsing import (
     sql_text,
     unparen,
 )
-from pruner.predicate.sql.regex_runs import regex_condition
 from pruner.predicate.text import (
     TEXT_TRUE,
     Case,
-    Fragment,
     TextCondition,
-    TextMatch,
     TextPredicate,
     TextSubject,
     all_of,
     any_of,
-    words_of,
 )
+from pruner.predicate.text_atoms import UnusedTextAtom, unused_note
 from pruner.types import Column, TableSchema, TypeKind
 
 
@@ -67,14 +58,6 @@ def text_condition(where: str, schema: TableSchema) -> TextPredicate:
     return TextPredicate(TEXT_TRUE if condition is None else condition, tuple(reader.notes))
 
 
-def text_match_value(value: str | None, query: str | None) -> bool | None:
-    """`text_match(value, query)`: TRUE when every word of `query` is a word of `value` (a query
-    without words matches every value), NULL when either is NULL."""
-    if value is None or query is None:
-        return None
-    return words_of(query) <= words_of(value)
-
-
 # A condition, or None: no row (FALSE or NULL), which a TextCondition cannot say.
 _Result = TextCondition | None
 
@@ -82,10 +65,6 @@ _REGEX_CALLS = {"rlike", "regexp_like", "regexp"}
 _TEXT_CALLS = _REGEX_CALLS | {"text_match", "strpos", "position", "locate", "instr", "contains"}
 _TEXT_NODES: tuple[type[exp.Expr], ...] = (exp.Like, exp.ILike, exp.Escape, exp.StrPosition, exp.Contains)
 _TEXT_NODES += (exp.StartsWith, exp.EndsWith, exp.RegexpLike, exp.SimilarTo, exp.RegexpILike)
-
-
-class _UnusedError(Exception):
-    """The atom requires nothing of the text (the message says why)."""
 
 
 class _NoRowError(Exception):
@@ -131,8 +110,8 @@ class _TextReader:
             return self.atom(node, negated)
         except _NoRowError:
             return None
-        except _UnusedError as exc:
-            note = f"{sql_text(node)}{' under NOT' if negated else ''} {exc}: no text requirement"
+        except UnusedTextAtom as exc:
+            note = unused_note(f"{sql_text(node)}{' under NOT' if negated else ''}", str(exc))
             if note not in self.notes:
                 self.notes.append(note)
             return TEXT_TRUE
@@ -144,7 +123,7 @@ class _TextReader:
             return TEXT_TRUE
         like = node.this if isinstance(node, exp.Escape) else node
         if negated or (isinstance(like, exp.Like | exp.ILike) and like.args.get("negate")):
-            raise _UnusedError("must be FALSE")
+            raise UnusedTextAtom("must be FALSE")
         if isinstance(like, exp.Like | exp.ILike):
             return self.like(node, like)
         if isinstance(node, exp.Contains | exp.StartsWith | exp.EndsWith):
@@ -159,7 +138,7 @@ class _TextReader:
                 return self.regex(node, subject, argument)
             if name == "text_match":
                 return self.text_match(node, subject, argument)
-        raise _UnusedError("is not a form the text index reads")
+        raise UnusedTextAtom("is not a form the text index reads")
 
     # Atoms ---------------------------------------------------------------------------------
 
@@ -168,45 +147,36 @@ class _TextReader:
         if isinstance(node, exp.Lower | exp.Upper):
             node, case = unparen(node.this), Case.LOWER if isinstance(node, exp.Lower) else Case.UPPER
         if not is_column(node):
-            raise _UnusedError("is not over a column or lower / upper of one")
+            raise UnusedTextAtom("is not over a column or lower / upper of one")
         column = self.column(node)
         if column.type.kind is not TypeKind.STRING:
-            raise _UnusedError(f"is over {column.type} column {column.name}")
+            raise UnusedTextAtom(f"is over {column.type} column {column.name}")
         return TextSubject(column.name, case)
 
     def string(self, node: exp.Expr, what: str) -> str:
         try:
             value = read_literal(node).value
         except (NotLiteralError, LiteralError):
-            raise _UnusedError(f"has a {what} that is not a literal") from None
+            raise UnusedTextAtom(f"has a {what} that is not a literal") from None
         if value is None:
             raise _NoRowError
         if not isinstance(value, str):
-            raise _UnusedError(f"has a {what} that is not a string")
+            raise UnusedTextAtom(f"has a {what} that is not a string")
         return value
 
     def like(self, node: exp.Expr, like: exp.Like | exp.ILike) -> TextCondition:
         subject = self.subject(like.this)
         pattern = self.string(like.expression, "pattern")
-        escape = self.string(node.expression, "escape") if isinstance(node, exp.Escape) else ""
-        if len(escape) > 1 or escape in ("%", "_"):
-            raise _UnusedError(f"has escape {escape!r}, not one character other than % and _")
-        if isinstance(like, exp.Like):
-            return _leaf(subject, node, like_fragments(pattern, escape or None))
-        if subject.case is not Case.AS_IS:
-            raise _UnusedError("is ILIKE over lower / upper")
-        if escape and any(escape in form for ch in pattern if ch != escape for form in _lowered(ch)):
-            raise _UnusedError(f"has escape {escape!r}, which lower-casing the pattern can produce")
-        lowered = TextSubject(subject.column, Case.LOWER)
-        forms = _lowered(pattern)
-        return any_of([_leaf(lowered, node, like_fragments(form, escape or None)) for form in forms])
+        escape = self.string(node.expression, "escape") if isinstance(node, exp.Escape) else None
+        read = text_atoms.like if isinstance(like, exp.Like) else text_atoms.ilike
+        return read(subject, pattern, escape or None, sql_text(node))
 
     def contains(
         self, node: exp.Expr, subject_node: exp.Expr, text_node: exp.Expr, at_start: bool, at_end: bool
     ) -> TextCondition:
         subject = self.subject(subject_node)
         text = self.string(text_node, "search string")
-        return _leaf(subject, node, [Fragment(text, at_start, at_end)])
+        return text_atoms.contains(subject, text, at_start, at_end, sql_text(node))
 
     def comparison(self, node: exp.Expr, negated: bool) -> TextCondition:
         """`strpos(col, 'x') op k`: the value contains `x` when the position cannot be 0."""
@@ -220,50 +190,30 @@ class _TextReader:
         try:
             bound = read_literal(right).value
         except (NotLiteralError, LiteralError):
-            raise _UnusedError("compares the position with no number literal") from None
+            raise UnusedTextAtom("compares the position with no number literal") from None
         if bound is None:
             raise _NoRowError
         if isinstance(bound, bool) or not isinstance(bound, int | float | Decimal):
-            raise _UnusedError("compares the position with no number")
+            raise UnusedTextAtom("compares the position with no number")
         if not math.isfinite(bound):
-            raise _UnusedError("compares the position with no finite number")
+            raise UnusedTextAtom("compares the position with no finite number")
         if not _excludes_zero(op, bound):
-            raise _UnusedError("holds where the position is 0")
+            raise UnusedTextAtom("holds where the position is 0")
         return self.contains(node, left.this, left.args["substr"], at_start=False, at_end=False)
 
     def regex(self, node: exp.Expr, subject_node: exp.Expr, regex_node: exp.Expr) -> TextCondition:
         subject = self.subject(subject_node)
-        regex = self.string(regex_node, "regex")
-        source = sql_text(node)
-        result = regex_condition(regex, lambda fragments: TextMatch(subject, fragments, (), source))
-        if isinstance(result, str):
-            raise _UnusedError(result)
-        if result is TEXT_TRUE:
-            raise _UnusedError("has no literal run every match contains")
-        return result
+        return text_atoms.regex(subject, self.string(regex_node, "regex"), sql_text(node))
 
     def text_match(self, node: exp.Expr, subject_node: exp.Expr, query_node: exp.Expr) -> TextCondition:
         subject = self.subject(subject_node)
-        query = self.string(query_node, "query")
-        if subject.case is not Case.AS_IS:
-            raise _UnusedError("is over lower / upper (words are lower-cased already)")
-        words = tuple(sorted(words_of(query)))
-        if not words:
-            raise _UnusedError("has no word")
-        return TextMatch(subject, (), words, sql_text(node))
+        return text_atoms.words(subject, self.string(query_node, "query"), sql_text(node))
 
 
 def _is_text_atom(node: exp.Expr) -> bool:
     if isinstance(node, _TEXT_NODES):
         return True
     return isinstance(node, exp.Anonymous) and str(node.name).lower() in _TEXT_CALLS
-
-
-def _leaf(subject: TextSubject, source: exp.Expr, fragments: list[Fragment]) -> TextCondition:
-    kept = tuple(f for f in fragments if f.text)
-    if not kept:
-        raise _UnusedError("has no literal run")
-    return TextMatch(subject, kept, (), sql_text(source))
 
 
 def _excludes_zero(op: str, bound: int | float | Decimal) -> bool:
@@ -276,46 +226,3 @@ def _excludes_zero(op: str, bound: int | float | Decimal) -> bool:
         "<": bound <= 0,
         "<=": bound < 0,
     }[op]
-
-
-def _lowered(text: str) -> list[str]:
-    """`text` lower-cased by Unicode's simple mapping (code point by code point: Trino, Arrow,
-    DuckDB) and by the full one (Spark, Python), once if they agree."""
-    simple: str = pc.utf8_lower(pa.array([text], pa.large_string()))[0].as_py()
-    full = text.lower()
-    return [simple] if simple == full else [simple, full]
-
-
-def like_fragments(pattern: str, escape: str | None) -> list[Fragment]:
-    """The literal runs of a LIKE pattern (module docstring): `%` and `_` end a run; `escape`
-    makes the next character literal (a trailing one ends the run). Without `escape`, a
-    backslash and the character after it end the run, as neither reading fixes what they match."""
-    fragments: list[Fragment] = []
-    run: list[str] = []
-    run_start = 0  # where the current run began in the pattern
-    i = 0
-
-    def flush(end: int) -> None:
-        if run:
-            fragments.append(Fragment("".join(run), at_start=run_start == 0, at_end=end == len(pattern)))
-        run.clear()
-
-    while i < len(pattern):
-        ch = pattern[i]
-        if escape is not None and ch == escape and i + 1 < len(pattern):
-            if not run:
-                run_start = i
-            run.append(pattern[i + 1])
-            i += 2
-            continue
-        if ch in "%_" or ch == escape or (escape is None and ch == "\\"):
-            flush(i)
-            i += 2 if escape is None and ch == "\\" else 1
-            run_start = i
-            continue
-        if not run:
-            run_start = i
-        run.append(ch)
-        i += 1
-    flush(len(pattern))
-    return fragments

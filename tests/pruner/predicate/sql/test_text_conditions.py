@@ -18,14 +18,10 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from pruner.errors import InvalidInputError
+from pruner.predicate.regex_runs import regex_condition
 from pruner.predicate.sql.literals import read_literal
 from pruner.predicate.sql.parsing import parse
-from pruner.predicate.sql.regex_runs import regex_condition
-from pruner.predicate.sql.text_conditions import (
-    like_fragments,
-    text_condition,
-    text_match_value,
-)
+from pruner.predicate.sql.text_conditions import text_condition
 from pruner.predicate.text import (
     TEXT_TRUE,
     Case,
@@ -38,6 +34,7 @@ from pruner.predicate.text import (
     leaves,
     words_of,
 )
+from pruner.predicate.text_atoms import like_fragments, text_match_value
 from pruner.types import TableSchema
 
 SCHEMA = TableSchema.parse("msg string, other string, id bigint")
