@@ -4,7 +4,9 @@ names, `date_format(t.ts, 'yyyy-MM-dd')`); `from_spark` reads each conjunct with
 dialect and rewrites it into the SQL that `translate` reads, or leaves it out. Leaving a conjunct out
 keeps more files, so only what is known to mean the same in Spark and in lakeprune is kept: the
 connectives, comparisons, IN, BETWEEN, IS [NOT] NULL, literals (Spark's typed numbers become
-CASTs), `startswith` (Spark's form of `LIKE 'p%'`) and the registry functions whose Spark
+CASTs), `startswith` (Spark's form of `LIKE 'p%'`), the text atoms (`LIKE`, given an explicit
+`ESCAPE '\\'` where its pattern holds a backslash, Spark's default escape; `contains`, `endswith`,
+`RLIKE`, `locate` / `instr`; over a column or `lower` / `upper` of one) and the registry functions whose Spark
 semantics equal the registry's: `hour`, `month`, `day`, `to_date` and `date_format` (a Java
 pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
 `length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
@@ -25,7 +27,18 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import SqlglotError
 
 # Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
-_CALLS = ("date_format", "hour", "month", "day", "dayofmonth", "to_date", "lower", "substring", "length")
+_CALLS = (
+    "date_format",
+    "hour",
+    "month",
+    "day",
+    "dayofmonth",
+    "to_date",
+    "lower",
+    "upper",
+    "substring",
+    "length",
+)
 _TIME_CALLS = {"date_format", "hour", "month", "day", "to_date"}
 _RENAMED = {"dayofmonth": "day"}
 _UTC_ZONES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "+00:00", "UTC+00:00"}
@@ -37,6 +50,9 @@ _CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
 _PREDICATES = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.In, exp.Between, exp.Is)
 _CAST_TYPES = {"BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIMESTAMP"}
 _CAST_TYPES |= {"TIMESTAMPTZ", "BOOLEAN", "VARCHAR", "TEXT"}
+# Text atoms whose Spark meaning is lakeprune's: `contains`, `endswith`, `RLIKE` (Java regex syntax,
+# of which the text index reads only what Java, Python and RE2 agree on) and `locate` / `instr`.
+_TEXT_ATOMS = (exp.Contains, exp.EndsWith, exp.RegexpLike, exp.StrPosition)
 
 
 # Spark's dialect without its builders of the functions above, which then parse as plain calls.
@@ -113,17 +129,38 @@ def _rewrite(node: exp.Expr, utc: bool) -> exp.Expr:
         return _cast(node, utc)
     if isinstance(node, exp.StartsWith):
         return _starts_with(node, utc)
+    if isinstance(node, exp.Like) and not node.args.get("negate"):
+        return _like(node, utc)
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
+        return _copy(node, utc)  # an explicit escape: the pattern means the same in both
+    if isinstance(node, _TEXT_ATOMS) and not node.args.get("flag"):
+        return _copy(node, utc)
     if isinstance(node, exp.Anonymous):
         return _call(node, utc)
     if isinstance(node, _CONNECTIVES + _PREDICATES):
-        copy = node.copy()
-        for key, value in node.args.items():
-            if isinstance(value, exp.Expr):
-                copy.set(key, _rewrite(value, utc))
-            elif isinstance(value, list):
-                copy.set(key, [_rewrite(v, utc) if isinstance(v, exp.Expr) else v for v in value])
-        return copy
+        return _copy(node, utc)
     raise _UnsupportedError
+
+
+def _copy(node: exp.Expr, utc: bool) -> exp.Expr:
+    """`node` with its operands rewritten."""
+    copy = node.copy()
+    for key, value in node.args.items():
+        if isinstance(value, exp.Expr):
+            copy.set(key, _rewrite(value, utc))
+        elif isinstance(value, list):
+            copy.set(key, [_rewrite(v, utc) if isinstance(v, exp.Expr) else v for v in value])
+    return copy
+
+
+def _like(node: exp.Like, utc: bool) -> exp.Expr:
+    """Spark's LIKE, whose escape is a backslash by default: with a backslash in the pattern, an
+    explicit `ESCAPE '\\'` (without one, lakeprune reads a backslash as literal or escape)."""
+    pattern = node.expression
+    if not isinstance(pattern, exp.Literal) or not pattern.is_string:
+        raise _UnsupportedError
+    copy = _copy(node, utc)
+    return exp.Escape(this=copy, expression=exp.Literal.string("\\")) if "\\" in pattern.name else copy
 
 
 def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
@@ -200,11 +237,25 @@ def _lower_is_unsafe(tree: exp.Expr) -> bool:
         parent = call.parent
         while isinstance(parent, exp.Paren):
             parent = parent.parent
+        if _is_text_subject(call, parent):
+            continue
         if not isinstance(parent, exp.EQ | exp.In) or parent.find_ancestor(exp.Not) is not None:
             return True
         others = [lit for lit in parent.find_all(exp.Literal) if lit.find_ancestor(exp.Anonymous) is None]
         if any(not lit.is_string or any(ch in lit.name for ch in _LOWER_DIFFERS) for lit in others):
             return True
+    return False
+
+
+def _is_text_subject(call: exp.Expr, parent: exp.Expr | None) -> bool:
+    """Whether `call` is the text a text atom searches, from which the translator reads no range
+    (only the text index reads it, and it holds the terms of both case mappings): the subject of
+    `contains`, `endswith`, `RLIKE`, `locate` / `instr`, or of a LIKE whose pattern has no literal
+    prefix (a prefix would become a range on a functional index over `lower`)."""
+    if isinstance(parent, _TEXT_ATOMS):
+        return parent.this is call or (isinstance(parent.this, exp.Paren) and parent.this.unnest() is call)
+    if isinstance(parent, exp.Like) and isinstance(parent.expression, exp.Literal):
+        return parent.expression.name[:1] in ("%", "_")
     return False
 
 

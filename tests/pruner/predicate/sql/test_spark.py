@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pruner.predicate.sql import translate
+from pruner.predicate.sql import text_condition, translate
 from pruner.predicate.sql.spark import from_spark
+from pruner.predicate.text import Fragment, TextMatch
 from pruner.types import TableSchema
 
 
@@ -32,6 +33,16 @@ from pruner.types import TableSchema
         ),
         ("(lower(t.city) IN ('ams', 'ber'))", "(LOWER(\"city\") IN ('ams', 'ber'))"),
         ("(substring(t.city, 1, 2) = 'am')", "(SUBSTRING(\"city\", 1, 2) = 'am')"),
+        ("contains(t.msg, 'time')", "CONTAINS(\"msg\", 'time')"),
+        ("endswith(t.msg, '.json')", "ENDS_WITH(\"msg\", '.json')"),
+        ("RLIKE(t.msg, 'time(out)?')", "REGEXP_LIKE(\"msg\", 'time(out)?')"),
+        ("(locate('x', t.msg, 1) > 0)", "(STR_POSITION(\"msg\", 'x', 1) > 0)"),
+        ("t.msg LIKE '%a%b'", "\"msg\" LIKE '%a%b'"),
+        ("t.msg LIKE '%a\\\\_b%'", "\"msg\" LIKE '%a\\_b%' ESCAPE '\\'"),  # Spark's default escape
+        ("t.msg LIKE '%a!_b%' ESCAPE '!'", "\"msg\" LIKE '%a!_b%' ESCAPE '!'"),
+        ("contains(lower(t.msg), 'i\u0307')", "CONTAINS(LOWER(\"msg\"), 'i\u0307')"),  # the index has both
+        ("lower(t.msg) LIKE '%ab%'", "LOWER(\"msg\") LIKE '%ab%'"),
+        ("contains(upper(t.msg), 'SS')", "CONTAINS(UPPER(\"msg\"), 'SS')"),
     ],
 )
 def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
@@ -53,6 +64,8 @@ def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
         "(t.bin = X'0A')",  # sqlglot would read a binary literal as a number
         "startswith(t.city, 'a_')",  # a LIKE wildcard in the prefix
         "(substring(t.city, t.id, 2) = 'am')",
+        "(lower(t.city) LIKE 'a%b')",  # a prefix range on a functional index over lower
+        "t.msg LIKE t.pattern",
         "not even sql (",
     ],
 )
@@ -87,3 +100,19 @@ def test_ranges_that_nan_passes_in_spark_are_left_out() -> None:
     filters = from_spark(texts + kept, "UTC", floating=["score"])
     assert filters.dropped == tuple(texts)
     assert filters.where is not None and filters.where.count(" AND ") == len(kept) - 1
+
+
+@pytest.mark.parametrize(
+    ("spark", "fragments"),
+    [
+        ("t.msg LIKE '%a\\\\_b%'", [Fragment("a_b")]),  # Spark's escaped underscore
+        ("t.msg LIKE 'x\\\\\\\\y%'", [Fragment("x\\y", at_start=True)]),  # an escaped backslash
+        ("endswith(t.msg, '.json')", [Fragment(".json", at_end=True)]),
+        ("(instr(t.msg, 'timeout') > 0)", [Fragment("timeout")]),
+    ],
+)
+def test_text_atoms_keep_their_spark_meaning(spark: str, fragments: list[Fragment]) -> None:
+    filters = from_spark([spark], "UTC")
+    assert filters.where is not None
+    condition = text_condition(filters.where, TableSchema.parse("msg string")).condition
+    assert isinstance(condition, TextMatch) and list(condition.fragments) == fragments
