@@ -33,6 +33,8 @@ from tests.e2e.warehouse import SCHEMA_NAME
 
 # The schema of the RFC-63 events table (`tests/support_events.py`).
 EVENTS_SCHEMA = "rfc63"
+# The schema of the text index's log table (`text_logs`).
+LOGS_SCHEMA = "text"
 
 
 def _start_sidecar(
@@ -51,6 +53,14 @@ def _start_sidecar(
     sidecar = Sidecar(config).start()
     assert sidecar.wait_ready(30), "the sidecar did not load its catalog"
     return sidecar
+
+
+@pytest.fixture(scope="session")
+def text_logs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The log table with text indexes (`tests/e2e/text_logs.py`), under a root of its own."""
+    from tests.e2e.text_logs import build_logs
+
+    return build_logs(request.getfixturevalue("spark"), str(tmp_path_factory.mktemp("text") / "logs"))
 
 
 @pytest.fixture(scope="session")

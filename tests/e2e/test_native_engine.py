@@ -37,10 +37,11 @@ from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from pruner.table.describe import history, index_summaries
 from pruner.table.table import LakeTable
-from tests.e2e.conftest import EVENTS_SCHEMA, free_port
+from tests.e2e.conftest import EVENTS_SCHEMA, LOGS_SCHEMA, free_port
 from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties
 from tests.e2e.native import check_query, native_plugin, pruned
 from tests.e2e.queries import QUERIES, Query, normalized
+from tests.e2e.text_logs import holding
 from tests.e2e.warehouse import SCHEMA_NAME, TABLES, duckdb_connection, table_reference
 from tests.support_adopt import Adopted, duckdb_rows, snapshot_files
 from tests.support_events import DAYS
@@ -65,6 +66,7 @@ class Native:
     warehouse: Path
     events: str  # the RFC-63 events table's location
     adopted: Adopted  # a Hive-style directory adopted in place (issue 18), schema ADOPTED_SCHEMA
+    logs: str  # the log table with text indexes (issue 37), schema LOGS_SCHEMA
     doomed: subprocess.Popen[bytes]  # `lakeprune serve` under DOOMED_CATALOG
     doomed_address: str
     partner: subprocess.Popen[bytes]  # `lakeprune serve` first in PAIR_CATALOG's address list
@@ -92,11 +94,13 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
     lake_warehouse: Path = request.getfixturevalue("lake_warehouse")
     events: str = request.getfixturevalue("events_table")
     adopted: Adopted = request.getfixturevalue("adopted_hive")
+    logs: str = request.getfixturevalue("text_logs")
     config = ServeConfig(
         {
             SCHEMA_NAME: str(lake_warehouse),
             EVENTS_SCHEMA: str(Path(events).parent),
             ADOPTED_SCHEMA: str(Path(adopted.location).parent),
+            LOGS_SCHEMA: str(Path(logs).parent),
         },
         host="127.0.0.1",
         grpc_port=0,
@@ -131,6 +135,7 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
                 lake_warehouse,
                 events,
                 adopted,
+                logs,
                 doomed,
                 doomed_address,
                 partner,
@@ -254,6 +259,36 @@ def test_functional_index_predicates_prune(
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
     assert considered == 24 * DAYS
     assert kept <= kept_per_day * DAYS, f"{predicate}: kept {kept} of {considered} files"
+
+
+@pytest.mark.parametrize(
+    ("predicate", "needle", "lower"),
+    [
+        ("msg LIKE '%disk full%'", "disk full", False),
+        ("strpos(msg, 'timeout after') > 0", "timeout after", False),
+        ("starts_with(msg, 'ERROR disk')", "ERROR disk", False),
+        ("regexp_like(msg, 'upstream (timeout|reset)')", "upstream ", False),
+        ("lower(msg) LIKE '%from istanbul%'", "from istanbul", True),
+        ("msg LIKE '%full on node-_ (errno%' OR msg LIKE '%timeout after%'", None, False),
+    ],
+)
+def test_text_predicates_prune(native: Native, predicate: str, needle: str | None, lower: bool) -> None:
+    """Issue 37: the connector sends Trino's text predicates to the sidecar, whose text indexes keep
+    only the files holding the text (the sidecar's counters), and the answer is DuckDB's."""
+    before = pruned(native.sidecar)
+    got = native.engine.query(f"SELECT count(*), sum(id) FROM lakeprune.{LOGS_SCHEMA}.logs WHERE {predicate}")
+    after = pruned(native.sidecar)
+    duckdb_predicate = predicate.replace("regexp_like(", "regexp_matches(")
+    want = table_reference(native.logs, f"SELECT count(*), sum(id) FROM {{t}} WHERE {duckdb_predicate}")
+    assert got == want and got[0][0] > 0
+    considered, kept = after["in"] - before["in"], after["out"] - before["out"]
+    assert considered == len(LakeTable.open(native.logs).snapshot().files())
+    expected = len(
+        holding(native.logs, needle, lower)
+        if needle is not None
+        else holding(native.logs, "disk full") | holding(native.logs, "timeout after")
+    )
+    assert kept == expected, f"{predicate}: kept {kept} of {considered} files, {expected} hold the text"
 
 
 def test_time_travel_reads_an_older_snapshot(native: Native) -> None:
