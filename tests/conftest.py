@@ -55,6 +55,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.gcs)
         if "spark_cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
+        item.add_marker(pytest.mark.xdist_group(xdist_group(item)))
+
+
+# The pytest-xdist group (`--dist loadgroup`, as scripts/test.sh runs the suite) of every test that
+# shares the session's JVMs: the SparkSession, the Spark cluster, the end-to-end suites' Trino and
+# Presto. One worker runs them all, in collection order, so each JVM starts once in a run (Spark
+# on two cores wants one session), while the other worker runs the tests that need none of them.
+SHARED_JVMS = "shared-jvms"
+E2E = Path(__file__).with_name("e2e")
+
+
+def xdist_group(item: pytest.Item) -> str:
+    """`SHARED_JVMS` for a test that uses one of the session's JVMs, else its module (whose module
+    fixtures are then made once, on one worker)."""
+    if item.path.is_relative_to(E2E) or any(
+        item.get_closest_marker(name) for name in ("spark", "cluster", "engine")
+    ):
+        return SHARED_JVMS
+    return item.nodeid.split("::")[0]
 
 
 @pytest.fixture(scope="session")
