@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 from pruner.storage import Storage
+from tests import support_xdist
 from tests.support_azure import Azurite
 from tests.support_gcs import FakeGcs
 from tests.support_jvm import use_short_lived_jvm_options
@@ -42,7 +44,7 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "spark" in fixtures:
@@ -55,25 +57,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.gcs)
         if "spark_cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
-        item.add_marker(pytest.mark.xdist_group(xdist_group(item)))
+    support_xdist.write_groups(config, items)
 
 
-# The pytest-xdist group (`--dist loadgroup`, as scripts/test.sh runs the suite) of every test that
-# shares the session's JVMs: the SparkSession, the Spark cluster, the end-to-end suites' Trino and
-# Presto. One worker runs them all, in collection order, so each JVM starts once in a run (Spark
-# on two cores wants one session), while the other worker runs the tests that need none of them.
-SHARED_JVMS = "shared-jvms"
-E2E = Path(__file__).with_name("e2e")
+# Where the workers write each test's xdist group (`tests/support_xdist.py`), in the controller.
+_GROUPS = pytest.StashKey[Path]()
 
 
-def xdist_group(item: pytest.Item) -> str:
-    """`SHARED_JVMS` for a test that uses one of the session's JVMs, else its module (whose module
-    fixtures are then made once, on one worker)."""
-    if item.path.is_relative_to(E2E) or any(
-        item.get_closest_marker(name) for name in ("spark", "cluster", "engine")
-    ):
-        return SHARED_JVMS
-    return item.nodeid.split("::")[0]
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config, "workerinput", None) is None and config.getoption("dist", "no") == "loadgroup":
+        config.stash[_GROUPS] = Path(tempfile.mkdtemp(prefix="lakeprune-xdist-")) / "groups.json"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    groups = config.stash.get(_GROUPS, None)
+    if groups is not None:
+        shutil.rmtree(groups.parent, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(pytest-xdist, in the controller) tell each worker where its groups go."""
+    node.workerinput[support_xdist.GROUPS_FILE] = str(node.config.stash[_GROUPS])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """(pytest-xdist) `--dist loadgroup` schedules by `support_xdist`'s groups."""
+    groups = config.stash.get(_GROUPS, None)
+    return None if groups is None else support_xdist.GroupScheduling(config, log, groups)
 
 
 @pytest.fixture(scope="session")
