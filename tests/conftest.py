@@ -4,7 +4,10 @@ slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedF
 `s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; one
 fake-gcs-server Cloud Storage server (`tests/support_gcs.py`), marked `gcs`; and one Spark
 standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
-`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`."""
+`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`. Under
+pytest-xdist (as scripts/test.sh runs the suite) "the session" is a worker's: `tests/support_xdist.py`
+groups the tests so that each server still starts once in a run, and each worker has at most one
+SparkSession."""
 
 from __future__ import annotations
 
