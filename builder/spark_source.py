@@ -39,7 +39,7 @@ from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.serving.catalog import TableName
-from pruner.table.statistics import table_statistics
+from pruner.table.statistics import file_statistics
 from pruner.table.table import LakeTable, table_location
 
 logger = logging.getLogger(__name__)
@@ -127,14 +127,16 @@ def describe(request: spb.GetTableRequest) -> spb.GetTableResponse:
 
 
 def statistics(request: spb.GetTableStatisticsRequest) -> spb.GetTableStatisticsResponse:
-    """A snapshot's statistics (the source takes the relation's size from them); the Spark source
-    sends no predicate, and a request with one is refused rather than answered for every file."""
+    """A snapshot's row count, file count and size, the column statistics left unknown: the source
+    takes only the relation's size from them (a file relation has no column statistics for Spark's
+    optimizer), so the column-stats index is not read. The Spark source sends no predicate, and a
+    request with one is refused rather than answered for every file."""
     if request.HasField("predicate"):
         raise InvalidInputError("the Spark source's GetTableStatistics takes no predicate")
     table = _open(request.table)
     snapshot = table.snapshot(request.snapshot or None)
     files = snapshot.files() if snapshot.instant is not None else []
-    return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
+    return table_codec.encode_statistics(snapshot.instant, file_statistics(files))
 
 
 def _open(name: spb.TableName) -> LakeTable:

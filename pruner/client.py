@@ -85,6 +85,9 @@ class TableInfo:
     location: str | None = None  # the table's root, in the form split paths take (None: not said)
     # what a predicate alone can prune by (`pruner.index.prunable`); empty from an older sidecar
     prunable_columns: tuple[str, ...] = ()
+    # False for an adopted table: a file may keep a partition column only in its path, and a
+    # reader takes that column's value from the split's partition values
+    partition_columns_in_files: bool = True
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class PruningClient:
             snapshot=response.snapshot or None,
             location=response.location or None,
             prunable_columns=tuple(response.prunable_columns),
+            partition_columns_in_files=response.partition_columns_in_files,
             virtual_columns=tuple(
                 VirtualColumnInfo(
                     v.name, codec.decode_column_type(v.type), v.expression, v.source_column, v.monotonic

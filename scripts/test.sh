@@ -13,4 +13,4 @@ echo "==> mypy";           "$VENV/bin/mypy"
 echo "==> import contracts"; "$VENV/bin/lint-imports" --no-cache
 echo "==> trino connector"; bash connector/trino/build.sh --test
 echo "==> spark source";   PYTHON="$(cd "$VENV" && pwd)/bin/python" bash connector/spark/build.sh
-echo "==> pytest";         "$VENV/bin/pytest" -p no:cacheprovider --durations=40 "$@"
+echo "==> pytest";         "$VENV/bin/pytest" -p no:cacheprovider -n 2 --dist loadgroup --durations=40 "$@"

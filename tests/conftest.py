@@ -4,21 +4,26 @@ slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedF
 `s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; one
 fake-gcs-server Cloud Storage server (`tests/support_gcs.py`), marked `gcs`; and one Spark
 standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
-`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`."""
+`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`. Under
+pytest-xdist (as scripts/test.sh runs the suite) "the session" is a worker's: `tests/support_xdist.py`
+groups the tests so that each server still starts once in a run, and each worker has at most one
+SparkSession."""
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 from pruner.storage import Storage
+from tests import support_xdist
 from tests.support_azure import Azurite
 from tests.support_gcs import FakeGcs
 from tests.support_jvm import use_short_lived_jvm_options
@@ -42,7 +47,7 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "spark" in fixtures:
@@ -55,6 +60,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.gcs)
         if "spark_cluster" in fixtures:
             item.add_marker(pytest.mark.cluster)
+    support_xdist.write_groups(config, items)
+
+
+# Where the workers write each test's xdist group (`tests/support_xdist.py`), in the controller.
+_GROUPS = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config, "workerinput", None) is None and config.getoption("dist", "no") == "loadgroup":
+        config.stash[_GROUPS] = Path(tempfile.mkdtemp(prefix="lakeprune-xdist-")) / "groups.json"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    groups = config.stash.get(_GROUPS, None)
+    if groups is not None:
+        shutil.rmtree(groups.parent, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(pytest-xdist, in the controller) tell each worker where its groups go."""
+    node.workerinput[support_xdist.GROUPS_FILE] = str(node.config.stash[_GROUPS])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """(pytest-xdist) `--dist loadgroup` schedules by `support_xdist`'s groups."""
+    groups = config.stash.get(_GROUPS, None)
+    return None if groups is None else support_xdist.GroupScheduling(config, log, groups)
 
 
 @pytest.fixture(scope="session")

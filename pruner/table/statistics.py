@@ -51,6 +51,12 @@ class TableStatistics:
     columns: tuple[ColumnStatistics, ...]
 
 
+def file_statistics(files: list[DataFile]) -> TableStatistics:
+    """The row count, file count and size of `files`, with every column's statistics unknown: what
+    the files index alone tells, without reading the column-stats index."""
+    return TableStatistics(sum(f.rows for f in files), len(files), sum(f.size for f in files), ())
+
+
 def table_statistics(snapshot: Snapshot, files: list[DataFile]) -> TableStatistics:
     """The statistics of `files` (live files of `snapshot`)."""
     columns: tuple[ColumnStatistics, ...] = ()
@@ -66,7 +72,7 @@ def table_statistics(snapshot: Snapshot, files: list[DataFile]) -> TableStatisti
         partitions = pa.array(sorted({f.partition for f in files}), pa.string())
         rows = snapshot.index_partition(snapshot.table.spec(definition)).lookup(partitions)
         columns = column_statistics(rows, snapshot.table.config.schema, definition.columns, files)
-    return TableStatistics(sum(f.rows for f in files), len(files), sum(f.size for f in files), columns)
+    return replace(file_statistics(files), columns=columns)
 
 
 def column_statistics(

@@ -162,7 +162,9 @@ def build_on_cluster(
     submissions = []
     for step in steps:
         submission = cluster.submit(step, env, jars=jars)
-        assert submission.returncode == 0, f"{step[1:]}: {submission.stderr[-4000:]}"
+        assert submission.returncode == 0, (
+            f"{step[1:]}: stdout {submission.stdout[-2000:]}\nstderr {submission.stderr[-4000:]}"
+        )
         print(f"{submission.seconds:.0f}s, {len(submission.task_executors)} tasks: {step[1:3]}")
         submissions.append(submission)
     return submissions

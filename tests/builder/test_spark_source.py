@@ -26,6 +26,8 @@ from pyspark.sql import DataFrame, SparkSession
 from builder import LakepruneTable
 from builder.spark_source import CHECKOUT, JAR_ENV, SparkSourceError, recent_prunes, spark_jar
 from pruner.errors import SnapshotNotFoundError
+from pruner.index.definitions import IndexState
+from pruner.table import statistics as statistics_module
 from pruner.table.table import LakeTable
 from tests import support
 from tests.support_spark_cluster import spark_submit
@@ -199,6 +201,25 @@ def test_nan_is_greater_than_every_number_in_spark(spark: SparkSession, tmp_path
     assert sorted(r.id for r in df.where("score > 3").collect()) == [1, 2]
     _, read = files_read(df.where("score < 3"))
     assert read == 1  # ranges NaN does not pass still prune
+
+
+def test_the_relation_size_is_its_files_and_reads_no_column_stats(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark's size of a lakeprune relation (what its join planning weighs) is the snapshot's bytes
+    of data files, and describing the table for it does not read the column-stats index."""
+    table = LakepruneTable.create(str(tmp_path / "sized"), SCHEMA, record_key="id", spark=spark)
+    table.sql("CREATE INDEX score_stats ON sized USING column_stats (score)")
+    table.insert(spark.createDataFrame(_rows(5, 40), SCHEMA))
+    assert {d.state for d in table.snapshot().table.definitions} == {IndexState.READY}
+
+    def unread(*args: object) -> None:
+        raise AssertionError("the Spark source read column statistics to size a relation")
+
+    monkeypatch.setattr(statistics_module, "column_statistics", unread)
+    df = spark.read.format("lakeprune").load(table.location)
+    size = df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()
+    assert int(size) == sum(f.size for f in table.snapshot().files())
 
 
 def test_dropped_files_are_never_opened(spark: SparkSession, events: LakepruneTable, tmp_path: Path) -> None:

@@ -52,5 +52,6 @@ def evolved(request: pytest.FixtureRequest) -> str:
     return changed[0]
 
 
+@pytest.mark.spark  # the tables are written with Spark (requested by name, not as a parameter)
 def test_no_file_matching_a_predicate_is_pruned_after_evolution(evolved: str) -> None:
     assert_never_prunes_a_match(evolved, FunctionalOracle(LakeTable.open(evolved).snapshot()), predicates)

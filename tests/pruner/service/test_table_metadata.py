@@ -109,6 +109,19 @@ def test_get_table_declares_what_a_predicate_can_prune_by(
     }
 
 
+@pytest.mark.parametrize("in_files", [True, False], ids=["written", "adopted"])
+def test_get_table_says_whether_files_hold_their_partition_columns(
+    start_sidecar: StartSidecar, tmp_path: Path, in_files: bool
+) -> None:
+    """An adopted table's files may keep a partition column only in their paths: a reader then
+    takes its value from the split's partition values."""
+    schema = TableSchema.parse("id bigint, region string")
+    config = TableConfig(TABLE, schema, ("id",), ("region",), path_columns_in_files=in_files)
+    create_config(Storage.from_uri(str(tmp_path / TABLE)), config)
+    with PruningClient(address(start_sidecar(str(tmp_path)))) as client:
+        assert client.get_table(SCHEMA, TABLE).partition_columns_in_files is in_files
+
+
 def test_statistics_agree_with_the_data_files(client: PruningClient, indexed_table: str) -> None:
     snapshot = LakeTable.open(indexed_table).snapshot()
     rows = [
