@@ -28,6 +28,7 @@ import static io.trino.spi.expression.StandardFunctions.GREATER_THAN_OPERATOR_FU
 import static io.trino.spi.expression.StandardFunctions.GREATER_THAN_OR_EQUAL_OPERATOR_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.LESS_THAN_OPERATOR_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.LESS_THAN_OR_EQUAL_OPERATOR_FUNCTION_NAME;
+import static io.trino.spi.expression.StandardFunctions.NOT_EQUAL_OPERATOR_FUNCTION_NAME;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 
@@ -164,9 +165,10 @@ public final class FunctionIndexes
         return Optional.empty();
     }
 
-    private static Optional<FunctionName> flip(FunctionName operator)
+    /** The comparison with its operands swapped ({@code 0 < x} is {@code x > 0}). */
+    static Optional<FunctionName> flip(FunctionName operator)
     {
-        if (operator.equals(EQUAL_OPERATOR_FUNCTION_NAME)) {
+        if (operator.equals(EQUAL_OPERATOR_FUNCTION_NAME) || operator.equals(NOT_EQUAL_OPERATOR_FUNCTION_NAME)) {
             return Optional.of(operator);
         }
         if (operator.equals(LESS_THAN_OPERATOR_FUNCTION_NAME)) {

@@ -118,7 +118,8 @@ public class LakepruneMetadata
                 described.isEmpty() ? Optional.empty() : Optional.of(described),
                 table.get().getLocation(),
                 ImmutableSet.copyOf(table.get().getPrunableColumnsList()),
-                TupleDomain.all());
+                TupleDomain.all(),
+                Optional.empty());
     }
 
     private static String snapshot(ConnectorTableVersion version)
@@ -228,12 +229,13 @@ public class LakepruneMetadata
         List<LakepruneColumnHandle> virtualColumns = columns(handle).stream().filter(LakepruneColumnHandle::isVirtual).collect(toImmutableList());
         TupleDomain<LakepruneColumnHandle> functional = FunctionIndexes.extract(constraint.getExpression(), constraint.getAssignments(), virtualColumns);
         TupleDomain<LakepruneColumnHandle> combined = handle.constraint().intersect(summary).intersect(functional);
-        if (combined.equals(handle.constraint())) {
+        Optional<TextFilter> text = TextFilter.and(handle.text(), TextFilter.of(constraint.getExpression(), constraint.getAssignments()));
+        if (combined.equals(handle.constraint()) && text.equals(handle.text())) {
             return Optional.empty();
         }
         // The sidecar prunes files, not rows: Trino keeps the whole filter (nothing is dropped).
         return Optional.of(new ConstraintApplicationResult<>(
-                handle.withConstraint(combined),
+                handle.withConstraint(combined).withText(text),
                 constraint.getSummary(),
                 constraint.getExpression(),
                 false));

@@ -32,7 +32,7 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 /**
  * Splits from the sidecar's PruneStream, for the table handle's predicate ANDed with the query's
- * dynamic filter. When the dynamic filter covers a column the sidecar declared prunable (the
+ * dynamic filter, and the handle's text predicate (TextFilter). When the dynamic filter covers a column the sidecar declared prunable (the
  * table handle's prunableColumns: a partition column, or one an index or column statistics can
  * use), split enumeration first waits, up to the session's dynamic_filtering_wait_timeout, for the
  * filter to complete, then prunes with whatever it has narrowed to by then. A dynamic filter on
@@ -107,6 +107,7 @@ public class LakepruneSplitManager
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
+        table.text().ifPresent(text -> request.setText(text.predicate()));
         PruneRequest pruneRequest = request.build();
         return client.stream("PruneStream", (stub, responses) -> stub.pruneStream(pruneRequest, responses), BUFFERED_RESPONSES);
     }

@@ -17,7 +17,8 @@ import static java.util.Objects.requireNonNull;
  * {@code location} is the table's root as the sidecar names it (GetTableResponse.location): splits
  * naming a file outside it are refused. {@code prunableColumns} are the columns the sidecar declared it
  * can prune by (GetTableResponse.prunable_columns): split enumeration waits for a dynamic filter
- * only when it covers one of them.
+ * only when it covers one of them. {@code text} is what the filter requires of string columns' text,
+ * for text indexes (TextFilter; empty: nothing).
  */
 public record LakepruneTableHandle(
         String schemaName,
@@ -25,7 +26,8 @@ public record LakepruneTableHandle(
         Optional<String> snapshot,
         String location,
         Set<String> prunableColumns,
-        TupleDomain<LakepruneColumnHandle> constraint)
+        TupleDomain<LakepruneColumnHandle> constraint,
+        Optional<TextFilter> text)
         implements ConnectorTableHandle
 {
     public LakepruneTableHandle
@@ -36,6 +38,7 @@ public record LakepruneTableHandle(
         requireNonNull(location, "location is null");
         prunableColumns = ImmutableSet.copyOf(requireNonNull(prunableColumns, "prunableColumns is null"));
         requireNonNull(constraint, "constraint is null");
+        requireNonNull(text, "text is null");
     }
 
     public SchemaTableName toSchemaTableName()
@@ -45,12 +48,17 @@ public record LakepruneTableHandle(
 
     public LakepruneTableHandle withConstraint(TupleDomain<LakepruneColumnHandle> constraint)
     {
-        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint);
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, text);
+    }
+
+    public LakepruneTableHandle withText(Optional<TextFilter> text)
+    {
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, text);
     }
 
     @Override
     public String toString()
     {
-        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("");
+        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("") + text.map(filter -> " text: " + filter).orElse("");
     }
 }

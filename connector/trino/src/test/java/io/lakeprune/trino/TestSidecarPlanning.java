@@ -53,12 +53,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static io.trino.spi.expression.StandardFunctions.EQUAL_OPERATOR_FUNCTION_NAME;
+import static io.trino.spi.expression.StandardFunctions.LIKE_FUNCTION_NAME;
+import static io.trino.spi.expression.StandardFunctions.NOT_FUNCTION_NAME;
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.DecimalType.createDecimalType;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.VarcharType.VARCHAR;
+import static io.trino.spi.type.VarcharType.createVarcharType;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -72,6 +75,7 @@ class TestSidecarPlanning
             .addColumns(Column.newBuilder().setName("id").setType(BIGINT_TYPE))
             .addColumns(Column.newBuilder().setName("fare").setType(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_DECIMAL).setPrecision(10).setScale(2).setName("decimal(10,2)")))
             .addColumns(Column.newBuilder().setName("ts").setType(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_TIMESTAMP).setName("timestamp")))
+            .addColumns(Column.newBuilder().setName("note").setType(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_STRING).setName("string")))
             .addVirtualColumns(VirtualColumn.newBuilder().setName("hour_of_day").setType(BIGINT_TYPE).setExpression("hour(ts)").setSourceColumn("ts"))
             .setLatestSnapshot("20240101000000000")
             .setSnapshot("20240101000000000")
@@ -153,6 +157,11 @@ class TestSidecarPlanning
         return new LakepruneMetadata(client, new LakepruneStatistics(client));
     }
 
+    private static LakepruneTableHandle trips(LakepruneMetadata metadata)
+    {
+        return (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+    }
+
     @Test
     void testTableHandlePinsTheSnapshot()
     {
@@ -161,7 +170,7 @@ class TestSidecarPlanning
         assertThat(handle.location()).isEqualTo("/wh/trips");
         assertThat(metadata().getTableHandle(null, new SchemaTableName("demo", "nope"), Optional.empty(), Optional.empty())).isNull();
         Map<String, ColumnHandle> columns = metadata().getColumnHandles(null, handle);
-        assertThat(columns.keySet()).containsExactly("id", "fare", "ts", "hour_of_day");
+        assertThat(columns.keySet()).containsExactly("id", "fare", "ts", "note", "hour_of_day");
         assertThat(((LakepruneColumnHandle) columns.get("fare")).type()).isEqualTo(createDecimalType(10, 2));
         assertThat(metadata().getColumnMetadata(null, handle, columns.get("hour_of_day")).isHidden()).isTrue();
         // a hidden column knows its source column, from which the page source computes it
@@ -173,7 +182,7 @@ class TestSidecarPlanning
             throws Exception
     {
         LakepruneMetadata metadata = metadata();
-        LakepruneTableHandle handle = (LakepruneTableHandle) metadata.getTableHandle(null, new SchemaTableName("demo", "trips"), Optional.empty(), Optional.empty());
+        LakepruneTableHandle handle = trips(metadata);
         Map<String, ColumnHandle> columns = metadata.getColumnHandles(null, handle);
         TupleDomain<ColumnHandle> summary = TupleDomain.withColumnDomains(Map.of(columns.get("id"), Domain.singleValue(BIGINT, 7L)));
         Call hourIs12 = new Call(BOOLEAN, EQUAL_OPERATOR_FUNCTION_NAME, List.of(
@@ -201,6 +210,62 @@ class TestSidecarPlanning
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
         assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
         assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+        // no text atom in the filter: no text predicate
+        assertThat(filtered.text()).isEmpty();
+        assertThat(request.hasText()).isFalse();
+    }
+
+    @Test
+    void testApplyFilterSendsTheTextPredicate()
+            throws Exception
+    {
+        Variable note = new Variable("note", VARCHAR);
+        Call late = new Call(BOOLEAN, LIKE_FUNCTION_NAME, List.of(note, new Constant(utf8Slice("%late%"), createVarcharType(6))));
+        Call notLate = new Call(BOOLEAN, NOT_FUNCTION_NAME, List.of(late));
+        Call startsWithCash = new Call(BOOLEAN, new FunctionName("starts_with"), List.of(note, new Constant(utf8Slice("cash"), createVarcharType(4))));
+        LakepruneMetadata metadata = metadata();
+        LakepruneTableHandle handle = trips(metadata);
+        // the expression's variables are named as the columns
+        Map<String, ColumnHandle> assignments = metadata.getColumnHandles(null, handle);
+
+        // neither a domain nor a text atom: nothing changes
+        assertThat(metadata.applyFilter(null, handle, new Constraint(TupleDomain.all(), notLate, assignments))).isEmpty();
+
+        Constraint lateConstraint = new Constraint(TupleDomain.all(), late, assignments);
+        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(null, handle, lateConstraint);
+        assertThat(result).isPresent();
+        // the files are pruned, not the rows: Trino keeps the whole filter
+        assertThat(result.get().getRemainingExpression()).contains(late);
+        assertThat(result.get().getRemainingFilter()).isEqualTo(TupleDomain.all());
+        LakepruneTableHandle filtered = (LakepruneTableHandle) result.get().getHandle();
+        assertThat(filtered.constraint()).isEqualTo(TupleDomain.all());
+        assertThat(filtered.text()).isEqualTo(TextFilter.of(late, assignments));
+        assertThat(filtered.toString()).endsWith(" text: note LIKE '%late%'");
+        // the same filter again, or one without atoms, changes nothing (no endless optimizer loop)
+        assertThat(metadata.applyFilter(null, filtered, lateConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(null, filtered, new Constraint(TupleDomain.all(), notLate, assignments))).isEmpty();
+
+        // another atom is ANDed with the one the handle has, once
+        Constraint cashConstraint = new Constraint(TupleDomain.all(), startsWithCash, assignments);
+        LakepruneTableHandle both = (LakepruneTableHandle) metadata.applyFilter(null, filtered, cashConstraint).orElseThrow().getHandle();
+        assertThat(both.text()).isEqualTo(TextFilter.and(filtered.text(), TextFilter.of(startsWithCash, assignments)));
+        assertThat(both.text().orElseThrow().predicate().getAll().getPartsCount()).isEqualTo(2);
+        assertThat(metadata.applyFilter(null, both, cashConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(null, both, lateConstraint)).isEmpty();
+
+        // a domain alone still changes the handle, and keeps its text predicate
+        TupleDomain<ColumnHandle> idIs7 = TupleDomain.withColumnDomains(Map.of(assignments.get("id"), Domain.singleValue(BIGINT, 7L)));
+        LakepruneTableHandle withDomain = (LakepruneTableHandle) metadata.applyFilter(null, both, new Constraint(idIs7, Constant.TRUE, assignments)).orElseThrow().getHandle();
+        assertThat(withDomain.text()).isEqualTo(both.text());
+
+        // the prune request carries the handle's text predicate beside its TupleDomain
+        assertThat(drain(new LakepruneSplitManager(client).splitSource(withDomain, DynamicFilter.EMPTY, System.nanoTime(), 64L << 20))).hasSize(2);
+        PruneRequest request = pruneRequests.getLast();
+        assertThat(request.getText()).isEqualTo(both.text().orElseThrow().predicate());
+        assertThat(request.getText().getAll().getParts(0).getAtom().getColumn()).isEqualTo("note");
+        assertThat(request.getText().getAll().getParts(0).getAtom().getLike().getPattern()).isEqualTo("%late%");
+        assertThat(request.getText().getAll().getParts(1).getAtom().getStartsWith()).isEqualTo("cash");
+        assertThat(request.getPredicate().getColumns(0).getColumn()).isEqualTo("id");
     }
 
     @Test
@@ -239,7 +304,7 @@ class TestSidecarPlanning
         var relations = com.google.common.collect.ImmutableList.copyOf(metadata().streamRelationColumns(null, Optional.of("demo"), names -> names));
         assertThat(relations).hasSize(1);
         assertThat(relations.getFirst().name()).isEqualTo(new SchemaTableName("demo", "trips"));
-        assertThat(relations.getFirst().tableColumns().orElseThrow()).extracting(io.trino.spi.connector.ColumnMetadata::getName).containsExactly("id", "fare", "ts");
+        assertThat(relations.getFirst().tableColumns().orElseThrow()).extracting(io.trino.spi.connector.ColumnMetadata::getName).containsExactly("id", "fare", "ts", "note");
     }
 
     @Test
@@ -321,7 +386,7 @@ class TestSidecarPlanning
         assertThat(pruneRequests.getLast().hasPredicate()).isFalse();
 
         // a table handle from a sidecar that declares nothing prunable (one before the field) waits for no filter either
-        LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint());
+        LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint(), handle.text());
         TestingDynamicFilter onId = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("id")));
         assertThat(new LakepruneSplitManager(client).splitSource(undeclared, onId, System.nanoTime() + SECONDS.toNanos(30), 0).getNextBatch(10).get(5, SECONDS).getSplits()).isNotEmpty();
         assertThat(LakepruneSplitManager.prunesBy(handle, onId)).isTrue();
