@@ -1,20 +1,26 @@
 """Helpers that any benchmark script may share: `progress`, a line on stderr stamped with the
 seconds since the benchmark started, so that the figures on stdout and in `bench/results/` stay
 apart from the running commentary; `write_results`, a bench's results as JSON in `bench/results/`
-and on stdout; `shape_medians`, the median time of a prune per predicate shape of
+and on stdout (as JSON or its summary); `shape_medians`, the median time of a prune per predicate shape of
 `prune_shapes`; `measure_in`, one measurement in a child process that imports another code tree's
-`pruner` (for before / after comparisons in one run)."""
+`pruner` (for before / after comparisons in one run); `table_bench_parser`, the command line a bench
+over one generated table starts from (`--rows --files --repeat --keep --out`), and its
+`scratch_directory`, a temporary directory removed at the end unless kept."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +31,17 @@ def progress(message: str) -> None:
     print(f"[{time.monotonic() - STARTED:7.1f} s] {message}", file=sys.stderr, flush=True)
 
 
-def write_results(path: Path, results: dict[str, Any]) -> None:
-    """A bench's results as JSON at `path` (directories made), and on stdout."""
+def write_results(
+    path: Path, results: dict[str, Any], summary: Callable[[dict[str, Any]], None] | None = None
+) -> None:
+    """A bench's results as JSON at `path` (directories made), and on stdout: `summary(results)`,
+    or the JSON itself."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
+    if summary is not None:
+        summary(results)
+    else:
+        print(json.dumps(results, indent=2))
 
 
 def measure_in(tree: Path, script: str, *args: str) -> dict[str, Any]:
@@ -61,3 +73,31 @@ def shape_medians(rows: int, plan: Callable[[Any], object], per_shape: int) -> d
             samples.append((time.perf_counter() - start) * 1000)
         medians[name] = statistics.median(samples)
     return medians
+
+
+def table_bench_parser(
+    doc: str | None, rows: int, files: int, repeat: int, repeat_help: str, out: Path
+) -> argparse.ArgumentParser:
+    """The options of a bench over a generated table of `--rows` rows in ~`--files` files, timed
+    `--repeat` times, that works in a temporary directory (`--keep` keeps it) and writes `--out`; the
+    module docstring `doc` is its description. A bench adds its own options."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=rows)
+    parser.add_argument("--files", type=int, default=files, help="files to aim for (~)")
+    parser.add_argument("--repeat", type=int, default=repeat, help=repeat_help)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--out", type=Path, default=out)
+    return parser
+
+
+@contextmanager
+def scratch_directory(prefix: str, keep: bool) -> Iterator[Path]:
+    """A new temporary directory, removed on exit unless `keep` (then its path is shown)."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield directory
+    finally:
+        if keep:
+            progress(f"kept {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)

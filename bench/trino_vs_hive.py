@@ -36,8 +36,6 @@ Writes `bench/results/trino_vs_hive.json` and prints a summary; progress goes to
 
 from __future__ import annotations
 
-import argparse
-import json
 import multiprocessing
 import os
 import platform
@@ -52,7 +50,7 @@ from typing import Any
 # The repository root: the end-to-end helpers (`tests.e2e`) start Trino and read the counters.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from support import progress
+from support import progress, table_bench_parser, write_results
 from trino_vs_hive_getrows import getrows_throughput
 from trino_vs_hive_queries import (
     CATALOGS,
@@ -111,7 +109,7 @@ def print_summary(result: dict[str, Any]) -> None:
     print(f"{'query':<22}{'catalog':<18}{'median s':>10}{'x Hive':>8}{'rows':>6}{'splits':>8}{'kept/of':>12}")
     for name, q in result["queries"].items():
         for catalog in CATALOGS:
-            print(_line(name, catalog, q))
+            print(query_line(name, catalog, q))
     for name, t in result["targets"].items():
         print(
             f"target {name}: {t['ratio_vs_hive']}x Hive (<= {t['target']}x): "
@@ -121,13 +119,15 @@ def print_summary(result: dict[str, Any]) -> None:
         print(f"Trino floor, {name}: {f['median_s']:.3f} s")
     for entry in result["sweep"]:
         for catalog in CATALOGS:
-            print(_line(f"point, {entry['files']} files", catalog, entry))
+            print(query_line(f"point, {entry['files']} files", catalog, entry))
     g = result["getrows"]
     for key in (k for k in g if k.endswith(("_client", "_clients"))):
         print(f"GetRows, {key.replace('_', ' ')}: {g[key]['mb_per_s']} MB/s, {g[key]['rows_per_s']:,} rows/s")
 
 
-def _line(name: str, catalog: str, q: dict[str, Any]) -> str:
+def query_line(name: str, catalog: str, q: dict[str, Any]) -> str:
+    """One row of the summary's query table: `q[catalog]`'s median against `q`'s Hive median, rows,
+    splits and, for a lakeprune catalog, the files the sidecar's prunes kept of those considered."""
     s = q[catalog]
     kept = f"{s['sidecar_prune_files_out']:.0f}/{s['sidecar_prune_files_in']:.0f}" if catalog != HIVE else ""
     return (
@@ -137,12 +137,14 @@ def _line(name: str, catalog: str, q: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    parser = table_bench_parser(
+        __doc__,
+        rows=2_000_000,
+        files=300,
+        repeat=5,
+        repeat_help="timed runs per query and catalog",
+        out=Path(__file__).parent / "results" / "trino_vs_hive.json",
     )
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--files", type=int, default=300, help="files to aim for (~)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per query and catalog")
     parser.add_argument(
         "--sweep", default="100,1000,5000", help="file counts of the point-lookup sweep ('' for none)"
     )
@@ -155,8 +157,6 @@ def main() -> None:
     parser.add_argument(
         "--explain", default="", help="queries to EXPLAIN ANALYZE after the timing, comma-separated names"
     )
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "trino_vs_hive.json")
     args = parser.parse_args()
     sweep = [int(n) for n in args.sweep.split(",") if n.strip()]
     load_before = os.getloadavg()
@@ -238,9 +238,7 @@ def main() -> None:
             "getrows": getrows,
             "total_s": round(time.perf_counter() - began, 1),
         }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-        print_summary(result)
+        write_results(args.out, result, print_summary)
         progress(f"wrote {args.out}")
     finally:
         if sidecar is not None:

@@ -6,7 +6,9 @@ catalogs, `lakeprune` (native, gRPC), `lakeprune_thrift` and `hive`, answer them
 the catalogs, summarised with Trino's own query stats and the sidecar's counters: for the native
 catalog the files its prunes considered and kept (api="grpc"), for the Thrift one the files kept,
 GetRows pages, bytes and handler time (api="thrift") (`time_queries`). Imported by
-`trino_vs_hive.py`, which puts the repository root on `sys.path` for `tests.e2e`."""
+`trino_vs_hive.py`, which puts the repository root on `sys.path` for `tests.e2e`, and by
+`text_index.py`, which registers its log tables and times its text queries on the native and Hive
+catalogs only."""
 
 from __future__ import annotations
 
@@ -98,30 +100,48 @@ def run(engine: Engine, sql: str) -> tuple[list[list[Any]], float, dict[str, Any
         connection.close()
 
 
-def register_hive_tables(engine: Engine, warehouse: Path, tables: list[str]) -> None:
-    """`hive.bench.<table>` for each `trips`-shaped table and for `drivers`, on the same directories."""
+def register_hive_tables(
+    engine: Engine,
+    warehouse: Path,
+    tables: list[str],
+    columns: str = HIVE_COLUMNS,
+    partitioned_by: tuple[str, ...] = ("city",),
+    dimension: bool = True,
+) -> None:
+    """`hive.bench.<table>` for each table (by default `trips`-shaped: `columns`, partition columns
+    last, `partitioned_by`) and, with `dimension`, for `drivers`, on the same directories."""
     spec = engine_spec("trino")
     engine.query(f"CREATE SCHEMA hive.{SCHEMA}")
+    partitioning = (
+        f", partitioned_by = ARRAY[{', '.join(repr(c) for c in partitioned_by)}]" if partitioned_by else ""
+    )
     for table in tables:
         engine.query(
-            f"CREATE TABLE {table_name(HIVE, table)} ({HIVE_COLUMNS}) WITH (external_location = "
-            f"'{hive_location(spec, warehouse / table)}', format = 'PARQUET', "
-            "partitioned_by = ARRAY['city'])"
+            f"CREATE TABLE {table_name(HIVE, table)} ({columns}) WITH (external_location = "
+            f"'{hive_location(spec, warehouse / table)}', format = 'PARQUET'{partitioning})"
         )
-        engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
-    engine.query(
-        f"CREATE TABLE {table_name(HIVE, DIMENSION)} ({HIVE_DIMENSION_COLUMNS}) WITH (external_location = "
-        f"'{hive_location(spec, warehouse / DIMENSION)}', format = 'PARQUET')"
-    )
+        if partitioned_by:
+            engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
+    if dimension:
+        engine.query(
+            f"CREATE TABLE {table_name(HIVE, DIMENSION)} ({HIVE_DIMENSION_COLUMNS}) WITH ("
+            f"external_location = '{hive_location(spec, warehouse / DIMENSION)}', format = 'PARQUET')"
+        )
 
 
 def check_agreement(
-    engine: Engine, queries: list[Query], layout: dict[str, Any], table: str = TABLE, checks: bool = True
+    engine: Engine,
+    queries: list[Query],
+    layout: dict[str, Any],
+    table: str = TABLE,
+    checks: bool = True,
+    catalogs: tuple[str, ...] = CATALOGS,
 ) -> None:
-    """The three catalogs answer the checks and the benchmark queries identically; fail loudly if not."""
+    """The catalogs (by default all three) answer the checks and the benchmark queries identically;
+    fail loudly if not."""
     for sql in (CHECKS if checks else []) + [q.sql for q in queries]:
-        answers = {c: normalized(_naive(run(engine, qualified(sql, c, table))[0])) for c in CATALOGS}
-        if any(answers[c] != answers[HIVE] for c in CATALOGS):
+        answers = {c: normalized(_naive(run(engine, qualified(sql, c, table))[0])) for c in catalogs}
+        if any(answers[c] != answers[HIVE] for c in catalogs):
             raise SystemExit(f"the catalogs disagree on {sql} ({table}):\n  {answers}")
         if not answers[HIVE]:
             raise SystemExit(f"no rows for {sql} ({table})")
@@ -143,15 +163,21 @@ def _naive(rows: list[list[Any]]) -> list[list[Any]]:
 
 
 def time_queries(
-    engine: Engine, sidecar: Sidecar, queries: list[Query], repeat: int, table: str = TABLE
+    engine: Engine,
+    sidecar: Sidecar,
+    queries: list[Query],
+    repeat: int,
+    table: str = TABLE,
+    catalogs: tuple[str, ...] = CATALOGS,
 ) -> dict[str, Any]:
+    """Each query on each of `catalogs` (by default all three): a warm-up, then `repeat` timed runs."""
     results: dict[str, Any] = {}
     for query in queries:
-        samples: dict[str, list[dict[str, Any]]] = {c: [] for c in CATALOGS}
-        for catalog in CATALOGS:  # warm-up
+        samples: dict[str, list[dict[str, Any]]] = {c: [] for c in catalogs}
+        for catalog in catalogs:  # warm-up
             run(engine, qualified(query.sql, catalog, table))
         for _ in range(repeat):
-            for catalog in CATALOGS:  # alternate, so that background load hits all alike
+            for catalog in catalogs:  # alternate, so that background load hits all alike
                 before = _counters(sidecar)
                 rows, wall, stats = run(engine, qualified(query.sql, catalog, table))
                 after = _counters(sidecar)
@@ -164,7 +190,7 @@ def time_queries(
         }
         progress(
             f"{table}, {query.name}: "
-            + ", ".join(f"{c} {results[query.name][c]['median_s'] * 1000:.0f} ms" for c in CATALOGS)
+            + ", ".join(f"{c} {results[query.name][c]['median_s'] * 1000:.0f} ms" for c in catalogs)
         )
     return results
 
