@@ -268,7 +268,7 @@ def test_functional_index_predicates_prune(
         ("strpos(msg, 'timeout after') > 0", "timeout after", False),
         ("starts_with(msg, 'ERROR disk')", "ERROR disk", False),
         ("regexp_like(msg, 'upstream (timeout|reset)')", "upstream ", False),
-        ("lower(msg) LIKE '%from istanbul%'", "from istanbul", True),
+        ("lower(msg) LIKE '%user from istanbul logged%'", "user from istanbul logged", True),  # words
         ("msg LIKE '%full on node-_ (errno%' OR msg LIKE '%timeout after%'", None, False),
     ],
 )
