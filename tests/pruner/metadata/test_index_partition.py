@@ -311,8 +311,9 @@ def test_a_cold_keyed_lookup_on_s3_is_a_head_and_two_ranged_gets(s3_server: Seaw
     served = Counter(s3_server.request_counts(bucket))
     served.subtract(before)
     assert found.column("key").to_pylist() == [names[7]]
-    assert (requests.value().heads, requests.value().gets) == (1, 2)
-    assert +served == {("GET", "200"): 1, ("GET", "206"): 2}
+    assert (requests.value().lists, requests.value().heads, requests.value().gets) == (0, 1, 2)
+    # The server's GETs of the bucket (a LIST of another test's background work may land in between).
+    assert {k: v for k, v in served.items() if k[0] == "GET" and v} == {("GET", "200"): 1, ("GET", "206"): 2}
     assert requests.value().bytes_read < entry.size / 5
 
 

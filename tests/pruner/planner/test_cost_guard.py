@@ -245,7 +245,10 @@ def test_the_deadline_passing_during_a_step_keeps_its_files(
             continue
         assert fallbacks and all(s.files_out == s.files_in for s in fallbacks)
         first = result.explain.index(fallbacks[0])
-        assert fallbacks == result.explain[first:]  # every step after the deadline falls back
+        # Every later step falls back, or had nothing to do (skipped when it was planned, before the
+        # deadline passed during an earlier step's batches): none removes a file.
+        later = result.explain[first:]
+        assert all(s.fallback or s.skipped for s in later) and all(s.files_out == s.files_in for s in later)
         assert result.fallbacks == len(fallbacks)
         during += "during this step" in fallbacks[0].fallback  # type: ignore[operator]
     assert during >= 1  # the bloom step was interrupted between its batches at least once
