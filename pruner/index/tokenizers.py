@@ -20,9 +20,13 @@ that the two sides cannot disagree. A term is a uint64 id, inserted into a file'
   way, when it is one run (`\\w+`); otherwise nothing.
 
 Case forms (`case_forms`): an index on `lower(col)` / `upper(col)` answers predicates the engine
-evaluates with its own case mapping, which is the simple one per code point (Trino, Arrow) or the
-full one (Spark and Python's `str.lower`: `'ß'` -> `'SS'`, `'İ'` -> `'i̇'`). The index takes the
-terms of both forms of each value, so a fragment of either is found."""
+evaluates with its own case mapping: the full one (Spark and Python's `str.lower`: `'ß'` -> `'SS'`,
+`'İ'` -> `'i̇'`) or one code point at a time, where Arrow's (utf8proc) and the JVM's
+(`Character.toUpperCase`, Trino's `upper`) differ: Arrow upper-cases `'ß'` to `'ẞ'`, the JVM keeps
+`'ß'`, having no single-code-point mapping for it. The index takes the terms of three forms of each
+value — Arrow's, the full one, and each code point's full mapping where that is one code point, else
+the code point itself (the JVM's `'ß'`; for `'İ'`, whose JVM mapping `'i'` Arrow's form has, only an
+extra form) — so a fragment of any engine's mapping is found."""
 
 from __future__ import annotations
 
@@ -115,10 +119,20 @@ def case_forms(values: pa.Array | pa.ChunkedArray, case: Case) -> pa.LargeString
     if case is Case.AS_IS:
         return distinct
     simple = pc.utf8_lower(distinct) if case is Case.LOWER else pc.utf8_upper(distinct)
-    # Full and simple mappings differ only outside ASCII: map those values in Python.
+    # The mappings differ only outside ASCII: map those values in Python.
     others = distinct.filter(pc.invert(pc.string_is_ascii(distinct))).to_pylist()
     full = [s.lower() if case is Case.LOWER else s.upper() for s in others]
-    return _distinct(pa.chunked_array([simple, pa.array(full, pa.large_string())], pa.large_string()))
+    per_code_point = [_per_code_point(s, case) for s in others]
+    forms = [simple, pa.array(full, pa.large_string()), pa.array(per_code_point, pa.large_string())]
+    return _distinct(pa.chunked_array(forms, pa.large_string()))
+
+
+def _per_code_point(text: str, case: Case) -> str:
+    """`text` mapped one code point at a time, as the JVM's `Character.toLowerCase` /
+    `toUpperCase` do where they differ from Arrow's: a code point whose full mapping is longer than
+    one stays as it is."""
+    mapped = (ch.lower() if case is Case.LOWER else ch.upper() for ch in text)
+    return "".join(m if len(m) == 1 else ch for ch, m in zip(text, mapped, strict=True))
 
 
 def _encodable(text: str) -> str:
