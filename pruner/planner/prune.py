@@ -138,11 +138,11 @@ def _cap_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]
     for column, column_domain in domain.domains.items():
         values = column_domain.values
         span = values.span()
-        if len(values.ranges) > limit and span is not None:
+        if values.range_count() > limit and span is not None:
             capped[column] = Domain.of(SortedRangeSet.of_ranges(span), column_domain.is_null_allowed())
             what = "values" if values.is_discrete() else "ranges"
             notes.append(
-                f"{column}: {len(values.ranges):,} {what} exceed limits.max_discrete_values ({limit:,}); "
+                f"{column}: {values.range_count():,} {what} exceed limits.max_discrete_values ({limit:,}); "
                 f"pruned by their span {span} instead"
             )
         else:

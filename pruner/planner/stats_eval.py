@@ -24,8 +24,7 @@ import pyarrow.compute as pc
 
 from pruner.index.stats import FAMILY_TYPES, family
 from pruner.numeric import one_ulp_beyond, round_outward
-from pruner.predicate.domain import Domain
-from pruner.predicate.ranges import Range
+from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.values import Value
 from pruner.types import ColumnType, TypeKind
 
@@ -84,16 +83,20 @@ def _unzip(pairs: list[tuple[Any, bool]]) -> tuple[list[Any], list[bool]]:
     return [first for first, _ in pairs], [second for _, second in pairs]
 
 
-def _range_ends(
-    ranges: tuple[Range, ...], points: tuple[Value, ...] | None, upper: bool
-) -> tuple[list[Value | None], list[bool]]:
-    """The high (`upper`) or low ends of `ranges` and whether each is inclusive; of a set of
-    single values (`points`, the set's own cached tuple) without visiting a range."""
-    if points is not None:
+def _range_ends(values: SortedRangeSet, upper: bool) -> tuple[list[Value | None], list[bool]]:
+    """The bounded high (`upper`) or low ends of the set's ranges, ascending, and whether each is
+    inclusive; an unbounded end (only the last range's high or the first range's low can be one)
+    is left out. Of a set of single values, its values, without making a range of each."""
+    if values.is_discrete():
+        points = values.discrete_values()
         return list(points), [True] * len(points)
     if upper:
-        return [r.high for r in ranges], [r.high_inclusive for r in ranges]
-    return [r.low for r in ranges], [r.low_inclusive for r in ranges]
+        return [r.high for r in values.ranges if r.high is not None], [
+            r.high_inclusive for r in values.ranges if r.high is not None
+        ]
+    return [r.low for r in values.ranges if r.low is not None], [
+        r.low_inclusive for r in values.ranges if r.low is not None
+    ]
 
 
 def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt.NDArray[np.bool_]:
@@ -112,43 +115,39 @@ def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt
     fam = family(column_type)
     low_stat, high_stat = stats[f"min_{fam}"].combine_chunks(), stats[f"max_{fam}"].combine_chunks()
     ordinary = (values - nulls - nans) > 0
-    ranges = domain.values.ranges
-    points = domain.values.discrete_values() if domain.values.is_discrete() else None
     return np.asarray(
-        result | (ordinary & _meets_ranges(ranges, points, column_type, low_stat, high_stat)), dtype=bool
+        result | (ordinary & _meets_ranges(domain.values, column_type, low_stat, high_stat)), dtype=bool
     )
 
 
 def _meets_ranges(
-    ranges: tuple[Range, ...],
-    points: tuple[Value, ...] | None,
-    column_type: ColumnType,
-    low_stat: pa.Array,
-    high_stat: pa.Array,
+    values: SortedRangeSet, column_type: ColumnType, low_stat: pa.Array, high_stat: pa.Array
 ) -> npt.NDArray[np.bool_]:
-    """Whether [low_stat[i], high_stat[i]] meets one of `ranges` (sorted, disjoint; `points`: their
-    values when each is a single value); a NULL statistic is unknown and meets everything on its
-    side."""
+    """Whether [low_stat[i], high_stat[i]] meets one of the ranges of `values` (a non-empty set); a
+    NULL statistic is unknown and meets everything on its side."""
     n = len(low_stat)
-    # first[i]: the first range whose high end does not lie below row i's minimum (len(ranges) if
-    # none). Only the last range can be unbounded above; no row's minimum lies above its high end.
-    bounded = ranges[:-1] if ranges[-1].high is None else ranges
+    count = values.range_count()
+    # first[i]: the first range whose high end does not lie below row i's minimum (count if none).
+    # Only the last range can be unbounded above; no row's minimum lies above its high end.
+    high_ends, high_inclusive = _range_ends(values, upper=True)
+    bounded = len(high_ends)
     first = np.zeros(n, dtype=np.int64)
     if bounded:
-        highs, inclusive = _ends(*_range_ends(bounded, points, upper=True), column_type, upper=True)
+        highs, inclusive = _ends(high_ends, high_inclusive, column_type, upper=True)
         first = pc.fill_null(pc.search_sorted(highs, low_stat, side="left"), 0).to_numpy().astype(np.int64)
         if not inclusive.all():  # a minimum equal to an exclusive high end lies beyond that range
-            at = np.minimum(first, len(bounded) - 1)
+            at = np.minimum(first, bounded - 1)
             on_end = _filled(pc.equal(low_stat, highs.take(pa.array(at))), False)
-            first += (first < len(bounded)) & on_end & ~inclusive[at]
+            first += (first < bounded) & on_end & ~inclusive[at]
     # Does row i's maximum reach range first[i]'s low end? Only the first range can be unbounded
     # below; every maximum reaches it.
-    skip = 1 if ranges[0].low is None else 0
+    low_ends, low_inclusive = _range_ends(values, upper=False)
+    skip = count - len(low_ends)
     reaches = np.ones(n, dtype=np.bool_)
-    index = np.minimum(first, len(ranges) - 1) - skip
+    index = np.minimum(first, count - 1) - skip
     tested = index >= 0
     if tested.any():
-        lows, inclusive = _ends(*_range_ends(ranges[skip:], points, upper=False), column_type, upper=False)
+        lows, inclusive = _ends(low_ends, low_inclusive, column_type, upper=False)
         at = np.where(tested, index, 0)
         low = lows.take(pa.array(at))
         if inclusive.all():
@@ -157,7 +156,7 @@ def _meets_ranges(
             above = _filled(pc.greater(high_stat, low), True)
             reaches = above | (_filled(pc.equal(high_stat, low), False) & inclusive[at])
         reaches |= ~tested
-    return np.asarray((first < len(ranges)) & reaches, dtype=np.bool_)
+    return np.asarray((first < count) & reaches, dtype=np.bool_)
 
 
 def _filled(compared: pa.Array, unknown: bool) -> npt.NDArray[np.bool_]:

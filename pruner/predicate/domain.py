@@ -14,30 +14,59 @@ must widen negations on float and double columns themselves."""
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from pruner.predicate.ranges import Range, high_key, low_key
 from pruner.predicate.values import Value, format_value, is_nan
 
 
-@dataclass(frozen=True)
 class SortedRangeSet:
     """A set of values as sorted, disjoint, non-touching ranges. Build it with the factories; the
-    constructor only accepts ranges already in canonical form (`ValueError` otherwise)."""
+    constructor only accepts ranges already in canonical form (`ValueError` otherwise). Immutable.
+    A set of single values made by `of_values` (an IN list) is held as its ascending values, and
+    its `ranges` are made only when something asks for them: the planner reads a dynamic filter's
+    100,000 keys as values (`discrete_values`, `range_count`, `contains_value`, `span`), and making
+    a range of each would cost more than the prune."""
 
-    ranges: tuple[Range, ...] = ()
+    __slots__ = ("_points", "_points_known", "_ranges")
 
-    def __post_init__(self) -> None:
-        for before, after in zip(self.ranges, self.ranges[1:], strict=False):
+    _ranges: tuple[Range, ...] | None  # None until asked for, for a set made of values
+    _points: tuple[Value, ...] | None  # the values of a discrete set; None for any other set
+    _points_known: bool  # whether `_points` was worked out (from the ranges, on first use)
+
+    def __init__(self, ranges: Iterable[Range] = ()) -> None:
+        ranges = tuple(ranges)
+        for before, after in itertools.pairwise(ranges):
             if not before < after or _mergeable(before, after):
                 raise ValueError(
                     f"ranges are not in canonical form (sorted, disjoint, not touching): {before}, {after}; "
                     "use SortedRangeSet.of_ranges"
                 )
+        self._set(ranges, None, False)
+
+    def _set(self, ranges: tuple[Range, ...] | None, points: tuple[Value, ...] | None, known: bool) -> None:
+        object.__setattr__(self, "_ranges", ranges)
+        object.__setattr__(self, "_points", points)
+        object.__setattr__(self, "_points_known", known)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SortedRangeSet is immutable: cannot set {name}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuilt, (self._ranges, self._points, self._points_known))
+
+    @property
+    def ranges(self) -> tuple[Range, ...]:
+        """The set's ranges, sorted, disjoint and not touching."""
+        if self._ranges is None:
+            assert self._points is not None, "a set without ranges is made of values"
+            object.__setattr__(self, "_ranges", Range.points(self._points))
+            assert self._ranges is not None
+        return self._ranges
 
     # Factories -------------------------------------------------------------------------------
 
@@ -57,53 +86,76 @@ class SortedRangeSet:
     @classmethod
     def of_values(cls, *values: Value) -> SortedRangeSet:
         """The set of the given values (an IN list); a NaN value is a `ValueError`. Values of one
-        type are sorted and deduplicated as plain values and become ranges without the checks
-        that `of_ranges` makes range by range (sound: distinct points never overlap or touch)."""
+        type are sorted and deduplicated as plain values and kept as values (sound: distinct
+        points never overlap or touch), their ranges made only when asked for."""
         ascending = _ascending_distinct(values)
         if ascending is None:
             return cls.of_ranges(*(Range.equal(v) for v in values))
-        canonical = object.__new__(cls)
-        canonical.__dict__["ranges"] = Range.points(ascending)
-        return canonical
+        return cls._of_points(tuple(ascending))
+
+    @classmethod
+    def _of_points(cls, ascending: tuple[Value, ...]) -> SortedRangeSet:
+        """The set of `ascending`: strictly ascending values of one type, free of None and NaN."""
+        made = object.__new__(cls)
+        if ascending:
+            made._set(None, ascending, True)
+        else:
+            made._set((), None, True)
+        return made
 
     # Predicates ------------------------------------------------------------------------------
 
+    def range_count(self) -> int:
+        """The number of ranges (of values, for a discrete set) without making them."""
+        points = self._discrete()
+        return len(points) if points is not None else len(self.ranges)
+
     def is_none(self) -> bool:
-        return not self.ranges
+        return self.range_count() == 0
 
     def is_all(self) -> bool:
-        return len(self.ranges) == 1 and self.ranges[0].is_all()
+        return self._discrete() is None and len(self.ranges) == 1 and self.ranges[0].is_all()
 
     def is_single_value(self) -> bool:
-        return len(self.ranges) == 1 and self.ranges[0].is_single_value()
+        points = self._discrete()
+        return points is not None and len(points) == 1
 
     def single_value(self) -> Value:
         """The one value of a single-value set; `ValueError` for any other set."""
-        if not self.is_single_value():
+        points = self._discrete()
+        if points is None or len(points) != 1:
             raise ValueError(f"value set {self} is not a single value")
-        return self.ranges[0].single_value()
+        return points[0]
 
     def is_discrete(self) -> bool:
         """Whether the set is a non-empty list of single values (an IN list)."""
-        return self._discrete is not None
+        return self._discrete() is not None
 
     def discrete_values(self) -> tuple[Value, ...]:
         """The values of a discrete set, in order; `ValueError` if the set is not discrete."""
-        if self._discrete is None:
+        points = self._discrete()
+        if points is None:
             raise ValueError(f"value set {self} is not a list of single values")
-        return self._discrete
+        return points
 
-    @cached_property
     def _discrete(self) -> tuple[Value, ...] | None:
         """The values of a discrete set (None for any other), found once per set: planning asks
         for an IN list of 100,000 values many times."""
-        values = tuple(r.low for r in self.ranges if r.low is not None and r.low == r.high)
-        return values if values and len(values) == len(self.ranges) else None
+        if not self._points_known:
+            ranges = self.ranges
+            values = tuple(r.low for r in ranges if r.low is not None and r.low == r.high)
+            object.__setattr__(self, "_points", values if values and len(values) == len(ranges) else None)
+            object.__setattr__(self, "_points_known", True)
+        return self._points
 
     def contains_value(self, value: Value) -> bool:
         """Whether `value` is in the set; never true for NaN."""
         if is_nan(value):
             return False
+        points = self._discrete()
+        if points is not None:
+            index = bisect.bisect_left(points, value)
+            return index < len(points) and points[index] == value
         index = bisect.bisect_right(self.ranges, (1, value, 0), key=low_key)
         return index > 0 and self.ranges[index - 1].contains_value(value)
 
@@ -116,6 +168,11 @@ class SortedRangeSet:
         return SortedRangeSet.of_ranges(*self.ranges, *other.ranges)
 
     def intersect(self, other: SortedRangeSet) -> SortedRangeSet:
+        # a list of values meets anything value by value, without making its ranges
+        for values, rest in ((self, other), (other, self)):
+            points = values._discrete()
+            if points is not None:
+                return SortedRangeSet._of_points(tuple(v for v in points if rest.contains_value(v)))
         result: list[Range] = []
         i = j = 0
         while i < len(self.ranges) and j < len(other.ranges):
@@ -129,6 +186,21 @@ class SortedRangeSet:
             else:
                 j += 1
         return SortedRangeSet.of_ranges(*result)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SortedRangeSet):
+            return NotImplemented
+        mine, theirs = self._discrete(), other._discrete()
+        if mine is not None or theirs is not None:
+            return mine == theirs
+        return self.ranges == other.ranges
+
+    def __hash__(self) -> int:
+        points = self._discrete()
+        return hash(points) if points is not None else hash(self.ranges)
+
+    def __repr__(self) -> str:
+        return f"SortedRangeSet(ranges={self.ranges!r})"
 
     def complement(self) -> SortedRangeSet:
         """Every (non-NaN) value not in the set."""
@@ -149,6 +221,9 @@ class SortedRangeSet:
     def span(self) -> Range | None:
         """The smallest single range covering the set, `None` for the empty set. A widening: the
         span also holds the values in the gaps between the set's ranges."""
+        points = self._discrete()
+        if points is not None:
+            return Range(points[0], True, points[-1], True)
         if not self.ranges:
             return None
         first, last = self.ranges[0], self.ranges[-1]
@@ -337,6 +412,15 @@ def _ascending_distinct(values: tuple[Value, ...]) -> list[Value] | None:
         return sorted(set(values))
     except TypeError:
         return None
+
+
+def _rebuilt(
+    ranges: tuple[Range, ...] | None, points: tuple[Value, ...] | None, known: bool
+) -> SortedRangeSet:
+    """A pickled set as it was (`SortedRangeSet.__reduce__`)."""
+    made = object.__new__(SortedRangeSet)
+    made._set(ranges, points, known)
+    return made
 
 
 def _canonical(ranges: Iterable[Range]) -> tuple[Range, ...]:

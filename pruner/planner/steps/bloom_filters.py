@@ -49,7 +49,8 @@ class BloomFilters:
         reasons: list[str] = []
         probed: list[str] = []
         for column in columns:
-            reason = limits.lookup_skipped(column, len(predicate.domain(column).values.ranges), in_play.count)
+            count = predicate.domain(column).values.range_count()
+            reason = limits.lookup_skipped(column, count, in_play.count)
             if reason is not None:
                 reasons.append(reason)
             elif context.schema.column(column).type.kind is not TypeKind.FLOAT or all(

@@ -27,7 +27,7 @@ class RecordIndex:
         if not all(k in predicate.columns and predicate.domain(k).values.is_discrete() for k in key_fields):
             return Skipped("no EQUAL / IN on every record key column")
         limits = context.limits
-        total = math.prod(len(predicate.domain(k).values.ranges) for k in key_fields)
+        total = math.prod(predicate.domain(k).values.range_count() for k in key_fields)
         if total > limits.max_key_lookups:
             return Skipped(f"{total} key combinations exceed the lookup limit {limits.max_key_lookups}")
         reason = limits.lookup_skipped(", ".join(key_fields), total, in_play.count)

@@ -63,7 +63,7 @@ class SecondaryIndex:
         if domain.values.is_all():
             return f"{column}: only IS NOT NULL"
         limits = context.limits
-        count = len(domain.values.ranges)
+        count = domain.values.range_count()
         if count > limits.max_key_lookups:
             return f"{column}: more than {limits.max_key_lookups} values or ranges"
         view = context.snapshot.index_partition(context.table.spec(definition))

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import pytest
 from hypothesis import given
@@ -284,3 +285,35 @@ def test_of_values_builds_the_set_the_checked_ranges_make(values: list[object]) 
 def test_of_values_refuses_nan_and_none(values: tuple[object, ...]) -> None:
     with pytest.raises(ValueError):
         SortedRangeSet.of_values(*values)  # type: ignore[arg-type]
+
+
+@given(
+    st.lists(st.integers(-50, 50), min_size=1, max_size=30),
+    st.lists(st.tuples(st.integers(-60, 60), st.integers(0, 20), st.booleans(), st.booleans()), max_size=5),
+)
+def test_a_list_of_values_answers_as_its_ranges_would(
+    values: list[int], spans: list[tuple[int, int, bool, bool]]
+) -> None:
+    """A set made of values keeps them as values and makes its ranges only when asked for; every
+    question it answers from the values has the answer its ranges give."""
+    listed = SortedRangeSet.of_values(*values)
+    as_ranges = SortedRangeSet(SortedRangeSet.of_values(*values).ranges)
+    other = SortedRangeSet.of_ranges(
+        *(r for low, width, li, hi in spans if (r := Range.between(low, li, low + width, hi)) is not None)
+    )
+    assert listed.range_count() == len(as_ranges.ranges)
+    assert listed.span() == as_ranges.span()
+    assert listed.is_single_value() == as_ranges.is_single_value()
+    assert not listed.is_all() and not listed.is_none()
+    for probe in range(-52, 53):
+        assert listed.contains_value(probe) == as_ranges.contains_value(probe)
+    assert listed.intersect(other) == as_ranges.intersect(other) == other.intersect(listed)
+    assert hash(listed) == hash(as_ranges) and listed == as_ranges
+    assert pickle.loads(pickle.dumps(listed)) == listed
+
+
+def test_a_range_set_is_immutable() -> None:
+    values = SortedRangeSet.of_values(1, 2)
+    with pytest.raises(AttributeError):
+        values.ranges = ()  # type: ignore[misc]
+    assert values.ranges == (Range.equal(1), Range.equal(2))
