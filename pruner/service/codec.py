@@ -198,12 +198,47 @@ def encode_domain(domain: Domain) -> ppb.Domain:
     if values.is_none() or values.is_all():
         value_set = ppb.ValueSet(all_or_none=ppb.AllOrNone(all=values.is_all()))
     elif values.is_discrete():
-        value_set = ppb.ValueSet(
-            discrete=ppb.DiscreteValues(values=[encode_value(v) for v in values.discrete_values()])
-        )
+        value_set = ppb.ValueSet(discrete=encode_discrete(values.discrete_values()))
     else:
         value_set = ppb.ValueSet(ranges=ppb.RangeSet(ranges=[_encode_range(r) for r in values.ranges]))
     return ppb.Domain(values=value_set, null_allowed=domain.null_allowed)
+
+
+def encode_discrete(values: Sequence[Value]) -> ppb.DiscreteValues:
+    """An IN list: packed when its values are all integers or all strings, else value by value."""
+    integers = [v for v in values if type(v) is int]  # not bool
+    if len(integers) == len(values):
+        return ppb.DiscreteValues(integers=integers)
+    strings = [v for v in values if type(v) is str]
+    if len(strings) == len(values):
+        return ppb.DiscreteValues(strings=strings)
+    return ppb.DiscreteValues(values=[encode_value(v) for v in values])
+
+
+def decode_discrete(message: ppb.DiscreteValues, column: Column) -> list[Value]:
+    """An IN list's values: from `values`, or in bulk from the packed `integers` or `strings`
+    (exactly one of the three holds them)."""
+    lists = {"values": message.values, "integers": message.integers, "strings": message.strings}
+    given = [name for name, items in lists.items() if items]
+    if not given:
+        _check_not_empty(column, 0, "IN list")
+    if len(given) > 1:
+        raise InvalidInputError(
+            f"column {column.name}: an IN list sets {' and '.join(given)}; exactly one of values, "
+            "integers, strings holds its values"
+        )
+    if given == ["values"]:
+        return decode_values(message.values, column)
+    field = "integer_value" if given == ["integers"] else "string_value"
+    if field not in value_fields(column.type.kind):
+        raise InvalidInputError(
+            f"column {column.name}: packed {given[0]} do not fit a {column.type} column "
+            f"(it takes {' or '.join(value_fields(column.type.kind))})"
+        )
+    try:
+        return normalize_all(list(lists[given[0]]), column.type)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"column {column.name}: {exc}") from None
 
 
 def _encode_range(r: Range) -> ppb.Range:
@@ -232,9 +267,7 @@ def decode_domain(message: ppb.Domain, column: Column) -> Domain:
     if kind == "all_or_none":
         values = SortedRangeSet.all() if value_set.all_or_none.all else SortedRangeSet.none()
     elif kind == "discrete":
-        items = value_set.discrete.values
-        _check_not_empty(column, len(items), "IN list")
-        values = SortedRangeSet.of_values(*decode_values(items, column))
+        values = SortedRangeSet.of_values(*decode_discrete(value_set.discrete, column))
     elif kind == "ranges":
         ranges = value_set.ranges.ranges
         _check_not_empty(column, len(ranges), "range set")

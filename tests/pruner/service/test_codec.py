@@ -214,6 +214,14 @@ def _domain_message(**value_set: Any) -> ppb.TupleDomain:
         (_domain_message(ranges=ppb.RangeSet()), "column l: empty range set"),
         (_domain_message(discrete=ppb.DiscreteValues()), "column l: empty IN list"),
         (
+            _domain_message(discrete=ppb.DiscreteValues(values=[ppb.Value(integer_value=1)], integers=[2])),
+            "column l: an IN list sets values and integers; exactly one of",
+        ),
+        (
+            _domain_message(discrete=ppb.DiscreteValues(strings=["a"])),
+            "column l: packed strings do not fit a bigint column (it takes integer_value)",
+        ),
+        (
             _domain_message(
                 ranges=ppb.RangeSet(
                     ranges=[ppb.Range(low=ppb.Value(integer_value=2), high=ppb.Value(integer_value=1))]
@@ -235,6 +243,28 @@ def test_size_is_not_malformed() -> None:
     values = [ppb.Value(integer_value=i) for i in range(200_000)]
     decoded = codec.decode_tuple_domain(_domain_message(discrete=ppb.DiscreteValues(values=values)), SCHEMA)
     assert decoded.domains is not None and len(decoded.domains["l"].values.ranges) == 200_000
+
+
+def test_long_in_lists_travel_packed() -> None:
+    """A join's dynamic filter of integer or string keys is one packed list, read in bulk; any
+    other IN list goes value by value."""
+    keys = TupleDomain.with_domains({"l": Domain.multiple_values(range(0, 300_000, 3))})
+    message = codec.encode_tuple_domain(keys)
+    assert len(message.columns[0].domain.values.discrete.integers) == 100_000
+    assert codec.decode_tuple_domain(message, SCHEMA) == keys
+    names = TupleDomain.with_domains({"str": Domain.multiple_values(["b", "a", "é"], null_allowed=True)})
+    assert list(codec.encode_tuple_domain(names).columns[0].domain.values.discrete.strings) == ["a", "b", "é"]
+    assert codec.decode_tuple_domain(codec.encode_tuple_domain(names), SCHEMA) == names
+    days = TupleDomain.with_domains({"day": Domain.multiple_values([date(2026, 1, 2), date(2026, 1, 1)])})
+    assert len(codec.encode_tuple_domain(days).columns[0].domain.values.discrete.values) == 2
+
+
+def test_packed_integers_out_of_the_columns_range_name_it() -> None:
+    values = ppb.ValueSet(discrete=ppb.DiscreteValues(integers=[1, 2**31]))
+    message = ppb.TupleDomain(columns=[ppb.ColumnDomain(column="i", domain=ppb.Domain(values=values))])
+    with pytest.raises(InvalidInputError) as raised:
+        codec.decode_tuple_domain(message, SCHEMA)
+    assert str(raised.value).startswith("column i: ") and "2147483648" in str(raised.value)
 
 
 def test_unbounded_ends_ignore_their_inclusive_flags() -> None:

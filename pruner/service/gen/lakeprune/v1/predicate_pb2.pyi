@@ -65,10 +65,14 @@ class RangeSet(_message.Message):
     def __init__(self, ranges: _Optional[_Iterable[_Union[Range, _Mapping]]] = ...) -> None: ...
 
 class DiscreteValues(_message.Message):
-    __slots__ = ("values",)
+    __slots__ = ("values", "integers", "strings")
     VALUES_FIELD_NUMBER: _ClassVar[int]
+    INTEGERS_FIELD_NUMBER: _ClassVar[int]
+    STRINGS_FIELD_NUMBER: _ClassVar[int]
     values: _containers.RepeatedCompositeFieldContainer[Value]
-    def __init__(self, values: _Optional[_Iterable[_Union[Value, _Mapping]]] = ...) -> None: ...
+    integers: _containers.RepeatedScalarFieldContainer[int]
+    strings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, values: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., integers: _Optional[_Iterable[int]] = ..., strings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AllOrNone(_message.Message):
     __slots__ = ("all",)

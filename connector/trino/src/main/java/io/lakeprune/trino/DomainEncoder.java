@@ -94,6 +94,23 @@ public final class DomainEncoder
             List<Range> ordered = ranges.getOrderedRanges();
             if (ordered.stream().allMatch(Range::isSingleValue)) {
                 Predicate.DiscreteValues.Builder discrete = Predicate.DiscreteValues.newBuilder();
+                if (isInteger(type)) {
+                    // packed: a join's dynamic filter of 100,000 keys is read in bulk by the sidecar
+                    for (Range range : ordered) {
+                        discrete.addIntegers((Long) range.getSingleValue());
+                    }
+                    return Optional.of(builder.setDiscrete(discrete).build());
+                }
+                if (type instanceof VarcharType) {
+                    for (Range range : ordered) {
+                        Optional<String> text = utf8((Slice) range.getSingleValue());
+                        if (text.isEmpty()) {
+                            return Optional.empty();
+                        }
+                        discrete.addStrings(text.get());
+                    }
+                    return Optional.of(builder.setDiscrete(discrete).build());
+                }
                 for (Range range : ordered) {
                     Optional<Predicate.Value> value = encodeValue(type, range.getSingleValue());
                     if (value.isEmpty()) {
@@ -139,6 +156,11 @@ public final class DomainEncoder
         return Optional.empty();
     }
 
+    private static boolean isInteger(Type type)
+    {
+        return type.equals(TINYINT) || type.equals(SMALLINT) || type.equals(INTEGER) || type.equals(BIGINT);
+    }
+
     /** One value of the column's type, or empty when it has no exact form. */
     public static Optional<Predicate.Value> encodeValue(Type type, Object value)
     {
@@ -146,7 +168,7 @@ public final class DomainEncoder
         if (type.equals(BOOLEAN)) {
             return Optional.of(builder.setBooleanValue((Boolean) value).build());
         }
-        if (type.equals(TINYINT) || type.equals(SMALLINT) || type.equals(INTEGER) || type.equals(BIGINT)) {
+        if (isInteger(type)) {
             return Optional.of(builder.setIntegerValue((Long) value).build());
         }
         if (type.equals(REAL)) {

@@ -57,12 +57,16 @@ class TestDomainEncoder
     @Test
     void testInListIsDiscrete()
     {
+        // integer and string lists are packed (a dynamic filter's 100,000 keys), any other value by value
         Domain domain = Domain.multipleValues(BIGINT, List.of(3L, 1L, 2L));
         Predicate.Domain encoded = DomainEncoder.encode(BIGINT, domain).orElseThrow();
         assertThat(encoded.getNullAllowed()).isFalse();
-        assertThat(encoded.getValues().getDiscrete().getValuesList())
-                .extracting(Predicate.Value::getIntegerValue)
-                .containsExactly(1L, 2L, 3L);
+        assertThat(encoded.getValues().getDiscrete().getIntegersList()).containsExactly(1L, 2L, 3L);
+        assertThat(encoded.getValues().getDiscrete().getValuesList()).isEmpty();
+        Predicate.Domain names = DomainEncoder.encode(VARCHAR, Domain.multipleValues(VARCHAR, List.of(utf8Slice("b"), utf8Slice("Zürich")))).orElseThrow();
+        assertThat(names.getValues().getDiscrete().getStringsList()).containsExactly("Zürich", "b");
+        Predicate.Domain days = DomainEncoder.encode(DATE, Domain.multipleValues(DATE, List.of(2L, 1L))).orElseThrow();
+        assertThat(days.getValues().getDiscrete().getValuesList()).extracting(Predicate.Value::getDateDays).containsExactly(1, 2);
     }
 
     @Test
