@@ -8,7 +8,9 @@ reports NOT_SERVING, refuses new calls, lets calls in flight finish for up to `g
 then closes everything; `wait()` blocks until then. As one worker of `lakeprune serve --workers N`
 (`pruner.supervisor`), a sidecar binds its gRPC and Thrift ports with SO_REUSEPORT (`reuse_port`),
 sharing them with the other workers, its metrics on a private address (`metrics_host`) that the
-supervisor scrapes, and gRPC also on a port of its own (`own_grpc_port`), where only it answers."""
+supervisor scrapes, and gRPC also on a port of its own (`own_grpc_port`), where only it answers.
+A sidecar that is the process's server (`tune_gc`: `lakeprune serve` and its workers) tunes the
+garbage collector once its catalog is loaded (`pruner.serving.gc_tuning`)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from pruner.service.grpc_service import SERVICE_NAME, PruningServicer
 from pruner.service.handlers import add_servicer
 from pruner.serving.catalog import Catalog
 from pruner.serving.config import ConfigError, ServeConfig
+from pruner.serving.gc_tuning import tune_for_serving
 from pruner.serving.http import HealthReport
 from pruner.serving.metrics import Metrics
 from pruner.serving.workers import Workers
@@ -61,8 +64,11 @@ class Sidecar:
         reuse_port: bool = False,
         metrics_host: str | None = None,
         own_grpc_port: int | None = None,
+        tune_gc: bool = False,
     ) -> None:
         self.config = config
+        # a serving process's collector settings once the catalog is loaded (`gc_tuning`)
+        self.tune_gc = tune_gc
         self.max_workers = max_workers
         self.reuse_port = reuse_port
         self.metrics_host = metrics_host or config.host
@@ -234,6 +240,8 @@ class Sidecar:
                 log.info(
                     "schema %s: %d table(s) under %s", schema, len(names), self.config.warehouses[schema]
                 )
+            if self.tune_gc:
+                tune_for_serving()
             self._set_health(health_pb2.HealthCheckResponse.SERVING)
             self.ready.set()
             return

@@ -124,7 +124,7 @@ def run(settings: ServeConfig, log_format: LogFormat = LogFormat.PLAIN) -> None:
         own: list[int]
         if settings.workers == 1:
             # one process: its own port is the shared one's twin, so client address lists stay valid
-            single = Sidecar(settings, own_grpc_port=settings.worker_grpc_port).start()
+            single = Sidecar(settings, own_grpc_port=settings.worker_grpc_port, tune_gc=True).start()
             own, sidecar = ([] if single.own_grpc_port is None else [single.own_grpc_port]), single
         else:
             supervisor = Supervisor(settings, log_format, SHUTDOWN_GRACE_SECONDS).start()

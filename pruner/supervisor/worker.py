@@ -65,7 +65,9 @@ def main() -> int:
     threading.Thread(
         target=watch_stdin, args=(sys.stdin.fileno(), stop), name="supervisor-pipe", daemon=True
     ).start()
-    sidecar = Sidecar(order.config, reuse_port=True, metrics_host=LOOPBACK, own_grpc_port=order.own_grpc_port)
+    sidecar = Sidecar(
+        order.config, reuse_port=True, metrics_host=LOOPBACK, own_grpc_port=order.own_grpc_port, tune_gc=True
+    )
     try:
         sidecar.start()
     except LakepruneError as exc:
