@@ -1,6 +1,9 @@
 package io.lakeprune.trino;
 
+import com.google.common.cache.Cache;
+import com.google.common.cache.CacheBuilder;
 import com.google.inject.Inject;
+import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.statistics.ColumnStatistics;
 import io.trino.spi.statistics.DoubleRange;
 import io.trino.spi.statistics.Estimate;
@@ -16,6 +19,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 
 import static com.google.common.collect.ImmutableMap.toImmutableMap;
@@ -31,11 +35,22 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * Table statistics for Trino's cost-based optimizer from the sidecar's GetTableStatistics, for the
- * files the table handle's predicate may match.
+ * files the table handle's predicate may match. A snapshot never changes, so the statistics of a
+ * (table, snapshot, predicate) are kept (up to CACHED_STATISTICS of them, the least recently used
+ * dropped first): the optimizer asks for every table of every query, and a repeated query, or one
+ * over the same tables, then plans without a call to the sidecar per table. A handle without a
+ * snapshot (a table that has none yet) is always asked for.
  */
 public class LakepruneStatistics
 {
+    static final int CACHED_STATISTICS = 1_000;
+
     private final SidecarClient client;
+    private final Cache<StatisticsKey, GetTableStatisticsResponse> cache = CacheBuilder.newBuilder()
+            .maximumSize(CACHED_STATISTICS)
+            .build();
+
+    private record StatisticsKey(String schema, String table, String snapshot, TupleDomain<LakepruneColumnHandle> constraint) {}
 
     @Inject
     public LakepruneStatistics(SidecarClient client)
@@ -45,20 +60,37 @@ public class LakepruneStatistics
 
     public TableStatistics statistics(LakepruneTableHandle handle, List<LakepruneColumnHandle> columns)
     {
+        if (handle.snapshot().isEmpty()) {
+            return fetch(handle).map(response -> toTableStatistics(response, columns)).orElseGet(TableStatistics::empty);
+        }
+        StatisticsKey key = new StatisticsKey(handle.schemaName(), handle.tableName(), handle.snapshot().get(), handle.constraint());
+        GetTableStatisticsResponse cached = cache.getIfPresent(key);
+        if (cached == null) {
+            Optional<GetTableStatisticsResponse> fetched = fetch(handle);
+            if (fetched.isEmpty()) {
+                return TableStatistics.empty();
+            }
+            cached = fetched.get();
+            cache.put(key, cached);
+        }
+        return toTableStatistics(cached, columns);
+    }
+
+    /** The sidecar's statistics for the handle; empty when the table is gone. */
+    private Optional<GetTableStatisticsResponse> fetch(LakepruneTableHandle handle)
+    {
         GetTableStatisticsRequest.Builder request = GetTableStatisticsRequest.newBuilder()
                 .setTable(TableName.newBuilder().setSchema(handle.schemaName()).setTable(handle.tableName()))
                 .setSnapshot(handle.snapshot().orElse(""));
         if (!handle.constraint().isAll()) {
             request.setPredicate(DomainEncoder.encode(handle.constraint()));
         }
-        GetTableStatisticsResponse response;
         try {
-            response = client.call("GetTableStatistics", stub -> stub.getTableStatistics(request.build()));
+            return Optional.of(client.call("GetTableStatistics", stub -> stub.getTableStatistics(request.build())));
         }
         catch (SidecarClient.NotFoundException e) {
-            return TableStatistics.empty();
+            return Optional.empty();
         }
-        return toTableStatistics(response, columns);
     }
 
     static TableStatistics toTableStatistics(GetTableStatisticsResponse response, List<LakepruneColumnHandle> columns)

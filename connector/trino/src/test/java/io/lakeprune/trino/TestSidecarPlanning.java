@@ -85,6 +85,7 @@ class TestSidecarPlanning
             .build();
 
     private final List<PruneRequest> pruneRequests = new CopyOnWriteArrayList<>();
+    private final List<lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest> statisticsRequests = new CopyOnWriteArrayList<>();
     private Server server;
     private SidecarClient client;
 
@@ -134,6 +135,7 @@ class TestSidecarPlanning
             @Override
             public void getTableStatistics(lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest request, StreamObserver<GetTableStatisticsResponse> responseObserver)
             {
+                statisticsRequests.add(request);
                 responseObserver.onNext(GetTableStatisticsResponse.newBuilder()
                         .setRowCount(200)
                         .addColumns(ColumnStatistics.newBuilder().setColumn("id").setNullCount(50).setMin(1).setMax(99))
@@ -208,8 +210,8 @@ class TestSidecarPlanning
         assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
         assertThat(request.getMaxSplitBytes()).isEqualTo(64L << 20);
         assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
-        assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(12);
-        assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(7);
+        assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(12);
+        assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(7);
         // no text atom in the filter: no text predicate
         assertThat(filtered.text()).isEmpty();
         assertThat(request.hasText()).isFalse();
@@ -326,6 +328,27 @@ class TestSidecarPlanning
     }
 
     @Test
+    void testStatisticsOfASnapshotAreAskedForOnce()
+    {
+        // one LakepruneStatistics for the catalog; a metadata per transaction
+        LakepruneStatistics statistics = new LakepruneStatistics(client);
+        LakepruneMetadata first = new LakepruneMetadata(client, statistics);
+        LakepruneTableHandle handle = trips(first);
+        first.getTableStatistics(null, handle);
+        LakepruneMetadata second = new LakepruneMetadata(client, statistics);
+        TableStatistics again = second.getTableStatistics(null, trips(second));
+        assertThat(again.getRowCount().getValue()).isEqualTo(200);
+        assertThat(statisticsRequests).hasSize(1);
+        // another predicate is another question
+        LakepruneColumnHandle id = (LakepruneColumnHandle) first.getColumnHandles(null, handle).get("id");
+        LakepruneTableHandle filtered = handle.withConstraint(TupleDomain.withColumnDomains(Map.of(id, Domain.singleValue(BIGINT, 7L))));
+        first.getTableStatistics(null, filtered);
+        first.getTableStatistics(null, filtered);
+        assertThat(statisticsRequests).hasSize(2);
+        assertThat(statisticsRequests.getLast().hasPredicate()).isTrue();
+    }
+
+    @Test
     void testSplitSourceWaitsForTheDynamicFilter()
             throws Exception
     {
@@ -350,7 +373,7 @@ class TestSidecarPlanning
         assertThat(batch.isNoMoreSplits()).isFalse();
         assertThat(drain(source)).hasSize(1);
         assertThat(pruneRequests.getLast().getPredicate().getColumns(0).getColumn()).isEqualTo("id");
-        assertThat(pruneRequests.getLast().getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getValues(0).getIntegerValue()).isEqualTo(42);
+        assertThat(pruneRequests.getLast().getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(42);
     }
 
     @Test
