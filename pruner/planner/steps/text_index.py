@@ -83,11 +83,14 @@ def _lookup(
     partitions in play (None: no leaf requires a term of it)."""
     tokenizer = tokenizer_of(definition)
     required: dict[TextMatch, bloom.U64Array] = {}
+    parts_found: list[list[_Part]] = []
     for leaf in mine:
-        terms = _leaf_terms(tokenizer, leaf)
+        parts = _parts(tokenizer, leaf)
+        terms = _leaf_terms(parts)
         if terms.size:
             required[leaf] = terms
-        notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, terms.size))
+            parts_found.append(parts)
+        notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, parts, terms.size))
     if not required:
         return None
     terms = np.unique(np.concatenate(list(required.values())))
@@ -95,9 +98,7 @@ def _lookup(
     keys = zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True)
     filters = dict(zip(keys, rows["filter"].to_pylist(), strict=True))
     columns = {leaf: np.searchsorted(terms, leaf_terms) for leaf, leaf_terms in required.items()}
-    looked_up = (
-        f"{len(terms)} {tokenizer.describe()} of {shorten(', '.join(_looked_up(tokenizer, required)))}"
-    )
+    looked_up = f"{len(terms)} {tokenizer.describe()} of {shorten(', '.join(_looked_up(parts_found)))}"
     return _IndexProbe(definition.name, looked_up, terms, columns, filters, np.ones(len(terms), np.bool_))
 
 
@@ -186,13 +187,28 @@ def _evaluate(condition: TextCondition, holds: dict[TextMatch, BoolArray], count
     return np.ones(count, dtype=np.bool_)
 
 
-def _leaf_terms(tokenizer: Tokenizer, leaf: TextMatch) -> bloom.U64Array:
-    parts = [tokenizer.fragment_terms(f) for f in leaf.fragments]
-    parts += [tokenizer.word_terms(w) for w in leaf.words]
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
+@dataclass(frozen=True)
+class _Part:
+    """A fragment or word of a leaf, with its terms in one index: tokenised once per index."""
+
+    text: str
+    is_fragment: bool
+    terms: bloom.U64Array
 
 
-def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
+def _parts(tokenizer: Tokenizer, leaf: TextMatch) -> list[_Part]:
+    return [_Part(f.text, True, tokenizer.fragment_terms(f)) for f in leaf.fragments] + [
+        _Part(w, False, tokenizer.word_terms(w)) for w in leaf.words
+    ]
+
+
+def _leaf_terms(parts: list[_Part]) -> bloom.U64Array:
+    if not parts:
+        return np.zeros(0, dtype=np.uint64)
+    return np.unique(np.concatenate([p.terms for p in parts]))
+
+
+def _unused(tokenizer: Tokenizer, leaf: TextMatch, parts: list[_Part], terms: int) -> list[str]:
     """Why parts of `leaf` require nothing of the index (for the notes)."""
     notes = []
     if tokenizer.name is TokenizerName.NGRAM:
@@ -203,7 +219,7 @@ def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
         if leaf.words:
             notes.append(f"{_name(leaf)}: words are answered by a words index, not {tokenizer.describe()}")
     else:
-        wordless = [f.text for f in leaf.fragments if not tokenizer.fragment_terms(f).size]
+        wordless = [p.text for p in parts if p.is_fragment and not p.terms.size]
         if wordless:
             listed = ", ".join(echo(text, 40) for text in wordless)
             notes.append(f"{_name(leaf)}: fragments holding no whole word require nothing: {listed}")
@@ -212,10 +228,10 @@ def _unused(tokenizer: Tokenizer, leaf: TextMatch, terms: int) -> list[str]:
     return notes
 
 
-def _looked_up(tokenizer: Tokenizer, required: dict[TextMatch, bloom.U64Array]) -> list[str]:
-    """The fragments and words whose terms were looked up, quoted."""
-    found = [f.text for leaf in required for f in leaf.fragments if tokenizer.fragment_terms(f).size]
-    found += [w for leaf in required for w in leaf.words if tokenizer.word_terms(w).size]
+def _looked_up(parts_found: list[list[_Part]]) -> list[str]:
+    """The fragments, then the words, whose terms were looked up, quoted."""
+    found = [p.text for parts in parts_found for p in parts if p.is_fragment and p.terms.size]
+    found += [p.text for parts in parts_found for p in parts if not p.is_fragment and p.terms.size]
     return [echo(text, 40) for text in dict.fromkeys(found)]
 
 
