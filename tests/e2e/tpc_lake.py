@@ -163,13 +163,17 @@ def side_by_side(
     analyze_hive: bool = False,
     workers: int = 1,
     trino: SharedTrino | None = None,
+    in_process: bool = True,
 ) -> Iterator[tuple[Engine, Served, list[Lake]]]:
     """The lake of each (suite, scale, root), made where missing (any half-made earlier attempt
     removed first), served side by side by the native `lakeprune` catalog and the `hive` catalog
     of one Trino 476 (`trino`, whose catalogs of these names are created for the while; without it,
     one started for the while); both wait `df_wait` for a join's dynamic filter. With `workers` > 1
     the sidecar is a `Supervisor` of that many planning processes, and the catalog lists each
-    worker's own gRPC port (as `serve --workers N --worker-grpc-port P` is deployed for Trino)."""
+    worker's own gRPC port (as `serve --workers N --worker-grpc-port P` is deployed for Trino).
+    With one worker and not `in_process` it is a supervisor of one worker process, as `lakeprune
+    serve` runs a sidecar (a bench's own Python work then does not share the sidecar's interpreter
+    lock or its garbage collector)."""
     for suite, scale, _ in wanted:
         if suite not in SUITES or scale not in SCALES:
             raise ValueError(
@@ -189,7 +193,7 @@ def side_by_side(
     )
     scratch = Path(tempfile.mkdtemp(prefix="lakeprune-tpc-"))
     server: Sidecar | Supervisor
-    if workers > 1:
+    if workers > 1 or not in_process:
         server = Supervisor(
             dataclasses.replace(config, workers=workers, worker_grpc_port=0, metrics_port=0), grace=2.0
         ).start()
