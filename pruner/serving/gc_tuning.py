@@ -2,13 +2,13 @@
 filter decodes its IN list (tens of thousands of keys) into as many Python objects; with CPython's
 default thresholds those allocations set off collections of the oldest generation, and each of
 them walks the whole heap: the catalog, every table's file list and cached index state. On the
-TPC-H sf1 lake a 30,000-key prune of `orders` then took 80 ms in two runs of three instead of 28
-ms (`bench/notes/tpc.md`). A serving process therefore, once its catalog is loaded, moves what
+TPC-H sf1 lake a 30,000-key prune of `orders` then took 83 ms in three runs of five instead of
+28 ms (`bench/notes/tpc.md`). A serving process therefore, once its catalog is loaded, moves what
 it holds to the permanent generation (`gc.freeze`: never scanned again, and never collected,
 which is right for state that lives as long as the process), and collects its youngest
 generation after `YOUNG_THRESHOLD` allocations instead of 700, so that one large request sets
-off few collections. Only `lakeprune serve` (and each of its workers) and the benches, which
-stand for it, call `tune_for_serving`: a library user's process keeps its own settings."""
+off few collections. Only `lakeprune serve` and each of its workers call `tune_for_serving`
+(through `Sidecar(tune_gc=True)`): a library user's process keeps its own settings."""
 
 from __future__ import annotations
 
