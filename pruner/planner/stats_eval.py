@@ -147,7 +147,11 @@ def _meets_ranges(
     index = np.minimum(first, count - 1) - skip
     tested = index >= 0
     if tested.any():
-        lows, inclusive = _ends(low_ends, low_inclusive, column_type, upper=False)
+        if bounded and values.is_discrete() and column_type.kind not in _CONVERTED:
+            # a set of values has the same ends above and below, compared as they are
+            lows, inclusive = highs, np.ones(len(low_ends), dtype=np.bool_)
+        else:
+            lows, inclusive = _ends(low_ends, low_inclusive, column_type, upper=False)
         at = np.where(tested, index, 0)
         low = lows.take(pa.array(at))
         if inclusive.all():

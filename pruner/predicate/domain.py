@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
+
 from pruner.predicate.ranges import Range, high_key, low_key
 from pruner.predicate.values import Value, format_value, is_nan
 
@@ -92,6 +95,15 @@ class SortedRangeSet:
         if ascending is None:
             return cls.of_ranges(*(Range.equal(v) for v in values))
         return cls._of_points(tuple(ascending))
+
+    @classmethod
+    def of_integers(cls, values: npt.NDArray[np.int64]) -> SortedRangeSet:
+        """The set of the integers in `values` (a packed IN list, a join's dynamic filter of up to
+        100,000 keys): sorted and deduplicated in bulk, then held as `of_values` holds its values."""
+        ascending = np.sort(values, kind="stable")
+        if len(ascending) > 1:
+            ascending = ascending[np.concatenate(([True], ascending[1:] != ascending[:-1]))]
+        return cls._of_points(tuple(ascending.tolist()))
 
     @classmethod
     def _of_points(cls, ascending: tuple[Value, ...]) -> SortedRangeSet:

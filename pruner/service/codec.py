@@ -19,6 +19,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import assert_never
 
+import numpy as np
+
 from pruner.bounded import echo, shorten
 from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
@@ -215,9 +217,10 @@ def encode_discrete(values: Sequence[Value]) -> ppb.DiscreteValues:
     return ppb.DiscreteValues(values=[encode_value(v) for v in values])
 
 
-def decode_discrete(message: ppb.DiscreteValues, column: Column) -> list[Value]:
-    """An IN list's values: from `values`, or in bulk from the packed `integers` or `strings`
-    (exactly one of the three holds them)."""
+def decode_discrete(message: ppb.DiscreteValues, column: Column) -> SortedRangeSet:
+    """An IN list: from `values`, or in bulk from the packed `integers` or `strings` (exactly one of
+    the three holds them). Packed integers for an integer column are checked, sorted and
+    deduplicated as one array: a join's dynamic filter waits for this on the query's critical path."""
     lists = {"values": message.values, "integers": message.integers, "strings": message.strings}
     given = [name for name, items in lists.items() if items]
     if not given:
@@ -228,15 +231,21 @@ def decode_discrete(message: ppb.DiscreteValues, column: Column) -> list[Value]:
             "integers, strings holds its values"
         )
     if given == ["values"]:
-        return decode_values(message.values, column)
+        return SortedRangeSet.of_values(*decode_values(message.values, column))
     field = "integer_value" if given == ["integers"] else "string_value"
     if field not in value_fields(column.type.kind):
         raise InvalidInputError(
             f"column {column.name}: packed {given[0]} do not fit a {column.type} column "
             f"(it takes {' or '.join(value_fields(column.type.kind))})"
         )
+    bounds = column.type.kind.integer_bounds
+    if given == ["integers"] and bounds is not None:
+        integers = np.array(message.integers, dtype=np.int64)
+        if bounds[0] <= integers.min() and integers.max() <= bounds[1]:
+            return SortedRangeSet.of_integers(integers)
+        # else value by value below, for the message that names the value out of range
     try:
-        return normalize_all(list(lists[given[0]]), column.type)
+        return SortedRangeSet.of_values(*normalize_all(list(lists[given[0]]), column.type))
     except InvalidInputError as exc:
         raise InvalidInputError(f"column {column.name}: {exc}") from None
 
@@ -267,7 +276,7 @@ def decode_domain(message: ppb.Domain, column: Column) -> Domain:
     if kind == "all_or_none":
         values = SortedRangeSet.all() if value_set.all_or_none.all else SortedRangeSet.none()
     elif kind == "discrete":
-        values = SortedRangeSet.of_values(*decode_discrete(value_set.discrete, column))
+        values = decode_discrete(value_set.discrete, column)
     elif kind == "ranges":
         ranges = value_set.ranges.ranges
         _check_not_empty(column, len(ranges), "range set")

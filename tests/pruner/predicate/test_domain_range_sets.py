@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -247,6 +248,14 @@ def test_set_shape_predicates(built: SortedRangeSet, is_none: bool, is_all: bool
     assert built.is_none() is is_none
     assert built.is_all() is is_all
     assert built.is_single_value() is is_single
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=50))
+def test_of_integers_is_of_values_in_bulk(integers: list[int]) -> None:
+    built = SortedRangeSet.of_integers(np.array(integers, dtype=np.int64))
+    assert built == SortedRangeSet.of_values(*integers)
+    assert built.discrete_values() == tuple(sorted(set(integers)))
+    assert all(type(v) is int for v in built.discrete_values())
 
 
 def test_discrete_values() -> None:

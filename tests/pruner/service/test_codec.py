@@ -259,6 +259,12 @@ def test_long_in_lists_travel_packed() -> None:
     assert len(codec.encode_tuple_domain(days).columns[0].domain.values.discrete.values) == 2
 
 
+def test_packed_integers_in_any_order_with_repeats_are_one_set() -> None:
+    message = _domain_message(discrete=ppb.DiscreteValues(integers=[7, -3, 7, 2**63 - 1, -(2**63), 0]))
+    decoded = codec.decode_tuple_domain(message, SCHEMA)
+    assert decoded == TupleDomain.with_domains({"l": Domain.multiple_values([0, 7, -3, 2**63 - 1, -(2**63)])})
+
+
 def test_packed_integers_out_of_the_columns_range_name_it() -> None:
     values = ppb.ValueSet(discrete=ppb.DiscreteValues(integers=[1, 2**31]))
     message = ppb.TupleDomain(columns=[ppb.ColumnDomain(column="i", domain=ppb.Domain(values=values))])
