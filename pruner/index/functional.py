@@ -122,9 +122,12 @@ def with_virtual(schema: TableSchema, virtual: Iterable[VirtualColumn]) -> Table
 def project(function: BoundFunction, domain: Domain) -> Domain:
     """A domain on f(col) holding f(v) for every v in `domain` (on col); widening. Only for
     monotonic (non-decreasing) functions: a range [a, b] maps to [f(a), f(b)]. NULL is always
-    allowed, since f gives NULL for some non-null inputs (out of range)."""
+    allowed, since f gives NULL for some non-null inputs (out of range); a domain that allows NaN
+    projects to every value (what f makes of NaN is not known here)."""
     if function.order != Order.MONOTONIC:
         raise ValueError(f"{function.sql()} is not monotonic: a range on {function.column} says nothing")
+    if domain.is_nan_allowed():
+        return Domain.all()
     if domain.values.is_all() or domain.values.is_none():
         return Domain.of(domain.values, True)
     ranges = []

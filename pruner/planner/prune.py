@@ -139,7 +139,11 @@ def _cap_values(domain: TupleDomain, limit: int) -> tuple[TupleDomain, list[str]
         values = column_domain.values
         span = values.span()
         if values.range_count() > limit and span is not None:
-            capped[column] = Domain.of(SortedRangeSet.of_ranges(span), column_domain.is_null_allowed())
+            capped[column] = Domain(
+                SortedRangeSet.of_ranges(span),
+                column_domain.is_null_allowed(),
+                column_domain.is_nan_allowed(),
+            )
             what = "values" if values.is_discrete() else "ranges"
             notes.append(
                 f"{column}: {values.range_count():,} {what} exceed limits.max_discrete_values ({limit:,}); "

@@ -110,6 +110,8 @@ def might_match(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt
         result |= nulls > 0
     if domain.values.is_all():  # matches every non-null value, NaN included
         return np.asarray(result | (values - nulls > 0), dtype=bool)
+    if domain.is_nan_allowed():  # a file's unknown NaN count may hold one
+        result |= pc.fill_null(pc.greater(stats["nan_count"], 0), True).to_numpy(zero_copy_only=False)
     if domain.values.is_none():
         return result
     fam = family(column_type)

@@ -45,6 +45,8 @@ def domain_filter(field: pc.Expression, domain: Domain, arrow_type: pa.DataType)
         matched = field.isin(pa.array(list(values.discrete_values()), type=arrow_type))
     else:
         matched = functools.reduce(operator.or_, (_range_filter(field, r, arrow_type) for r in values.ranges))
+    if domain.nan_allowed:
+        matched = matched | pc.fill_null(pc.is_nan(field), False)
     return matched | field.is_null() if domain.null_allowed else matched
 
 

@@ -6,10 +6,12 @@ touching ranges merged when at least one touching end is inclusive (`[1,2)` and 
 untyped: callers normalise literals with `pruner.predicate.values.normalize` first. The order is
 treated as dense, so integer discreteness is not exploited (`x > 1 AND x < 2` on an integer column
 stays a non-empty range); that only widens, which is safe for pruning. NaN rule: ranges never
-contain NaN, so `Domain.all()` (and, apart from NULL handling, only a domain whose values are all)
-matches NaN. In particular the complement of a floating-point domain does not match NaN although
-SQL `NOT (x < 5)` is true for NaN in engines that order NaN above every number: translation layers
-must widen negations on float and double columns themselves."""
+contain NaN; a domain matches NaN when its values are all or when it says so (`nan_allowed`, as
+`null_allowed` says it of NULL: `x > 5 OR is_nan(x)`, Spark's `x > 5`, where NaN is the greatest
+double). Intersection and union combine whether each side matches NaN. The complement is not
+NaN-aware: it matches NaN only if its values are all, although SQL `NOT (x < 5)` is true for NaN
+in engines that order NaN above every number: translation layers must widen negations on float
+and double columns themselves."""
 
 from __future__ import annotations
 
@@ -251,10 +253,16 @@ ValueSet: TypeAlias = SortedRangeSet
 
 @dataclass(frozen=True)
 class Domain:
-    """The values a column may take: a range set, and whether NULL is allowed."""
+    """The values a column may take: a range set, whether NULL is allowed, and whether NaN is
+    beyond what the values say (canonical: false when the values are all, which match NaN)."""
 
     values: SortedRangeSet
     null_allowed: bool
+    nan_allowed: bool = False
+
+    def __post_init__(self) -> None:
+        if self.nan_allowed and self.values.is_all():
+            object.__setattr__(self, "nan_allowed", False)
 
     # Factories -------------------------------------------------------------------------------
 
@@ -286,46 +294,72 @@ class Domain:
     def of(cls, values: SortedRangeSet, null_allowed: bool) -> Domain:
         return cls(values, null_allowed)
 
+    @classmethod
+    def only_nan(cls) -> Domain:
+        """The rows holding NaN (`is_nan(x)`)."""
+        return cls(SortedRangeSet.none(), False, nan_allowed=True)
+
     # Predicates ------------------------------------------------------------------------------
 
     def is_all(self) -> bool:
         return self.null_allowed and self.values.is_all()
 
     def is_none(self) -> bool:
-        return not self.null_allowed and self.values.is_none()
+        return not self.null_allowed and not self.nan_allowed and self.values.is_none()
 
     def is_only_null(self) -> bool:
-        return self.null_allowed and self.values.is_none()
+        return self.null_allowed and not self.nan_allowed and self.values.is_none()
 
     def is_null_allowed(self) -> bool:
         return self.null_allowed
 
+    def is_nan_allowed(self) -> bool:
+        """Whether NaN matches beyond the values (which then are not all): a lookup of the values
+        alone (record, secondary, bloom index) misses the rows holding NaN."""
+        return self.nan_allowed
+
+    def matches_nan(self) -> bool:
+        return self.nan_allowed or self.values.is_all()
+
     def is_single_value(self) -> bool:
-        """Whether exactly one non-null value matches (and NULL does not)."""
-        return not self.null_allowed and self.values.is_single_value()
+        """Whether exactly one non-null value matches (and neither NULL nor NaN does)."""
+        return not self.null_allowed and not self.nan_allowed and self.values.is_single_value()
 
     def contains_value(self, value: Value | None) -> bool:
-        """Whether a row holding `value` matches; `None` is SQL NULL. NaN matches only a domain
-        whose values are all (see the module docstring)."""
+        """Whether a row holding `value` matches; `None` is SQL NULL. NaN matches a domain whose
+        values are all or that allows NaN (see the module docstring)."""
         if value is None:
             return self.null_allowed
         if is_nan(value):
-            return self.values.is_all()
+            return self.matches_nan()
         return self.values.contains_value(value)
 
     def overlaps(self, other: Domain) -> bool:
-        return (self.null_allowed and other.null_allowed) or self.values.overlaps(other.values)
+        return (
+            (self.null_allowed and other.null_allowed)
+            or (self.nan_allowed and other.matches_nan())
+            or (other.nan_allowed and self.matches_nan())
+            or self.values.overlaps(other.values)
+        )
 
     # Operations ------------------------------------------------------------------------------
 
     def intersect(self, other: Domain) -> Domain:
-        return Domain(self.values.intersect(other.values), self.null_allowed and other.null_allowed)
+        return Domain(
+            self.values.intersect(other.values),
+            self.null_allowed and other.null_allowed,
+            self.matches_nan() and other.matches_nan(),
+        )
 
     def union(self, other: Domain) -> Domain:
         """Every value of either domain. A widening for NaN: ranges that together cover every
         number merge into all values, and an all-values domain admits NaN (see the module
         docstring) although neither operand did — the safe direction for pruning."""
-        return Domain(self.values.union(other.values), self.null_allowed or other.null_allowed)
+        return Domain(
+            self.values.union(other.values),
+            self.null_allowed or other.null_allowed,
+            self.nan_allowed or other.nan_allowed,
+        )
 
     def complement(self) -> Domain:
         """The other values, with NULL flipped too (as in Trino). Not NaN-aware: see the module
@@ -339,17 +373,18 @@ class Domain:
             return "TRUE"
         if self.is_none():
             return "FALSE"
-        if self.values.is_none():
-            return f"{column} IS NULL"
         if self.values.is_all():
             return f"{column} IS NOT NULL"
-        condition = _explain_values(column, self.values)
+        conditions = [] if self.values.is_none() else [_explain_values(column, self.values)]
+        if self.nan_allowed:
+            conditions.append(f"is_nan({column})")
         if self.null_allowed:
-            return f"({condition} OR {column} IS NULL)"
-        return condition
+            conditions.append(f"{column} IS NULL")
+        return conditions[0] if len(conditions) == 1 else f"({' OR '.join(conditions)})"
 
     def __str__(self) -> str:
-        return f"{self.values} OR NULL" if self.null_allowed else str(self.values)
+        extra = (" OR NaN" if self.nan_allowed else "") + (" OR NULL" if self.null_allowed else "")
+        return f"{self.values}{extra}"
 
 
 # An explained value list names at most this many values, then how many there are: a join's

@@ -203,7 +203,7 @@ def encode_domain(domain: Domain) -> ppb.Domain:
         value_set = ppb.ValueSet(discrete=encode_discrete(values.discrete_values()))
     else:
         value_set = ppb.ValueSet(ranges=ppb.RangeSet(ranges=[_encode_range(r) for r in values.ranges]))
-    return ppb.Domain(values=value_set, null_allowed=domain.null_allowed)
+    return ppb.Domain(values=value_set, null_allowed=domain.null_allowed, nan_allowed=domain.nan_allowed)
 
 
 def encode_discrete(values: Sequence[Value]) -> ppb.DiscreteValues:
@@ -285,7 +285,11 @@ def decode_domain(message: ppb.Domain, column: Column) -> Domain:
         raise InvalidInputError(
             f"column {column.name}: the value set has none of all_or_none, ranges, discrete"
         )
-    return Domain(values, message.null_allowed)
+    if message.nan_allowed and column.type.kind not in (TypeKind.FLOAT, TypeKind.DOUBLE):
+        raise InvalidInputError(
+            f"column {column.name}: nan_allowed is for float and double columns, not {column.type}"
+        )
+    return Domain(values, message.null_allowed, message.nan_allowed)
 
 
 def _check_not_empty(column: Column, count: int, what: str) -> None:

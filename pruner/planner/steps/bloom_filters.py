@@ -42,9 +42,10 @@ class BloomFilters:
             if c in definition.columns
             and predicate.domain(c).values.is_discrete()
             and not predicate.domain(c).is_null_allowed()
+            and not predicate.domain(c).is_nan_allowed()
         ]
         if not columns:
-            return Skipped("no EQUAL / IN (without NULL) on a column with bloom filters")
+            return Skipped("no EQUAL / IN (without NULL or NaN) on a column with bloom filters")
         limits = context.limits
         reasons: list[str] = []
         probed: list[str] = []

@@ -62,6 +62,8 @@ class SecondaryIndex:
             return f"{column}: NULLs are not indexed by {definition.name}"
         if domain.values.is_all():
             return f"{column}: only IS NOT NULL"
+        if domain.is_nan_allowed():
+            return f"{column}: NaN matches, and {definition.name} is looked up by value"
         limits = context.limits
         count = domain.values.range_count()
         if count > limits.max_key_lookups:

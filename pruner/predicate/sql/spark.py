@@ -13,8 +13,9 @@ pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` sp
 differently from the registry's simple one (no U+0307, no final sigma). Timestamps are instants
 rendered in the session time zone, so a conjunct with a timestamp literal or a time function is
 kept only when that zone is UTC. Spark's NaN is the greatest double and equals itself, so a range
-that NaN would pass on a float or double column (`x > v`) and any NaN literal are left out. Every
-conjunct left out is named in `dropped`."""
+that NaN passes on a float or double column (`x > v`, `x >= v`) is read as `(x > v OR is_nan(x))`,
+which the column stats answer from each file's NaN count, and a conjunct with a NaN literal is left
+out. Every conjunct left out is named in `dropped`."""
 
 from __future__ import annotations
 
@@ -96,10 +97,10 @@ def _conjunct(text: str, utc: bool, approximate: set[str]) -> str | None:
             return None
     except (SqlglotError, RecursionError):
         return None
-    if _lower_is_unsafe(tree) or _nan_is_unsafe(tree, approximate):
+    if _lower_is_unsafe(tree) or _has_nan_literal(tree):
         return None
     try:
-        return _rewrite(tree, utc).sql()
+        return _rewrite(_nan_above(tree, approximate), utc).sql()
     except _UnsupportedError:
         return None
 
@@ -137,7 +138,7 @@ def _rewrite(node: exp.Expr, utc: bool) -> exp.Expr:
         return _copy(node, utc)
     if isinstance(node, exp.Anonymous):
         return _call(node, utc)
-    if isinstance(node, _CONNECTIVES + _PREDICATES):
+    if isinstance(node, _CONNECTIVES + _PREDICATES + (exp.IsNan,)):
         return _copy(node, utc)
     raise _UnsupportedError
 
@@ -259,15 +260,30 @@ def _is_text_subject(call: exp.Expr, parent: exp.Expr | None) -> bool:
     return False
 
 
-def _nan_is_unsafe(tree: exp.Expr, approximate: set[str]) -> bool:
-    """Whether the conjunct could be TRUE for NaN in Spark where lakeprune reads it as FALSE. Spark
-    orders NaN above every number and makes it equal to itself, so `x > v`, `x >= v` and a NaN
-    literal match NaN there; lakeprune (as SQL and Trino) compares NaN false."""
-    for literal in tree.find_all(exp.Literal):
-        if literal.is_string and literal.name.strip().lower().lstrip("+-") == "nan":
-            return True
-    for node in tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE):
-        above = node.this if isinstance(node, exp.GT | exp.GTE) else node.expression
-        if isinstance(above, exp.Column) and above.name.lower() in approximate:
-            return True
-    return False
+def _has_nan_literal(tree: exp.Expr) -> bool:
+    """Whether the conjunct compares with NaN (`CAST('NaN' AS DOUBLE)`), which Spark makes equal to
+    itself and lakeprune, as SQL and Trino, compares false."""
+    return any(
+        literal.is_string and literal.name.strip().lower().lstrip("+-") == "nan"
+        for literal in tree.find_all(exp.Literal)
+    )
+
+
+def _nan_above(tree: exp.Expr, approximate: set[str]) -> exp.Expr:
+    """`tree` with each `x > v`, `x >= v` (or `v < x`, `v <= x`) on a float or double column read as
+    Spark means it, `(x > v OR is_nan(x))`: Spark orders NaN above every number, lakeprune compares
+    it false. Under NOT as well: `NOT (x > v)` is false for NaN in Spark, and so is
+    `NOT (x > v OR is_nan(x))`; for NULL both are NULL (`is_nan(NULL)` is NULL in lakeprune).
+    Spark's own `isnan(x)` is false for NULL, so it is read as `(is_nan(x) AND x IS NOT NULL)`."""
+
+    def spark_order(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.IsNan):
+            not_null = exp.Not(this=exp.Is(this=node.this.copy(), expression=exp.Null()))
+            return exp.Paren(this=exp.And(this=node.copy(), expression=not_null))
+        if isinstance(node, exp.GT | exp.GTE | exp.LT | exp.LTE):
+            above = node.this if isinstance(node, exp.GT | exp.GTE) else node.expression
+            if isinstance(above, exp.Column) and above.name.lower() in approximate:
+                return exp.Paren(this=exp.Or(this=node.copy(), expression=exp.IsNan(this=above.copy())))
+        return node
+
+    return tree.transform(spark_order)

@@ -2,12 +2,13 @@
 TRUE, or (under a NOT) the rows where it is FALSE. NULL is neither, so NOT never turns "unknown"
 into a match, and De Morgan's laws apply exactly: AND is an intersection (exact), OR a column-wise
 union (a widening when the operands constrain different columns; noted). Comparisons, BETWEEN, IN,
-IS [NOT] NULL, IS [NOT] TRUE/FALSE, a bare boolean column, LIKE and TRUE/FALSE/NULL are understood;
-anything else (column against column, functions or arithmetic on columns, subqueries, CASE, ...)
-becomes "every row" with a note, whatever its polarity. NaN: on float and double columns NaN
-compares false, so comparisons, IN and BETWEEN exclude it; but every negation (`<>`, `NOT (x < v)`,
-NOT IN, NOT BETWEEN) is TRUE for NaN, and the algebra lets only an all-values domain match NaN, so
-those become `IS NOT NULL` (noted)."""
+IS [NOT] NULL, IS [NOT] TRUE/FALSE, a bare boolean column, LIKE, `is_nan` and TRUE/FALSE/NULL are
+understood; anything else (column against column, functions or arithmetic on columns, subqueries,
+CASE, ...) becomes "every row" with a note, whatever its polarity. NaN: on float and double columns
+NaN compares false, so comparisons, IN and BETWEEN exclude it, and `is_nan(x)` matches exactly it
+(`x > 5 OR is_nan(x)` is what Spark's `x > 5` means); but every negation (`<>`, `NOT (x < v)`, NOT
+IN, NOT BETWEEN) is TRUE for NaN, so their domains allow NaN; `NOT is_nan(x)` becomes
+`x IS NOT NULL` (noted)."""
 
 from __future__ import annotations
 
@@ -145,6 +146,8 @@ class _Translator:
             return self.is_test(node, negated)
         if isinstance(node, exp.Escape | exp.Like | exp.ILike):
             return self.like(node, negated)
+        if isinstance(node, exp.IsNan):
+            return self.is_nan(node, negated)
         return self.unsupported(node, f"{self.sql(node)} not supported: ignored")
 
     def combine(
@@ -209,12 +212,6 @@ class _Translator:
         nan_matches = (op == "<>") != negated  # a NaN operand makes the comparison TRUE
         if is_nan(value) and column.type.kind.is_numeric:
             return _single(column, Domain.not_null()) if nan_matches else TupleDomain.none()
-        if column.type.kind.is_floating and nan_matches:
-            text = f"NOT ({self.sql(source)})" if negated else self.sql(source)
-            self.note(
-                f"{text} on floating column {column.name} keeps NaN: widened to {column.name} IS NOT NULL"
-            )
-            return _single(column, Domain.not_null())
         op = NEGATED[op] if negated else op
         grid, reference, low, high = self.bounds(column, literal, op)
         domain = compare_domain(op, grid, low, high)
@@ -227,6 +224,8 @@ class _Translator:
                 f"{self.sql(source)}: literal {literal.sql} is inexact in {column.type}; "
                 "widened to cover floating-point rounding"
             )
+        if column.type.kind.is_floating and nan_matches:
+            domain = Domain(domain.values, domain.null_allowed, nan_allowed=True)
         return _single(column, domain)
 
     def bounds(self, column: Column, literal: Literal, op: str) -> tuple[Grid, Any, Any, Any]:
@@ -295,6 +294,20 @@ class _Translator:
                 return _single(column, Domain(SortedRangeSet.of_values(not value), True))
             return _single(column, Domain.single_value(value))
         return self.unsupported(node, f"{self.sql(node)} not supported: ignored")
+
+    def is_nan(self, node: exp.IsNan, negated: bool) -> TupleDomain:
+        """`is_nan(x)` on a float or double column: its NaN rows; negated, its non-null rows (NaN
+        among them: the widening every negation on such a column takes, module docstring)."""
+        subject = unparen(node.this)
+        if not is_column(subject):
+            return self.unsupported(node, f"{self.sql(node)} not supported: ignored")
+        column = self.column(subject)
+        if not column.type.kind.is_floating:
+            return self.unsupported(node, f"{self.sql(node)} on {column.type} column {column.name}: ignored")
+        if negated:
+            self.note(f"NOT {self.sql(node)} keeps NaN: widened to {column.name} IS NOT NULL")
+            return _single(column, Domain.not_null())
+        return _single(column, Domain.only_nan())
 
     def like(self, node: exp.Expr, negated: bool) -> TupleDomain:
         escape = isinstance(node, exp.Escape)

@@ -36,7 +36,16 @@ def _pool(oracle: Oracle, column: str) -> list[Any]:
 
 
 @st.composite
-def domains(draw: st.DrawFn, pool: list[Any]) -> Domain:
+def domains(draw: st.DrawFn, pool: list[Any], floating: bool = False) -> Domain:
+    """A domain over `pool`'s values; on a `floating` column it may allow NaN besides them."""
+    domain = draw(_domains(pool))
+    if floating and draw(st.booleans()):
+        return Domain(domain.values, domain.null_allowed, nan_allowed=True)
+    return domain
+
+
+@st.composite
+def _domains(draw: st.DrawFn, pool: list[Any]) -> Domain:
     null_allowed = draw(st.booleans())
     kind = draw(st.sampled_from(["values", "range", "only_null", "not_null", "complement"]))
     if kind == "only_null":
@@ -98,6 +107,6 @@ def random_predicates(oracle: Oracle) -> st.SearchStrategy[TupleDomain]:
     @st.composite
     def predicates(draw: st.DrawFn) -> TupleDomain:
         columns = draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=3, unique=True))
-        return TupleDomain.with_domains({c: draw(domains(pools[c])) for c in columns})
+        return TupleDomain.with_domains({c: draw(domains(pools[c], floating=c == "score")) for c in columns})
 
     return predicates()

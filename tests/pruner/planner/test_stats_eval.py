@@ -62,6 +62,8 @@ def reference(domain: Domain, column_type: ColumnType, stats: pa.Table) -> npt.N
     result = (nulls > 0) if domain.is_null_allowed() else np.zeros(stats.num_rows, dtype=bool)
     if domain.values.is_all():
         return np.asarray(result | (values - nulls > 0), dtype=bool)
+    if domain.is_nan_allowed():
+        result |= stats["nan_count"].to_numpy(zero_copy_only=False) > 0
     fam = family(column_type)
     low_stat, high_stat = stats[f"min_{fam}"], stats[f"max_{fam}"]
     for r in domain.values.ranges:
@@ -117,7 +119,8 @@ def cases(draw: st.DrawFn) -> tuple[str, ColumnType, pa.Table, list[list[Any]], 
             st.lists(ranges_of(bounds), max_size=4).map(lambda rs: SortedRangeSet.of_ranges(*rs)),
         )
     )
-    return type_name, column_type, stats, files, Domain.of(values, draw(st.booleans()))
+    nan_allowed = column_type.kind.is_floating and draw(st.booleans())
+    return type_name, column_type, stats, files, Domain(values, draw(st.booleans()), nan_allowed)
 
 
 @settings(deadline=None, max_examples=400)
@@ -129,7 +132,7 @@ def test_never_drops_a_matching_file_and_is_as_precise_as_each_range_alone(
     result = might_match(domain, column_type, stats)
     for keep, rows in zip(result, files, strict=True):
         holds_a_match = any(
-            domain.is_null_allowed() if v is None else domain.values.contains_value(normalize(v, column_type))
+            domain.is_null_allowed() if v is None else domain.contains_value(normalize(v, column_type))
             for v in rows
         )
         assert keep or not holds_a_match, f"dropped a file of {rows} for {domain}"

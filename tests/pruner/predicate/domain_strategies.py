@@ -29,8 +29,9 @@ def range_sets(draw: st.DrawFn, values: st.SearchStrategy[Value]) -> SortedRange
 
 
 @st.composite
-def domains(draw: st.DrawFn, values: st.SearchStrategy[Value]) -> Domain:
-    return Domain.of(draw(range_sets(values)), draw(st.booleans()))
+def domains(draw: st.DrawFn, values: st.SearchStrategy[Value], nan: bool = False) -> Domain:
+    """Domains over `values`; with `nan`, some allow NaN beyond their values (float domains)."""
+    return Domain(draw(range_sets(values)), draw(st.booleans()), nan and draw(st.booleans()))
 
 
 def s(*texts: str) -> SortedRangeSet:

@@ -6,7 +6,8 @@ dict of column name to Python value (None is NULL). `evaluate` returns True, Fal
 and Decimal exactly); the "round64" and "round32" modes mimic engines, which compare a floating
 column with a decimal literal after rounding the literal to double (or to real, for a real column
 in "round32"), and an integer or decimal column with a double literal (one with an exponent) after
-rounding the column value to double. NaN compares false, except with <> which is true.
+rounding the column value to double. NaN compares false, except with <> which is true; `is_nan`
+is NULL for NULL.
 """
 
 from __future__ import annotations
@@ -122,6 +123,9 @@ class _Evaluator:
             return not result if node.args.get("negate") else result
         if isinstance(node, exp.Escape | exp.Like | exp.ILike):
             return self.like(node)
+        if isinstance(node, exp.IsNan):  # NULL for NULL, as Trino's is_nan
+            value = self.value(node.this).value
+            return None if value is None else _is_nan(value)
         raise NotImplementedError(f"oracle cannot evaluate {node.sql()}")
 
     def like(self, node: exp.Expr) -> Truth:

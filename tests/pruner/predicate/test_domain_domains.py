@@ -120,12 +120,32 @@ def test_domain_overlaps_agrees_with_intersect(kind: str, data: st.DataObject) -
 
 
 @LAWS
-@given(domains(VALUES["float"]))
-def test_nan_matches_only_a_domain_whose_values_are_all(a: Domain) -> None:
-    assert a.contains_value(NAN) == a.values.is_all()
-    if not a.values.is_all():
+@given(domains(VALUES["float"], nan=True))
+def test_nan_matches_a_domain_whose_values_are_all_or_that_allows_it(a: Domain) -> None:
+    assert a.contains_value(NAN) == (a.values.is_all() or a.nan_allowed)
+    assert not (a.values.is_all() and a.nan_allowed)  # canonical: all values already match NaN
+    if not a.complement().values.is_all():
         # The documented gap: a complement is not NaN-aware; translation layers widen it.
-        assert a.contains_value(NAN) is False
+        assert a.complement().contains_value(NAN) is False
+
+
+@LAWS
+@given(data=st.data())
+def test_domains_allowing_nan_keep_the_lattice_laws(data: st.DataObject) -> None:
+    """Intersection and union (not the complement, which cannot say "every number but NaN") obey
+    the laws with NaN allowed, and agree with membership, NaN included."""
+    a, b, c = (data.draw(domains(VALUES["float"], nan=True)) for _ in range(3))
+    assert a.intersect(b) == b.intersect(a) and a.union(b) == b.union(a)
+    assert a.intersect(b).intersect(c) == a.intersect(b.intersect(c))
+    assert a.union(b).union(c) == a.union(b.union(c))
+    assert a.intersect(a) == a == a.union(a)
+    assert a.union(a.intersect(b)) == a == a.intersect(a.union(b))
+    assert a.intersect(Domain.all()) == a == a.union(Domain.none())
+    assert a.overlaps(b) == (not a.intersect(b).is_none())
+    for value in (NAN, None, data.draw(PROBES["float"])):
+        in_a, in_b = a.contains_value(value), b.contains_value(value)
+        assert a.intersect(b).contains_value(value) == (in_a and in_b)
+        assert a.union(b).contains_value(value) >= (in_a or in_b)
 
 
 @pytest.mark.parametrize(
@@ -154,6 +174,9 @@ def test_domain_factories_and_shape(domain: Domain, expected: tuple[bool, bool, 
         (Domain.single_value(3), [3, 3.0], [None, 4, NAN]),
         (Domain.multiple_values([1, 5], null_allowed=True), [None, 1, 5], [3, NAN]),
         (Domain.single_value(3.0).complement(), [None, 2.0, math.inf], [3.0, NAN]),
+        (Domain.only_nan(), [NAN], [None, 0.0, math.inf]),
+        (Domain(SortedRangeSet.of_ranges(Range.greater_than(5.0)), False, True), [NAN, 6.0], [None, 5.0]),
+        (Domain(SortedRangeSet.all(), False, True), [NAN, 0.0], [None]),
     ],
 )
 def test_domain_contains_value_table(
@@ -197,6 +220,11 @@ def test_domain_overlaps_through_null() -> None:
             "(c >= 2026-01-01T00:00:00Z OR c IS NULL)",
         ),
         (Domain.of(s("[1,3)"), False), "(c >= 1 AND c < 3)"),
+        (Domain.only_nan(), "is_nan(c)"),
+        (
+            Domain(SortedRangeSet.of_ranges(Range.greater_than(5.0)), True, True),
+            "(c > 5.0 OR is_nan(c) OR c IS NULL)",
+        ),
         (Domain.of(s("(-inf,0)", "2", "[5,7]", "9"), False), "(c < 0 OR (c >= 5 AND c <= 7) OR c IN (2, 9))"),
         # Long lists name their first values and how many there are.
         (Domain.multiple_values(range(1000)), f"c IN ({', '.join(map(str, range(20)))}, ... (1,000 values))"),

@@ -259,6 +259,17 @@ def test_long_in_lists_travel_packed() -> None:
     assert len(codec.encode_tuple_domain(days).columns[0].domain.values.discrete.values) == 2
 
 
+def test_nan_allowed_travels_on_float_and_double_columns_only() -> None:
+    above = Domain(SortedRangeSet.of_ranges(Range.greater_than(1.5)), False, nan_allowed=True)
+    predicate = TupleDomain.with_domains({"d": above, "f": Domain.only_nan()})
+    assert codec.decode_tuple_domain(codec.encode_tuple_domain(predicate), SCHEMA) == predicate
+    message = _domain_message(discrete=ppb.DiscreteValues(integers=[1]))
+    message.columns[0].domain.nan_allowed = True
+    with pytest.raises(InvalidInputError) as raised:
+        codec.decode_tuple_domain(message, SCHEMA)
+    assert str(raised.value) == "column l: nan_allowed is for float and double columns, not bigint"
+
+
 def test_packed_integers_in_any_order_with_repeats_are_one_set() -> None:
     message = _domain_message(discrete=ppb.DiscreteValues(integers=[7, -3, 7, 2**63 - 1, -(2**63), 0]))
     decoded = codec.decode_tuple_domain(message, SCHEMA)

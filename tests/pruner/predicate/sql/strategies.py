@@ -319,6 +319,7 @@ atoms = st.one_of(
     in_list(),
     null_test(),
     like(),
+    st.sampled_from([("is_nan(x)", {"x": [NAN, 0.0]}), ("is_nan(r)", {"r": [NAN, 0.0]})]),
     st.sampled_from(["TRUE", "FALSE", "NULL", "b", "NOT b", "id < n", "abs(id) > 5", "n = id"]).map(
         lambda t: (t, {})
     ),

@@ -7,7 +7,9 @@ from decimal import Decimal
 
 import pytest
 
+from pruner.predicate.domain import Domain
 from pruner.predicate.ranges import Range
+from pruner.predicate.sql import Translation
 from pruner.predicate.tuple_domain import TupleDomain
 from tests.pruner.predicate.sql.support import F32_01, INF, NAN, NOT_NULL, dom, rs, td, tr
 
@@ -63,12 +65,24 @@ def test_rounding_widens_with_a_note(where: str, expected: TupleDomain, note: st
     ],
 )
 def test_negations_on_floating_columns_keep_nan(where: str) -> None:
+    """Exactly: NaN allowed beside the values the negation keeps."""
     translation = tr(where)
     column = "r" if where.startswith(("r", "NOT (r")) else "x"
-    assert translation.domain == td(**{column: NOT_NULL})
+    domain = translation.domain.domain(column)
+    assert domain.is_nan_allowed() and not domain.values.is_all()
     assert translation.domain.matches({column: NAN})
     assert not translation.domain.matches({column: None})
-    assert any("keeps NaN" in note and column in note for note in translation.widened)
+    assert translation.widened == ()
+
+
+def test_is_nan() -> None:
+    assert tr("is_nan(x)") == Translation(td(x=Domain.only_nan()), ())
+    assert tr("x > 1 OR is_nan(x)").domain == td(x=Domain(rs(Range.greater_than(1.0)).values, False, True))
+    assert tr("is_nan(x) AND x < 1").domain.is_none()
+    negated = tr("NOT is_nan(r)")
+    assert negated.domain == td(r=NOT_NULL)
+    assert negated.widened == ("NOT IS_NAN(r) keeps NaN: widened to r IS NOT NULL",)
+    assert tr("is_nan(id)").widened == ("IS_NAN(id) on bigint column id: ignored",)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,12 @@ functions, Java date patterns); everything else is left out, never approximated.
 
 from __future__ import annotations
 
+import math
+import operator
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pruner.predicate.sql import text_condition, translate
 from pruner.predicate.sql.spark import from_spark
@@ -94,12 +99,69 @@ def test_the_rewrite_binds() -> None:
     assert translation.widened == ()
 
 
-def test_ranges_that_nan_passes_in_spark_are_left_out() -> None:
-    texts = ["(t.score > 1.0D)", "(t.score >= 1.0D)", "(1.0D < t.score)", "(t.score = CAST('NaN' AS DOUBLE))"]
+def test_ranges_that_nan_passes_in_spark_keep_nan_and_nan_literals_are_left_out() -> None:
+    nan_passes = ["(t.score > 1.0D)", "(t.score >= 1.0D)", "(1.0D < t.score)"]
     kept = ["(t.score < 1.0D)", "(t.score = 1.0D)", "(t.id > 1L)", "(NOT (t.score = 1.0D))"]
-    filters = from_spark(texts + kept, "UTC", floating=["score"])
-    assert filters.dropped == tuple(texts)
+    literal = "(t.score = CAST('NaN' AS DOUBLE))"
+    schema = TableSchema.parse("id bigint, score double")
+    for text in nan_passes:
+        filters = from_spark([text, literal], "UTC", floating=["score"])
+        assert filters.dropped == (literal,) and filters.where is not None
+        domain = translate(filters.where, schema).domain
+        assert domain.matches({"score": math.nan}) and domain.matches({"score": 1.5})
+        assert not domain.matches({"score": 0.5}) and not domain.matches({"score": None})
+    filters = from_spark(kept, "UTC", floating=["score"])
     assert filters.where is not None and filters.where.count(" AND ") == len(kept) - 1
+    assert not translate(filters.where, schema).domain.matches({"score": math.nan})
+
+
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq}
+_OPS["<>"] = operator.ne
+
+
+def spark_truth(op: str, value: float | None, literal: float, negated: bool) -> bool | None:
+    """Spark's `value op literal` (under NOT if `negated`): NaN above every number and equal to
+    itself; NULL unknown."""
+    if value is None:
+        return None
+
+    def order(v: float) -> tuple[bool, float]:
+        return (math.isnan(v), 0.0 if math.isnan(v) else v)
+
+    return _OPS[op](order(value), order(literal)) != negated
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["<", "<=", ">", ">=", "=", "<>"]),
+            st.sampled_from([-1.5, 0.0, 1.0, 2.5]),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(st.sampled_from([None, math.nan, -math.inf, -1.5, 0.0, 1.0, 2.0, 2.5, math.inf]), max_size=6),
+)
+def test_spark_comparisons_on_doubles_keep_every_row_spark_matches(
+    conjuncts: list[tuple[str, float, bool, bool]], rows: list[float | None]
+) -> None:
+    """Each conjunct `score op v` (or `v op' score`), maybe under NOT, as Spark hands it over:
+    every row Spark finds TRUE for all of them matches the translated domain."""
+    flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+    texts = []
+    for op, literal, negated, literal_first in conjuncts:
+        text = f"({literal}D {flipped[op]} t.score)" if literal_first else f"(t.score {op} {literal}D)"
+        texts.append(f"(NOT {text})" if negated else text)
+    filters = from_spark(texts, "UTC", floating=["score"])
+    assert filters.dropped == ()
+    assert filters.where is not None
+    domain = translate(filters.where, TableSchema.parse("score double")).domain
+    for value in rows:
+        if all(spark_truth(op, value, literal, negated) is True for op, literal, negated, _ in conjuncts):
+            assert domain.matches({"score": value}), f"{texts} is TRUE in Spark for {value}, not in {domain}"
 
 
 @pytest.mark.parametrize(

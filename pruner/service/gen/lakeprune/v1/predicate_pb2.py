@@ -24,15 +24,15 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1clakeprune/v1/predicate.proto\x12\x0clakeprune.v1\"\x86\x02\n\x05Value\x12\x17\n\rboolean_value\x18\x01 \x01(\x08H\x00\x12\x17\n\rinteger_value\x18\x02 \x01(\x12H\x00\x12\x15\n\x0b\x66loat_value\x18\x03 \x01(\x02H\x00\x12\x16\n\x0c\x64ouble_value\x18\x04 \x01(\x01H\x00\x12\x33\n\rdecimal_value\x18\x05 \x01(\x0b\x32\x1a.lakeprune.v1.DecimalValueH\x00\x12\x16\n\x0cstring_value\x18\x06 \x01(\tH\x00\x12\x16\n\x0c\x62inary_value\x18\x07 \x01(\x0cH\x00\x12\x13\n\tdate_days\x18\x08 \x01(\x05H\x00\x12\x1a\n\x10timestamp_micros\x18\t \x01(\x03H\x00\x42\x06\n\x04kind\"/\n\x0c\x44\x65\x63imalValue\x12\x10\n\x08unscaled\x18\x01 \x01(\t\x12\r\n\x05scale\x18\x02 \x01(\x05\"{\n\x05Range\x12 \n\x03low\x18\x01 \x01(\x0b\x32\x13.lakeprune.v1.Value\x12\x15\n\rlow_inclusive\x18\x02 \x01(\x08\x12!\n\x04high\x18\x03 \x01(\x0b\x32\x13.lakeprune.v1.Value\x12\x16\n\x0ehigh_inclusive\x18\x04 \x01(\x08\"/\n\x08RangeSet\x12#\n\x06ranges\x18\x01 \x03(\x0b\x32\x13.lakeprune.v1.Range\"X\n\x0e\x44iscreteValues\x12#\n\x06values\x18\x01 \x03(\x0b\x32\x13.lakeprune.v1.Value\x12\x10\n\x08integers\x18\x02 \x03(\x12\x12\x0f\n\x07strings\x18\x03 \x03(\t\"\x18\n\tAllOrNone\x12\x0b\n\x03\x61ll\x18\x01 \x01(\x08\"\x9e\x01\n\x08ValueSet\x12.\n\x0b\x61ll_or_none\x18\x01 \x01(\x0b\x32\x17.lakeprune.v1.AllOrNoneH\x00\x12(\n\x06ranges\x18\x02 \x01(\x0b\x32\x16.lakeprune.v1.RangeSetH\x00\x12\x30\n\x08\x64iscrete\x18\x03 \x01(\x0b\x32\x1c.lakeprune.v1.DiscreteValuesH\x00\x42\x06\n\x04kind\"F\n\x06\x44omain\x12&\n\x06values\x18\x01 \x01(\x0b\x32\x16.lakeprune.v1.ValueSet\x12\x14\n\x0cnull_allowed\x18\x02 \x01(\x08\"D\n\x0c\x43olumnDomain\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12$\n\x06\x64omain\x18\x02 \x01(\x0b\x32\x14.lakeprune.v1.Domain\"H\n\x0bTupleDomain\x12\x0c\n\x04none\x18\x01 \x01(\x08\x12+\n\x07\x63olumns\x18\x02 \x03(\x0b\x32\x1a.lakeprune.v1.ColumnDomain\"\xc5\x01\n\rTextPredicate\x12&\n\x04\x61tom\x18\x01 \x01(\x0b\x32\x16.lakeprune.v1.TextAtomH\x00\x12+\n\x03\x61ll\x18\x02 \x01(\x0b\x32\x1c.lakeprune.v1.TextPredicatesH\x00\x12+\n\x03\x61ny\x18\x03 \x01(\x0b\x32\x1c.lakeprune.v1.TextPredicatesH\x00\x12*\n\x06opaque\x18\x04 \x01(\x0b\x32\x18.lakeprune.v1.OpaqueTextH\x00\x42\x06\n\x04kind\"<\n\x0eTextPredicates\x12*\n\x05parts\x18\x01 \x03(\x0b\x32\x1b.lakeprune.v1.TextPredicate\"\x0c\n\nOpaqueText\"\xe5\x01\n\x08TextAtom\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12$\n\x04\x63\x61se\x18\x02 \x01(\x0e\x32\x16.lakeprune.v1.TextCase\x12)\n\x04like\x18\x03 \x01(\x0b\x32\x19.lakeprune.v1.LikePatternH\x00\x12\x12\n\x08\x63ontains\x18\x04 \x01(\tH\x00\x12\x15\n\x0bstarts_with\x18\x05 \x01(\tH\x00\x12\x13\n\tends_with\x18\x06 \x01(\tH\x00\x12\x0f\n\x05regex\x18\x07 \x01(\tH\x00\x12\x0f\n\x05words\x18\x08 \x01(\tH\x00\x12\x0e\n\x06source\x18\t \x01(\tB\x06\n\x04kind\">\n\x0bLikePattern\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x13\n\x06\x65scape\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\t\n\x07_escape*I\n\x08TextCase\x12\x13\n\x0fTEXT_CASE_AS_IS\x10\x00\x12\x13\n\x0fTEXT_CASE_LOWER\x10\x01\x12\x13\n\x0fTEXT_CASE_UPPER\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1clakeprune/v1/predicate.proto\x12\x0clakeprune.v1\"\x86\x02\n\x05Value\x12\x17\n\rboolean_value\x18\x01 \x01(\x08H\x00\x12\x17\n\rinteger_value\x18\x02 \x01(\x12H\x00\x12\x15\n\x0b\x66loat_value\x18\x03 \x01(\x02H\x00\x12\x16\n\x0c\x64ouble_value\x18\x04 \x01(\x01H\x00\x12\x33\n\rdecimal_value\x18\x05 \x01(\x0b\x32\x1a.lakeprune.v1.DecimalValueH\x00\x12\x16\n\x0cstring_value\x18\x06 \x01(\tH\x00\x12\x16\n\x0c\x62inary_value\x18\x07 \x01(\x0cH\x00\x12\x13\n\tdate_days\x18\x08 \x01(\x05H\x00\x12\x1a\n\x10timestamp_micros\x18\t \x01(\x03H\x00\x42\x06\n\x04kind\"/\n\x0c\x44\x65\x63imalValue\x12\x10\n\x08unscaled\x18\x01 \x01(\t\x12\r\n\x05scale\x18\x02 \x01(\x05\"{\n\x05Range\x12 \n\x03low\x18\x01 \x01(\x0b\x32\x13.lakeprune.v1.Value\x12\x15\n\rlow_inclusive\x18\x02 \x01(\x08\x12!\n\x04high\x18\x03 \x01(\x0b\x32\x13.lakeprune.v1.Value\x12\x16\n\x0ehigh_inclusive\x18\x04 \x01(\x08\"/\n\x08RangeSet\x12#\n\x06ranges\x18\x01 \x03(\x0b\x32\x13.lakeprune.v1.Range\"X\n\x0e\x44iscreteValues\x12#\n\x06values\x18\x01 \x03(\x0b\x32\x13.lakeprune.v1.Value\x12\x10\n\x08integers\x18\x02 \x03(\x12\x12\x0f\n\x07strings\x18\x03 \x03(\t\"\x18\n\tAllOrNone\x12\x0b\n\x03\x61ll\x18\x01 \x01(\x08\"\x9e\x01\n\x08ValueSet\x12.\n\x0b\x61ll_or_none\x18\x01 \x01(\x0b\x32\x17.lakeprune.v1.AllOrNoneH\x00\x12(\n\x06ranges\x18\x02 \x01(\x0b\x32\x16.lakeprune.v1.RangeSetH\x00\x12\x30\n\x08\x64iscrete\x18\x03 \x01(\x0b\x32\x1c.lakeprune.v1.DiscreteValuesH\x00\x42\x06\n\x04kind\"[\n\x06\x44omain\x12&\n\x06values\x18\x01 \x01(\x0b\x32\x16.lakeprune.v1.ValueSet\x12\x14\n\x0cnull_allowed\x18\x02 \x01(\x08\x12\x13\n\x0bnan_allowed\x18\x03 \x01(\x08\"D\n\x0c\x43olumnDomain\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12$\n\x06\x64omain\x18\x02 \x01(\x0b\x32\x14.lakeprune.v1.Domain\"H\n\x0bTupleDomain\x12\x0c\n\x04none\x18\x01 \x01(\x08\x12+\n\x07\x63olumns\x18\x02 \x03(\x0b\x32\x1a.lakeprune.v1.ColumnDomain\"\xc5\x01\n\rTextPredicate\x12&\n\x04\x61tom\x18\x01 \x01(\x0b\x32\x16.lakeprune.v1.TextAtomH\x00\x12+\n\x03\x61ll\x18\x02 \x01(\x0b\x32\x1c.lakeprune.v1.TextPredicatesH\x00\x12+\n\x03\x61ny\x18\x03 \x01(\x0b\x32\x1c.lakeprune.v1.TextPredicatesH\x00\x12*\n\x06opaque\x18\x04 \x01(\x0b\x32\x18.lakeprune.v1.OpaqueTextH\x00\x42\x06\n\x04kind\"<\n\x0eTextPredicates\x12*\n\x05parts\x18\x01 \x03(\x0b\x32\x1b.lakeprune.v1.TextPredicate\"\x0c\n\nOpaqueText\"\xe5\x01\n\x08TextAtom\x12\x0e\n\x06\x63olumn\x18\x01 \x01(\t\x12$\n\x04\x63\x61se\x18\x02 \x01(\x0e\x32\x16.lakeprune.v1.TextCase\x12)\n\x04like\x18\x03 \x01(\x0b\x32\x19.lakeprune.v1.LikePatternH\x00\x12\x12\n\x08\x63ontains\x18\x04 \x01(\tH\x00\x12\x15\n\x0bstarts_with\x18\x05 \x01(\tH\x00\x12\x13\n\tends_with\x18\x06 \x01(\tH\x00\x12\x0f\n\x05regex\x18\x07 \x01(\tH\x00\x12\x0f\n\x05words\x18\x08 \x01(\tH\x00\x12\x0e\n\x06source\x18\t \x01(\tB\x06\n\x04kind\">\n\x0bLikePattern\x12\x0f\n\x07pattern\x18\x01 \x01(\t\x12\x13\n\x06\x65scape\x18\x02 \x01(\tH\x00\x88\x01\x01\x42\t\n\x07_escape*I\n\x08TextCase\x12\x13\n\x0fTEXT_CASE_AS_IS\x10\x00\x12\x13\n\x0fTEXT_CASE_LOWER\x10\x01\x12\x13\n\x0fTEXT_CASE_UPPER\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'lakeprune.v1.predicate_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TEXTCASE']._serialized_start=1599
-  _globals['_TEXTCASE']._serialized_end=1672
+  _globals['_TEXTCASE']._serialized_start=1620
+  _globals['_TEXTCASE']._serialized_end=1693
   _globals['_VALUE']._serialized_start=47
   _globals['_VALUE']._serialized_end=309
   _globals['_DECIMALVALUE']._serialized_start=311
@@ -48,19 +48,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VALUESET']._serialized_start=651
   _globals['_VALUESET']._serialized_end=809
   _globals['_DOMAIN']._serialized_start=811
-  _globals['_DOMAIN']._serialized_end=881
-  _globals['_COLUMNDOMAIN']._serialized_start=883
-  _globals['_COLUMNDOMAIN']._serialized_end=951
-  _globals['_TUPLEDOMAIN']._serialized_start=953
-  _globals['_TUPLEDOMAIN']._serialized_end=1025
-  _globals['_TEXTPREDICATE']._serialized_start=1028
-  _globals['_TEXTPREDICATE']._serialized_end=1225
-  _globals['_TEXTPREDICATES']._serialized_start=1227
-  _globals['_TEXTPREDICATES']._serialized_end=1287
-  _globals['_OPAQUETEXT']._serialized_start=1289
-  _globals['_OPAQUETEXT']._serialized_end=1301
-  _globals['_TEXTATOM']._serialized_start=1304
-  _globals['_TEXTATOM']._serialized_end=1533
-  _globals['_LIKEPATTERN']._serialized_start=1535
-  _globals['_LIKEPATTERN']._serialized_end=1597
+  _globals['_DOMAIN']._serialized_end=902
+  _globals['_COLUMNDOMAIN']._serialized_start=904
+  _globals['_COLUMNDOMAIN']._serialized_end=972
+  _globals['_TUPLEDOMAIN']._serialized_start=974
+  _globals['_TUPLEDOMAIN']._serialized_end=1046
+  _globals['_TEXTPREDICATE']._serialized_start=1049
+  _globals['_TEXTPREDICATE']._serialized_end=1246
+  _globals['_TEXTPREDICATES']._serialized_start=1248
+  _globals['_TEXTPREDICATES']._serialized_end=1308
+  _globals['_OPAQUETEXT']._serialized_start=1310
+  _globals['_OPAQUETEXT']._serialized_end=1322
+  _globals['_TEXTATOM']._serialized_start=1325
+  _globals['_TEXTATOM']._serialized_end=1554
+  _globals['_LIKEPATTERN']._serialized_start=1556
+  _globals['_LIKEPATTERN']._serialized_end=1618
 # @@protoc_insertion_point(module_scope)

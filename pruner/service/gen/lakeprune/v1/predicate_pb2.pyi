@@ -91,12 +91,14 @@ class ValueSet(_message.Message):
     def __init__(self, all_or_none: _Optional[_Union[AllOrNone, _Mapping]] = ..., ranges: _Optional[_Union[RangeSet, _Mapping]] = ..., discrete: _Optional[_Union[DiscreteValues, _Mapping]] = ...) -> None: ...
 
 class Domain(_message.Message):
-    __slots__ = ("values", "null_allowed")
+    __slots__ = ("values", "null_allowed", "nan_allowed")
     VALUES_FIELD_NUMBER: _ClassVar[int]
     NULL_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    NAN_ALLOWED_FIELD_NUMBER: _ClassVar[int]
     values: ValueSet
     null_allowed: bool
-    def __init__(self, values: _Optional[_Union[ValueSet, _Mapping]] = ..., null_allowed: _Optional[bool] = ...) -> None: ...
+    nan_allowed: bool
+    def __init__(self, values: _Optional[_Union[ValueSet, _Mapping]] = ..., null_allowed: _Optional[bool] = ..., nan_allowed: _Optional[bool] = ...) -> None: ...
 
 class ColumnDomain(_message.Message):
     __slots__ = ("column", "domain")
