@@ -7,10 +7,10 @@ engine would keep is never pruned: a millisecond bound covers every microsecond 
 (`= v` becomes `[v*1000, v*1000+999]` µs), a double bound on a float column is rounded outward to
 float32, and a double bound on a decimal column is moved out by one double ulp and rounded outward
 to the column's scale (`to_connector_array` rounds decimals to the nearest double, so a decimal
-whose double satisfies the bound lies strictly inside the next double beyond it). Bounds beyond a
+whose double satisfies the bound lies strictly inside the next double beyond it), and a
+floating-point range unbounded above, which holds NaN in the engines' ordering, allows NaN. Bounds beyond a
 column's range are clamped, which is exact. A domain that cannot be translated (varchar on a binary
-column, a value of another type than the column's, a NaN bound, a floating-point range unbounded
-above, which holds NaN in the engines' ordering) and a domain on an unknown column
+column, a value of another type than the column's, a NaN bound) and a domain on an unknown column
 are dropped, i.e. that column is unconstrained: still correct because the engine filters the rows
 again. Dropped domains are reported in `DecodedConstraint.dropped` and logged, never silent.
 Malformed input (a marker block without exactly one row, an inverted range, a value set with other
@@ -123,16 +123,15 @@ def _decode_domain(thrift_domain: idl.Domain, column_type: ColumnType) -> Domain
         engine_set = _equatable_set(equatable, column_type)
     else:
         engine_set = SortedRangeSet.of_ranges(*(_engine_range(r, column_type) for r in ranges.ranges or ()))
-    if (
+    # The engines order doubles with Java's Double.compare, where NaN is above +inf, so a range
+    # unbounded above also holds NaN (`NOT (x <= 5)` is true for NaN), which no lakeprune range
+    # does: the domain allows NaN besides its ranges.
+    nan_allowed = (
         column_type.kind.is_floating
         and not engine_set.is_all()
         and any(r.high is None for r in engine_set.ranges)
-    ):
-        # The engines order doubles with Java's Double.compare, where NaN is above +inf, so a
-        # range unbounded above also holds NaN (`NOT (x <= 5)` is true for NaN), which no
-        # lakeprune range does: leave the column unconstrained.
-        raise _UntranslatableError("a floating-point range unbounded above also holds NaN for the engine")
-    return Domain(_translate_set(engine_set, translate), null_allowed)
+    )
+    return Domain(_translate_set(engine_set, translate), null_allowed, nan_allowed)
 
 
 def _translate_set(engine_set: SortedRangeSet, translate: Callable[[Range], Range | None]) -> SortedRangeSet:

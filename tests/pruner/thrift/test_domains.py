@@ -310,10 +310,12 @@ def test_values_domain_widens_like_a_constraint() -> None:
 
 
 @pytest.mark.parametrize("column", ["d", "f"])
-def test_floating_ranges_unbounded_above_are_dropped_because_the_engine_orders_nan_last(column: str) -> None:
+def test_floating_ranges_unbounded_above_allow_nan_because_the_engine_orders_nan_last(column: str) -> None:
     # NOT (x <= 5) reaches the connector as (5, +unbounded), which holds NaN for Trino and Presto.
     nan_row = {column: math.nan}
-    assert decode(**{column: between(5.0, B.ABOVE, None, B.BELOW, F64)}).matches(nan_row)
-    assert decode(**{column: equatable_domain([5.0], F64, inclusive=False)}).matches(nan_row)
+    above = decode(**{column: between(5.0, B.ABOVE, None, B.BELOW, F64)})
+    assert above.matches(nan_row) and above.matches({column: 6.0}) and not above.matches({column: 4.0})
+    other = decode(**{column: equatable_domain([5.0], F64, inclusive=False)})
+    assert other.matches(nan_row) and other.matches({column: 4.0}) and not other.matches({column: 5.0})
     bounded = decode(**{column: between(5.0, B.ABOVE, math.inf, B.EXACTLY, F64)})
     assert not bounded.is_all() and not bounded.matches(nan_row)
