@@ -46,7 +46,7 @@ def domain_filter(field: pc.Expression, domain: Domain, arrow_type: pa.DataType)
     else:
         matched = functools.reduce(operator.or_, (_range_filter(field, r, arrow_type) for r in values.ranges))
     if domain.nan_allowed:
-        matched = matched | pc.fill_null(pc.is_nan(field), False)
+        matched = matched | pc.is_nan(field)  # Kleene OR: NULL stays unmatched, as a NULL value is
     return matched | field.is_null() if domain.null_allowed else matched
 
 

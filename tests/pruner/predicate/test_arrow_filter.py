@@ -36,6 +36,15 @@ POOLS: dict[str, list[Any]] = {
 
 @st.composite
 def domains(draw: st.DrawFn, pool: list[Any]) -> Domain:
+    """A domain over `pool`; over a pool holding NaN (a double column), it may allow NaN."""
+    made = draw(_domains(pool))
+    if any(is_nan(v) for v in pool) and draw(st.booleans()):
+        return Domain(made.values, made.null_allowed, nan_allowed=True)
+    return made
+
+
+@st.composite
+def _domains(draw: st.DrawFn, pool: list[Any]) -> Domain:
     clean = sorted(v for v in pool if not is_nan(v))
     null_allowed = draw(st.booleans())
     kind = draw(st.sampled_from(["values", "range", "all", "none", "complement"]))
