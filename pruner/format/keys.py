@@ -74,11 +74,16 @@ def encode_record_keys(table: pa.Table | pa.RecordBatch, key_fields: tuple[str, 
     parts = [canonical_text(table.column(name)) for name in key_fields]
     if len(parts) == 1:
         return parts[0]
-    escaped = [
-        pc.replace_substring(pc.replace_substring(p, "\\", "\\\\"), KEY_SEPARATOR, "\\u001f") for p in parts
-    ]
-    joined = pc.binary_join_element_wise(*escaped, KEY_SEPARATOR, null_handling="emit_null")
+    joined = pc.binary_join_element_wise(
+        *map(escape_component, parts), KEY_SEPARATOR, null_handling="emit_null"
+    )
     return pc.cast(joined, pa.string())
+
+
+def escape_component(text: pa.Array) -> pa.Array:
+    """A composite key component's text with `\\` doubled and U+001F written `\\u001f`: then no
+    component holds the separator, and every backslash of it is followed by another or by `u`."""
+    return pc.replace_substring(pc.replace_substring(text, "\\", "\\\\"), KEY_SEPARATOR, "\\u001f")
 
 
 def fnv1a64(strings: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.uint64]:

@@ -72,7 +72,12 @@ def _locate_keys(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[
 
 
 def secondary_columns(table: LakeTable) -> list[str]:
-    return [d.columns[0] for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
+    """The columns of the table's one-column secondary indexes (a composite one joins on no one column)."""
+    return [
+        d.columns[0]
+        for d in table.definitions
+        if d.index_type == IndexType.SECONDARY_INDEX and len(d.columns) == 1
+    ]
 
 
 def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[int]]:
@@ -83,7 +88,7 @@ def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, lis
     column = key_page.column_names[0]
     table = snapshot.table
     definition = next(
-        d for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX and d.columns[0] == column
+        d for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX and d.columns == (column,)
     )
     values = key_page.column(0).combine_chunks()
     if not definition.covers(snapshot.instant):  # building, or built after this snapshot

@@ -32,6 +32,7 @@ def build_indexed_table(spark: SparkSession, location: str) -> str:
     table.insert(spark.createDataFrame([row(k) for k in range(1200)], SCHEMA))
     table.sql("CREATE INDEX pstats ON events USING partition_stats")
     table.sql("CREATE INDEX bf ON events USING bloom_filters (token, id) OPTIONS (fpp = 0.01)")
+    table.sql("CREATE INDEX by_hot_day ON events USING secondary_index (hot, day)")  # composite
     updates = [row(k, 1, REGIONS[(k + 1) % 4] if k % 40 == 0 else None) for k in range(0, 1200, 13)]
     table.upsert(spark.createDataFrame(updates, SCHEMA))
     table.delete(spark.createDataFrame([(k,) for k in range(7, 1200, 31)], "id bigint"))

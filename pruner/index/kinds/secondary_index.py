@@ -1,6 +1,7 @@
-"""The `secondary_index` kind (RFC-77): `(value, record key)` pairs of one column in partition
-`secondary_index_<name>` (`pruner.index.secondary`). It has no per-file rows: the write tasks diff
-each file group's pairs against its old image, so a removed file leaves nothing for the driver."""
+"""The `secondary_index` kind (RFC-77): `(value, record key)` pairs of one column, or of the
+composite value of up to `MAX_COLUMNS` columns, in partition `secondary_index_<name>`
+(`pruner.index.secondary`). It has no per-file rows: the write tasks diff each file group's pairs
+against its old image, so a removed file leaves nothing for the driver."""
 
 from __future__ import annotations
 
@@ -14,25 +15,31 @@ from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
 
+# Columns of a composite secondary index: a lookup of all of them takes the product of their
+# IN lists, which `limits.max_key_lookups` bounds anyway; more columns than this is a mistake.
+MAX_COLUMNS = 4
+
 
 class SecondaryIndex(PerFileDefaults):
     index_type = IndexType.SECONDARY_INDEX
     many_per_table = True
 
     def check_columns(self, config: TableConfig, columns: list[str]) -> None:
-        if len(columns) != 1:
+        if not 1 <= len(columns) <= MAX_COLUMNS:
             raise InvalidInputError(
-                "a secondary index covers exactly one column: USING secondary_index (col)"
+                f"a secondary index covers 1 to {MAX_COLUMNS} columns: USING secondary_index (col) "
+                "or USING secondary_index (col1, col2)"
             )
-        column = columns[0]
-        if config.record_key == (column,):
-            raise InvalidInputError(f"{column!r} is the record key; the record index already indexes it")
-        kind = config.schema.column(column).type.kind
-        if not kind.allows(Role.SECONDARY_INDEX):
-            raise InvalidInputError(
-                f"a secondary index cannot cover {kind} column {column!r} "
-                f"(types: {', '.join(Role.SECONDARY_INDEX.kinds())})"
-            )
+        if config.record_key == tuple(columns):
+            names = ", ".join(repr(c) for c in columns)
+            raise InvalidInputError(f"{names} is the record key; the record index already indexes it")
+        for column in columns:
+            kind = config.schema.column(column).type.kind
+            if not kind.allows(Role.SECONDARY_INDEX):
+                raise InvalidInputError(
+                    f"a secondary index cannot cover {kind} column {column!r} "
+                    f"(types: {', '.join(Role.SECONDARY_INDEX.kinds())})"
+                )
 
     def partition_name(self, definition: IndexDefinition) -> str:
         return f"secondary_index_{definition.name}"
@@ -40,8 +47,8 @@ class SecondaryIndex(PerFileDefaults):
     def spec(
         self, definition: IndexDefinition, properties: TableProperties, schema: TableSchema
     ) -> IndexPartitionSpec:
-        column = schema.column(definition.columns[0]).type
-        return secondary.spec(definition.name, column, properties.index_secondary_index_buckets)
+        key_type = secondary.key_type(definition.columns, schema)
+        return secondary.spec(definition.name, key_type, properties.index_secondary_index_buckets)
 
     def file_rows(
         self, rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str
@@ -72,7 +79,7 @@ class SecondaryIndex(PerFileDefaults):
         spec: IndexPartitionSpec,
         full: bool,
     ) -> pa.Table | None:
-        return secondary.file_group_changes(old, new, definition.columns[0], record_key, spec, full)
+        return secondary.file_group_changes(old, new, definition.columns, record_key, spec, full)
 
 
 KIND = SecondaryIndex()

@@ -5,21 +5,34 @@ many values that the files in play are expected to hold anyway is skipped before
 read (`PruneLimits.lookup_skipped`). Ranges (and LIKE 'prefix%') scan the index's sorted buckets
 with a filter, but only when footer statistics say the scan is selective
 (`PruneLimits.range_max_index_share`); otherwise the step says so and leaves the range to column
-stats, which run later and are cheaper then."""
+stats, which run later and are cheaper then.
+
+A composite index on (a, b, ...) answers EQUAL / IN on all its columns (a lookup of each
+combination of their values) and on a leading prefix (a, or a and b, ...): a scan of the keys
+starting with each combination's encoding (`pruner.index.secondary.prefix_range`), under the same
+footer-statistics guard as a range, for at most `MAX_PREFIX_SCANS` combinations."""
 
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.metadata.index_partition import IndexPartitionView
+from pruner.planner.keys import combinations
+from pruner.planner.limits import PruneLimits
 from pruner.planner.steps.base import AllOf, InPlay, Skipped, StepContext, StepOutcome, Verdict
 from pruner.planner.steps.record_index import kept_file_groups
 from pruner.predicate.domain import Domain
+
+# A leading-prefix lookup scans with one range per combination of the prefix's values.
+MAX_PREFIX_SCANS = 64
 
 
 class SecondaryIndex:
@@ -49,8 +62,6 @@ class SecondaryIndex:
     def _one(self, context: StepContext, definition: IndexDefinition, in_play: InPlay) -> Verdict | str:
         """Keep the files holding a row the index lists for the column's domain, or why this index
         cannot narrow them."""
-        column = definition.columns[0]
-        domain = context.predicate.domain(column)
         if definition.state != IndexState.READY:
             return f"index {definition.name} is still building"
         if not definition.covers(context.snapshot.instant):
@@ -58,6 +69,10 @@ class SecondaryIndex:
                 f"index {definition.name} is complete from instant {definition.complete_up_to}; "
                 f"snapshot {context.snapshot.instant} is older"
             )
+        if len(definition.columns) > 1:
+            return self._composite(context, definition, in_play)
+        column = definition.columns[0]
+        domain = context.predicate.domain(column)
         if domain.is_null_allowed():
             return f"{column}: NULLs are not indexed by {definition.name}"
         if domain.values.is_all():
@@ -76,15 +91,77 @@ class SecondaryIndex:
             pairs = view.lookup(context.keys(column))
         else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
             expression = ranges_expression(domain, context.schema.column(column).type.to_arrow())
-            fraction = view.estimate_fraction(expression)
-            if fraction > limits.range_max_index_share:
-                return (
-                    f"{column}: the range admits {fraction:.0%} of {definition.name}'s row groups "
-                    f"(> {limits.range_max_index_share:.0%}), not selective; left to column stats"
-                )
-            pairs = view.scan(expression)
+            scanned = _scan_if_selective(view, expression, limits, f"{column}: the range", definition)
+            if isinstance(scanned, str):
+                return scanned
+            pairs = scanned
         context.check_deadline()
         return kept_file_groups(in_play, context.snapshot.record_index().lookup(pairs["key"]))
+
+    def _composite(self, context: StepContext, definition: IndexDefinition, in_play: InPlay) -> Verdict | str:
+        """A composite index: a lookup when every column has an IN list (without NULL or NaN), a
+        scan of key ranges when only its leading columns have."""
+        predicate, limits = context.predicate, context.limits
+        prefix: list[str] = []
+        for column in definition.columns:
+            domain = predicate.domain(column)
+            if column not in predicate.columns or not domain.values.is_discrete():
+                break
+            if domain.is_null_allowed() or domain.is_nan_allowed():
+                break
+            prefix.append(column)
+        names = ", ".join(definition.columns)
+        if not prefix:
+            return f"({names}): no EQUAL / IN without NULL on its leading column {definition.columns[0]}"
+        count = math.prod(predicate.domain(c).values.range_count() for c in prefix)
+        label = f"({', '.join(prefix)}) of {definition.name}"
+        if count > limits.max_key_lookups:
+            return f"{label}: {count:,} combinations exceed the lookup limit {limits.max_key_lookups}"
+        values = pa.table(dict(zip(prefix, combinations([context.keys(c) for c in prefix]), strict=True)))
+        view = context.snapshot.index_partition(context.table.spec(definition))
+        if values.num_rows == 0:  # no row of the columns can hold those values
+            pairs = view.lookup(pa.array([], pa.string()))
+        elif len(prefix) == len(definition.columns):
+            reason = limits.lookup_skipped(label, count, in_play.count)
+            if reason is not None:
+                return reason
+            pairs = view.lookup(secondary.secondary_keys(values, definition.columns))
+        else:
+            if count > MAX_PREFIX_SCANS:
+                return f"{label}: {count:,} leading combinations exceed {MAX_PREFIX_SCANS} range scans"
+            what = f"{label}: the leading columns"
+            scanned = _scan_if_selective(view, _prefix_expression(values), limits, what, definition)
+            if isinstance(scanned, str):
+                return scanned
+            pairs = scanned
+        context.check_deadline()
+        return kept_file_groups(in_play, context.snapshot.record_index().lookup(pairs["key"]))
+
+
+def _scan_if_selective(
+    view: IndexPartitionView,
+    expression: ds.Expression,
+    limits: PruneLimits,
+    what: str,
+    definition: IndexDefinition,
+) -> pa.Table | str:
+    """The index rows `expression` admits, or why not: footer statistics say the scan would read
+    more than `limits.range_max_index_share` of the index's row groups."""
+    fraction = view.estimate_fraction(expression)
+    if fraction > limits.range_max_index_share:
+        return (
+            f"{what} admits {fraction:.0%} of {definition.name}'s row groups "
+            f"(> {limits.range_max_index_share:.0%}), not selective; left to column stats"
+        )
+    return view.scan(expression)
+
+
+def _prefix_expression(values: pa.Table) -> ds.Expression:
+    """The keys continuing each row's encoding (`secondary.prefix_range`), as a dataset filter."""
+    key = ds.field("secondary_key")
+    lows, highs = secondary.prefix_range(values)
+    ranges = [(key >= low) & (key < high) for low, high in zip(lows, highs, strict=True)]
+    return functools.reduce(operator.or_, ranges)
 
 
 def ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:

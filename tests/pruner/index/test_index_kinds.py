@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.index.defining import define
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
@@ -146,3 +147,29 @@ def test_required_by_finds_the_index_of_each_required_type() -> None:
     assert required_by(pstats, [stats, pstats]) == {IndexType.COLUMN_STATS: stats}
     assert required_by(pstats, [pstats]) == {IndexType.COLUMN_STATS: None}
     assert required_by(stats, [stats, pstats]) == {}
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (["city", "ts"], None),
+        (["city", "ts", "id", "city2", "n"], "covers 1 to 4 columns"),
+        (["id", "k2"], "is the record key"),
+    ],
+)
+def test_a_secondary_index_takes_one_to_four_columns_but_not_the_record_key(
+    columns: list[str], message: str | None
+) -> None:
+    config = TableConfig(
+        "t",
+        TableSchema.parse("id bigint, k2 int, city string, city2 string, n int, ts timestamp"),
+        ("id", "k2"),
+    )
+    if message is None:
+        definition = define(config, [], "s", "secondary_index", columns, {}, None)
+        assert definition.columns == tuple(columns)
+        spec = spec_for(definition, config.properties, config.schema)
+        assert spec.schema.field("secondary_key").type == pa.string()
+        return
+    with pytest.raises(InvalidInputError, match=message):
+        define(config, [], "s", "secondary_index", columns, {}, None)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pruner.index import secondary
 from pruner.metadata.index_partition import IndexPartitionView, compact_bucket, write_base, write_logs
@@ -103,7 +105,7 @@ def test_old_image_diff() -> None:
     record_key = ("id",)
     old = pa.table({"id": [1, 2, 3, 4], "city": ["a", "b", None, "d"]})
     new = pa.table({"id": [1, 2, 3, 5], "city": ["a", "x", "c", None]})
-    changes = secondary.file_group_changes(old, new, "city", record_key, SPEC, full=False)
+    changes = secondary.file_group_changes(old, new, ("city",), record_key, SPEC, full=False)
     got = sorted(zip(_pairs(changes), changes[OP_FIELD].to_pylist(), strict=True))
     assert got == [
         (("b", "2"), OP_DELETE),  # value changed: tombstone for the old pair
@@ -111,7 +113,7 @@ def test_old_image_diff() -> None:
         (("d", "4"), OP_DELETE),  # deleted row
         (("x", "2"), OP_UPSERT),  # value changed: insert of the new pair
     ]
-    full = secondary.file_group_changes(old, new, "city", record_key, SPEC, full=True)
+    full = secondary.file_group_changes(old, new, ("city",), record_key, SPEC, full=True)
     assert sorted(_pairs(full.filter(pa.compute.equal(full[OP_FIELD], OP_UPSERT)))) == [
         ("a", "1"),
         ("c", "3"),
@@ -144,3 +146,47 @@ def test_range_scan_honours_tombstones_and_estimates_from_footers(tmp_path: Path
         Domain.of(SortedRangeSet.of_ranges(Range.greater_than("zz")), False), pa.string()
     )
     assert view.scan(nothing).num_rows == 0 and view.estimate_fraction(nothing) == 0.0
+
+
+# Composite secondary keys -----------------------------------------------------------------------
+
+TEXTS = st.text(alphabet="ab\\N\x1fu0", max_size=4)
+ROWS = st.lists(st.tuples(st.none() | TEXTS, st.none() | st.integers(-3, 3)), min_size=1, max_size=12)
+
+
+@given(ROWS)
+def test_composite_keys_tell_every_pair_of_values_and_nulls_apart(
+    rows: list[tuple[str | None, int | None]],
+) -> None:
+    table = pa.table(
+        {"a": pa.array([a for a, _ in rows], pa.string()), "b": pa.array([b for _, b in rows], pa.int64())}
+    )
+    keys = secondary.secondary_keys(table, ("a", "b")).to_pylist()
+    assert None not in keys  # every row is indexed, NULLs included
+    assert len(set(keys)) == len(set(rows))
+
+
+@given(ROWS, TEXTS)
+def test_a_prefix_range_holds_exactly_the_keys_continuing_the_prefix(
+    rows: list[tuple[str | None, int | None]], wanted: str
+) -> None:
+    table = pa.table(
+        {"a": pa.array([a for a, _ in rows], pa.string()), "b": pa.array([b for _, b in rows], pa.int64())}
+    )
+    keys = secondary.secondary_keys(table, ("a", "b")).to_pylist()
+    (low,), (high,) = (side.to_pylist() for side in secondary.prefix_range(pa.table({"a": [wanted]})))
+    assert [low <= k < high for k in keys] == [a == wanted for a, _ in rows]
+
+
+def test_composite_pairs_index_rows_with_a_null_value() -> None:
+    spec = secondary.spec("by_city_day", parse_type("string"), 4)
+    old = pa.table({"id": [1, 2], "city": ["a", None], "n": [1, 2]})
+    new = pa.table({"id": [1, 2], "city": ["a", "b"], "n": [None, 2]})
+    changes = secondary.file_group_changes(old, new, ("city", "n"), ("id",), spec, full=False)
+    got = sorted(zip(_pairs(changes), changes[OP_FIELD].to_pylist(), strict=True))
+    assert got == [
+        (("\\N\x1f2", "2"), OP_DELETE),
+        (("a\x1f1", "1"), OP_DELETE),
+        (("a\x1f\\N", "1"), OP_UPSERT),
+        (("b\x1f2", "2"), OP_UPSERT),
+    ]

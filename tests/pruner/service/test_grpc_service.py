@@ -96,7 +96,8 @@ def test_get_table(client: PruningClient, indexed_table: str) -> None:
     )
     assert info.latest_snapshot == table.snapshot().instant
     indexes = {i.name: i for i in info.indexes}
-    assert set(indexes) == {"files", "record_index", "stats", "pstats", "bf"}
+    assert set(indexes) == {"files", "record_index", "stats", "pstats", "bf", "by_hot_day"}
+    assert indexes["by_hot_day"].type == "secondary_index" and indexes["by_hot_day"].columns == ("hot", "day")
     assert indexes["bf"].type == "bloom_filters" and indexes["bf"].columns == ("token", "id")
     assert indexes["bf"].options == {"fpp": "0.01"}
     assert all(i.state == "ready" and i.complete_up_to == info.latest_snapshot for i in info.indexes)
