@@ -48,6 +48,7 @@ from support import progress
 from trino_vs_hive_queries import run_summary
 
 from tests.e2e.engines import Engine
+from tests.e2e.native import prune_counters
 from tests.e2e.tpc_lake import SCALES, SUITES, Lake, Served, adopt_in_child, default_root, side_by_side
 from tests.e2e.tpc_queries import ADAPTED, EQUAL, TIES, TpcQuery, check_answers, run, suite_queries
 
@@ -66,9 +67,9 @@ def time_suite(
             # alternate, so that background load hits both alike, and which goes first too (a run
             # may leave the machine's caches warmer for the one after it)
             for catalog in CATALOGS if attempt % 2 == 0 else CATALOGS[::-1]:
-                before, seconds_before = _pruned(served), _prune_seconds(served)
+                before, seconds_before = prune_counters(served.sample), _prune_seconds(served)
                 outcome = run(engine, catalog, suite, query.sql)
-                after, seconds_after = _pruned(served), _prune_seconds(served)
+                after, seconds_after = prune_counters(served.sample), _prune_seconds(served)
                 if outcome.error:
                     raise SystemExit(f"{suite} {query.name} failed on {catalog}: {outcome.error}")
                 samples[catalog].append(
@@ -85,11 +86,6 @@ def time_suite(
             f"hive {timed[query.name][HIVE]['median_s'] * 1000:.0f} ms ({timed[query.name]['ratio']}x)"
         )
     return timed
-
-
-def _pruned(served: Served) -> dict[str, float]:
-    """The sidecar's gRPC prune counters: files considered and files kept."""
-    return {k: served.sample(f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
 
 
 def _prune_seconds(served: Served) -> float:

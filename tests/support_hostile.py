@@ -12,7 +12,6 @@ import multiprocessing
 import os
 import statistics
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ import pytest
 
 from pruner.bounded import MESSAGE_CHARS
 from pruner.serving.logs import PLAIN_FORMAT
+from tests.support_http import metrics_text
 
 T = TypeVar("T")
 
@@ -150,5 +150,4 @@ def _rounds(attack: Callable[..., T], args: tuple[object, ...]) -> list[T]:
 
 def metrics_lines(port: int | None) -> int:
     assert port is not None
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        return len(response.read().decode().splitlines())
+    return len(metrics_text(port).splitlines())

@@ -17,6 +17,13 @@ def get(port: int | None, path: str) -> tuple[int, str, bytes]:
         return error.code, error.headers["Content-Type"], error.read()
 
 
+def metrics_text(port: int | None) -> str:
+    """`/metrics`, which must answer 200: the exposition text."""
+    status, _, body = get(port, "/metrics")
+    assert status == 200, f"/metrics on port {port} answered {status}: {body[:200]!r}"
+    return body.decode("utf-8")
+
+
 def health(port: int | None) -> tuple[int, dict[str, Any]]:
     """`/health`: the HTTP status and the report."""
     status, _, body = get(port, "/health")

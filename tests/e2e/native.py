@@ -5,6 +5,8 @@ the same files, decimals exact, and selective queries and joins on the record ke
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,9 +40,15 @@ def native_plugin_if_any() -> Path | None:
         return None
 
 
+def prune_counters(sample: Callable[..., float]) -> dict[str, float]:
+    """The gRPC prune counters, files considered and files kept, as `sample(name, **labels)` reads
+    them (one sidecar's registry, or a supervisor's sum over its workers)."""
+    return {k: sample(f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
+
+
 def pruned(sidecar: Sidecar) -> dict[str, float]:
     """The sidecar's gRPC prune counters: files considered and files kept."""
-    return {k: counter(sidecar, f"lakeprune_prune_files_{k}_total", api="grpc") for k in ("in", "out")}
+    return prune_counters(functools.partial(counter, sidecar))
 
 
 def check_query(engine: Engine, sidecar: Sidecar, reference: Path, query: Query) -> None:

@@ -21,7 +21,6 @@ import json
 import multiprocessing
 import shutil
 import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from pruner.sidecar import Sidecar
 from pruner.supervisor.aggregate import parse
 from pruner.supervisor.supervisor import Supervisor
 from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties, shared_trino
+from tests.support_http import metrics_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -140,8 +140,7 @@ class Served:
         wanted = set(labels.items())
         values = {}
         for pid, port in self.worker_sources():
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
-                families = parse(answer.read().decode("utf-8"))
+            families = parse(metrics_text(port))
             values[pid] = sum(
                 value
                 for family in families.values()
