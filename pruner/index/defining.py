@@ -3,7 +3,8 @@ its columns), then those of its kind (`pruner.index.kinds`: how many a table may
 it can cover, the options it accepts, the expressions it may be over), giving a new definition in
 state `building`. Functional indexes (RFC-63) are defined by an expression instead of a type and
 columns (`USING column_stats | value_list` or no `USING`); an index of another type over an
-expression (`USING text (lower(msg))`) is bound by its kind."""
+expression (`USING text (lower(msg))`) is bound by its kind. The RFCs' spellings of the types are
+accepted too (`SYNONYMS`: RFC-63's `col_stats`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from pruner.format.config import TableConfig
 from pruner.identifiers import check_identifier
 from pruner.index.definitions import BUILT_IN, FunctionalKind, IndexDefinition, IndexType
 from pruner.index.kinds import kind_of
+
+# Other spellings of index types, as the RFCs write them.
+SYNONYMS = {"col_stats": IndexType.COLUMN_STATS.value}
 
 
 def define(
@@ -31,6 +35,8 @@ def define(
     check_identifier(name, "index")
     if name in BUILT_IN or any(d.name == name for d in existing):
         raise InvalidInputError(f"an index named {name!r} already exists on table {config.name}")
+    if index_type is not None:
+        index_type = SYNONYMS.get(index_type.lower(), index_type)
     if expression is not None and (index_type is None or index_type.lower() in set(FunctionalKind)):
         return _define_functional(config, name, index_type, expression, options)
     if index_type is None:

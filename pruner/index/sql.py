@@ -2,6 +2,7 @@
 
     CREATE INDEX [IF NOT EXISTS] name ON table [USING type] [(column, ...)] [OPTIONS (key = value, ...)]
     CREATE INDEX name ON table [USING column_stats | value_list] (function(column, literal, ...))
+    CREATE FUNCTION INDEX name ON table ...   (RFC-63's spelling: the same, over an expression)
     DROP INDEX [IF EXISTS] name [ON table]
     SHOW INDEXES ON table          (also: SHOW INDEX FROM table)
 
@@ -59,7 +60,13 @@ def parse_statement(sql: str) -> Statement:
         raise InvalidInputError(f"cannot read SQL: {exc}") from None
     if tokens[0].token_type == TokenType.SHOW:
         return _parse_show(text[tokens[0].end + 1 :])
+    function_index = [t.text.upper() for t in tokens[:3]] == ["CREATE", "FUNCTION", "INDEX"]
+    if function_index:  # RFC-63: CREATE FUNCTION INDEX is CREATE INDEX over an expression
+        text = text[: tokens[1].start] + text[tokens[2].start :]
+        tokens = Tokenizer().tokenize(text)
     text, expression = _expression_as_placeholder(text, tokens)
+    if function_index and expression is None:
+        raise InvalidInputError("CREATE FUNCTION INDEX is over an expression: ... ON t (hour(ts))")
     tokens = Tokenizer().tokenize(text)
     try:
         tree = sqlglot.parse_one(_options_as_with(text, tokens))

@@ -102,3 +102,17 @@ def test_an_unusable_functional_index_has_no_virtual_column() -> None:
     assert [v.name for v in virtual_columns(CONFIG.schema, [good, stored])] == ["hour_of_day"]
     schema, calls = sql_context(CONFIG.schema, [good, stored])
     assert schema.names == ["id", "city", "ts", "hour_of_day"] and list(calls.values()) == ["hour_of_day"]
+
+
+def test_the_rfc_spellings_are_synonyms() -> None:
+    """RFC-63's `col_stats` and `CREATE FUNCTION INDEX` define what `column_stats` and
+    `CREATE INDEX ... (expression)` do."""
+    from pruner.index.sql import CreateIndex, parse_statement
+
+    assert define(CONFIG, [], "s", "COL_STATS", [], {}) == define(CONFIG, [], "s", "column_stats", [], {})
+    statement = parse_statement("CREATE FUNCTION INDEX hour_of_day ON t USING col_stats (hour(ts))")
+    assert isinstance(statement, CreateIndex) and statement.expression == "hour(ts)"
+    functional = define(CONFIG, [], statement.name, statement.index_type, [], {}, statement.expression)
+    assert functional == define(CONFIG, [], "hour_of_day", None, [], {}, "hour(ts)")
+    with pytest.raises(InvalidInputError, match="CREATE FUNCTION INDEX is over an expression"):
+        parse_statement("CREATE FUNCTION INDEX h ON t (ts)")
