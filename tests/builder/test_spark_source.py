@@ -204,6 +204,33 @@ def test_nan_is_greater_than_every_number_in_spark(spark: SparkSession, tmp_path
     assert [files_read(df.where(where))[1] for where in wheres] == [2, 2, 3, 1, 1]
 
 
+def test_a_composite_secondary_index_prunes_spark_filters_on_its_columns(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """`USING secondary_index (name, day)`: Spark's filters on both columns keep only the files
+    holding their combinations (a leading prefix alone: `tests/builder/test_secondary_index.py`)."""
+    table = LakepruneTable.create(
+        str(tmp_path / "places"), SCHEMA, record_key="id", properties=FILE_ROWS, spark=spark
+    )
+    rows = [
+        (key, f"n{key // 20}", float(key), BASE, (BASE + timedelta(days=key % 3)).date()) for key in range(80)
+    ]
+    table.insert(spark.createDataFrame(rows, SCHEMA), sort_by=["id"])
+    table.sql("CREATE INDEX by_name_day ON places USING secondary_index (name, day)")
+    files = len(table.snapshot().files())
+    df = spark.read.format("lakeprune").load(table.location)
+    assert files == 4  # one per name, 20 rows each
+    for where, holding in (
+        ("name = 'n1' AND day = DATE '2026-01-02'", 1),
+        ("name IN ('n0', 'n2') AND day = DATE '2026-01-03'", 2),
+        ("name = 'n9' AND day = DATE '2026-01-01'", 0),
+    ):
+        found, read = files_read(df.where(where))
+        assert_same(found, full_read(spark, table).where(where).collect())
+        assert (read or 0) == holding, (where, read, recent_prunes()[-1])
+        assert "secondary_index" in recent_prunes()[-1]["summary"], recent_prunes()[-1]
+
+
 def test_the_relation_size_is_its_files_and_reads_no_column_stats(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
