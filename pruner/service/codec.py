@@ -285,7 +285,7 @@ def decode_domain(message: ppb.Domain, column: Column) -> Domain:
         raise InvalidInputError(
             f"column {column.name}: the value set has none of all_or_none, ranges, discrete"
         )
-    if message.nan_allowed and column.type.kind not in (TypeKind.FLOAT, TypeKind.DOUBLE):
+    if message.nan_allowed and not column.type.kind.is_floating:
         raise InvalidInputError(
             f"column {column.name}: nan_allowed is for float and double columns, not {column.type}"
         )

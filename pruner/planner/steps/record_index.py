@@ -24,12 +24,7 @@ class RecordIndex:
     def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
         key_fields = context.table.config.record_key
         predicate = context.predicate
-        if not all(
-            k in predicate.columns
-            and predicate.domain(k).values.is_discrete()
-            and not predicate.domain(k).is_nan_allowed()
-            for k in key_fields
-        ):
+        if not all(k in predicate.columns and predicate.domain(k).values.is_discrete() for k in key_fields):
             return Skipped("no EQUAL / IN on every record key column")
         limits = context.limits
         total = math.prod(predicate.domain(k).values.range_count() for k in key_fields)

@@ -77,8 +77,6 @@ class SecondaryIndex:
             return f"{column}: NULLs are not indexed by {definition.name}"
         if domain.values.is_all():
             return f"{column}: only IS NOT NULL"
-        if domain.is_nan_allowed():
-            return f"{column}: NaN matches, and {definition.name} is looked up by value"
         limits = context.limits
         count = domain.values.range_count()
         if count > limits.max_key_lookups:
@@ -99,7 +97,7 @@ class SecondaryIndex:
         return kept_file_groups(in_play, context.snapshot.record_index().lookup(pairs["key"]))
 
     def _composite(self, context: StepContext, definition: IndexDefinition, in_play: InPlay) -> Verdict | str:
-        """A composite index: a lookup when every column has an IN list (without NULL or NaN), a
+        """A composite index: a lookup when every column has an IN list (without NULL), a
         scan of key ranges when only its leading columns have."""
         predicate, limits = context.predicate, context.limits
         prefix: list[str] = []
@@ -107,7 +105,7 @@ class SecondaryIndex:
             domain = predicate.domain(column)
             if column not in predicate.columns or not domain.values.is_discrete():
                 break
-            if domain.is_null_allowed() or domain.is_nan_allowed():
+            if domain.is_null_allowed():
                 break
             prefix.append(column)
         names = ", ".join(definition.columns)
