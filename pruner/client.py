@@ -24,7 +24,6 @@ from typing import Any
 import grpc
 
 from pruner.errors import LakepruneError
-from pruner.functions.registry import parse_call
 from pruner.planner.prune import BoundPredicate, translate_predicate
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.tuple_domain import TupleDomain
@@ -250,8 +249,8 @@ class PruningClient:
         info = self.get_table(schema, table)
         virtual = info.virtual_columns
         extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
-        calls = {parse_call(v.expression): v.name for v in virtual}
-        return translate_predicate(where, extended, calls)
+        # a virtual column's expression is the index's canonical text (Expression.key())
+        return translate_predicate(where, extended, {v.expression: v.name for v in virtual})
 
     # Plumbing --------------------------------------------------------------------------------------
 

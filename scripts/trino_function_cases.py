@@ -22,7 +22,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pruner.functions.registry import STRING, TS, Literal, bind
+from pruner.functions.expression import Call, ColumnRef
+from pruner.functions.registry import REGISTRY, STRING, TS, Literal
 from pruner.numeric import MAX_MICROS, MIN_MICROS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,17 +56,18 @@ def _cases() -> list[str]:
     temporal: list[tuple[str, tuple[Literal, ...]]] = [(f, ()) for f in ("year", "month", "day", "hour")]
     temporal += [("date_format", (p,)) for p in PATTERNS]
     for name, args in temporal:
-        function = bind(name, "ts", TS, args)
+        function = Call(REGISTRY[name], ColumnRef("ts", TS), args)
         for micros in _micros():
             # the registry's input is an instant; outside 0001..9999 Python has none, Arrow has
-            value = function.arrow(pa.array([micros], pa.int64()).cast(pa.timestamp("us", tz="UTC")))[0]
+            instant = pa.array([micros], pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+            value = function.arrow({"ts": instant})[0]
             lines.append("\t".join([name, ",".join(map(str, args)), str(micros), _text(value.as_py())]))
     strings: list[tuple[str, tuple[Literal, ...]]] = [("lower", ()), ("length", ())]
     strings += [("substring", a) for a in ((1, 3), (2, 0), (2, 1), (3, 100), (100, 1))]
     for name, args in strings:
-        function = bind(name, "s", STRING, args)
+        function = Call(REGISTRY[name], ColumnRef("s", STRING), args)
         for text in STRINGS:
-            lines.append("\t".join([name, ",".join(map(str, args)), text, _text(function.value(text))]))
+            lines.append("\t".join([name, ",".join(map(str, args)), text, _text(function.value(s=text))]))
     return lines
 
 

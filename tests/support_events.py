@@ -26,6 +26,10 @@ INDEXES_AFTER = [
     "CREATE INDEX name_lower ON events USING value_list (lower(name))",
     "CREATE INDEX name_length ON events (length(name))",
     "CREATE INDEX minute_key ON events (date_format(ts, '%Y%m%d%H%i'))",
+    # expression trees: nested calls, two columns, a decreasing function of the key
+    "CREATE INDEX name_prefix ON events USING value_list (lower(substring(name, 1, 2)))",
+    "CREATE INDEX hour_org ON events USING value_list (hour(ts) * 10 + length(org_id))",
+    "CREATE INDEX id_desc ON events (1000000 - id)",
 ]
 
 

@@ -170,20 +170,19 @@ def check_records_kept(written: list[tuple[str, int]], live: dict[str, DataFile]
 
 
 def sort_expressions(schema: TableSchema, sort_by: Sequence[str]) -> list[Column]:
-    """Spark expressions for `--sort-by` items: a column, or a registry call over one (same Spark
-    implementation as everywhere else); inserts are ordered by them ascending, nulls first. Raises
-    InvalidInputError for unknown columns / functions."""
+    """Spark expressions for `--sort-by` items: a column, or an index expression over columns (same
+    Spark implementation as everywhere else); inserts are ordered by them ascending, nulls first.
+    Raises InvalidInputError for unknown columns / functions."""
     from pruner.functions import parse_expression
 
     types = {c.name: c.type for c in schema.columns}
     out = []
     for item in sort_by:
         text = item.strip()
-        if "(" in text:
-            function = parse_expression(text, types)
-            out.append(function.spark(F.col(function.column)))
-        elif text.lower() in types:
+        if text.lower() in types:
             out.append(F.col(text.lower()))
+        elif "(" in text or any(c in text for c in "+-*/%"):
+            out.append(parse_expression(text, types).spark(F.col))
         else:
             raise InvalidInputError(f"--sort-by: unknown column {text!r} (columns: {', '.join(types)})")
     return out

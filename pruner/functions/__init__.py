@@ -1,15 +1,17 @@
-"""The one function registry of functional indexes (RFC-63), shared by build and query: each
-function has its argument kinds, result type, an Arrow implementation (query side, virtual column
-values, and the index rows written by builder tasks), a Spark implementation (`--sort-by` and any
-Spark-side evaluation; agreement with Arrow is property-tested) and what is known about its order."""
+"""The functions and expressions of functional indexes (RFC-63), shared by build and query: the
+registry (`registry`: each function's argument kinds, result type, Arrow and Spark implementations
+and order), the typed expression trees built of them (`expression`) and their parser (`parsing`)."""
 
-from pruner.functions.registry import (
-    REGISTRY,
-    BoundFunction,
-    Function,
-    Order,
-    bind,
-    parse_expression,
-)
+from pruner.functions.expression import Expression, Monotonicity
+from pruner.functions.parsing import EXPRESSION_FORMAT, parse_expression
+from pruner.functions.registry import REGISTRY, Function, Order
 
-__all__ = ["REGISTRY", "BoundFunction", "Function", "Order", "bind", "parse_expression"]
+__all__ = [
+    "EXPRESSION_FORMAT",
+    "REGISTRY",
+    "Expression",
+    "Function",
+    "Monotonicity",
+    "Order",
+    "parse_expression",
+]

@@ -1,4 +1,4 @@
-"""Functions of functional indexes, defined once. Semantics (docs/indexes.md, "Functional indexes"):
+"""The functions of index expressions, defined once. Semantics (docs/indexes.md, "Functional indexes"):
 
 - timestamps are UTC instants in microseconds; dates are days. Only values in 0001-01-01 ..
   9999-12-31 (the range Spark and Trino share) have a result: any other input gives NULL.
@@ -6,24 +6,30 @@
 - `year`, `month`, `day`, `hour` (bigint) of a timestamp or date (hour of a date is 0).
 - `date_format(ts, pattern)`: pattern in the Trino / MySQL `%` spelling, from the documented set
   `%Y %m %d %H %i %s %%`, other characters literal (no quote). Zero-padded, 4-digit years.
-- `from_unixtime(bigint seconds)` -> timestamp; `to_date(ts)` -> date (floor to the UTC day).
+- `date_trunc(unit, t)`: the start of its second / minute / hour / day / week (Monday) / month /
+  quarter / year, of the same type; the unit is a literal, written first as in Trino and Spark.
+- `from_unixtime` = `timestamp_seconds(bigint seconds)`, `timestamp_millis(bigint ms)` -> timestamp;
+  `to_date(ts)` -> date (floor to the UTC day).
 - `lower`, `upper`: Unicode simple case mapping per code point (Arrow's utf8proc tables;
   `upper('ß')` is `'ẞ'`, not `'SS'`). `substring(s, start, length)`: 1-based, in code points,
-  start >= 1 and length >= 0 literals. `length(s)`: code points (bigint).
+  start >= 1 and length >= 0 literals. `length(s)`: code points (bigint). `trim(s)`: leading and
+  trailing spaces (U+0020) removed.
+- `abs(x)`: bigint for integers (NULL for -2^63, where SQL fails), the same type for floats.
 - order: `monotonic` (non-decreasing: a <= b implies f(a) <= f(b), NULLs aside) for identity, year,
-  to_date, from_unixtime and date_format patterns whose fields are a prefix of `%Y %m %d %H %i %s`
-  in that order; `none` for all others. Only monotonic functions project source-column ranges.
+  to_date, date_trunc, the epoch functions and date_format patterns whose fields are a prefix of
+  `%Y %m %d %H %i %s` in that order; `none` for all others. How a tree of calls, arithmetic and
+  casts moves is derived from these (`pruner.functions.expression`).
 
-Spark implementations exist for every function; `lower` / `upper` run the Arrow kernel in a pandas
-UDF (`arrow_udf`) because the JVM's full case mapping differs (`'ß'` -> `'SS'`)."""
+Spark implementations exist for every function; where Spark has no built-in with the same values
+(`lower` / `upper`: the JVM's full case mapping differs, `'ß'` -> `'SS'`), it runs the Arrow
+implementation as an Arrow UDF (`arrow_udf`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,6 +44,9 @@ if TYPE_CHECKING:
 
 MIN_SECONDS = MIN_MICROS // MICROS_PER_SECOND
 MAX_SECONDS = MAX_MICROS // MICROS_PER_SECOND
+MIN_MILLIS = MIN_MICROS // 1000
+MAX_MILLIS = MAX_MICROS // 1000
+INT64_MIN = -(2**63)
 TS = ColumnType(TypeKind.TIMESTAMP)
 DATE = ColumnType(TypeKind.DATE)
 BIGINT = ColumnType(TypeKind.BIGINT)
@@ -64,6 +73,21 @@ class Function:
     spark: SparkImpl
     order: Callable[[tuple[Literal, ...]], Order]
     check: Callable[[tuple[Literal, ...]], None] = lambda args: None
+    # How many of the literal arguments come before the value (`date_trunc('hour', ts)`: one).
+    leading: int = 0
+    # The literal arguments as the index's expression keeps them (`date_trunc`: the unit in lower case).
+    canonical: Callable[[tuple[Literal, ...]], tuple[Literal, ...]] = lambda args: args
+
+    def render(self, value: str, args: tuple[Literal, ...]) -> str:
+        """The call as SQL text, its value argument already rendered."""
+        rendered = [render_literal(arg) for arg in args]
+        rendered.insert(self.leading, value)
+        return f"{self.name}({', '.join(rendered)})"
+
+
+def render_literal(value: Literal) -> str:
+    """A literal argument as SQL: a quoted string (quotes doubled) or a decimal integer."""
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else str(value)
 
 
 # Arrow helpers -------------------------------------------------------------------------------
@@ -151,11 +175,41 @@ def _date_format_order(args: tuple[Literal, ...]) -> Order:
     return Order.MONOTONIC if letters and _ORDERED.startswith(letters) else Order.NONE
 
 
-def _from_unixtime_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+def _epoch_arrow(unit: str, low: int, high: int) -> ArrowImpl:
+    """Epoch counts of `unit` ("s", "ms") as UTC timestamps, NULL outside 0001..9999."""
+
+    def run(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+        raw = pc.cast(values, pa.int64())
+        inside = pc.and_(pc.greater_equal(raw, low), pc.less_equal(raw, high))
+        safe = pc.if_else(inside, raw, pa.nulls(len(raw), pa.int64()))
+        return pc.cast(pc.cast(safe, pa.timestamp(unit, tz="UTC")), pa.timestamp("us", tz="UTC"))
+
+    return run
+
+
+TRUNC_UNITS = ("second", "minute", "hour", "day", "week", "month", "quarter", "year")
+
+
+def _check_unit(args: tuple[Literal, ...]) -> None:
+    if not isinstance(args[0], str) or args[0].lower() not in TRUNC_UNITS:
+        raise InvalidInputError(f"date_trunc takes a unit of {', '.join(TRUNC_UNITS)}; got {echo(args[0])}")
+
+
+def _date_trunc_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    # Weeks start on Monday (ISO 8601), as in Trino and Spark.
+    if len(values) == 0:
+        return values
+    safe = _null_outside(values, values)
+    return pc.floor_temporal(_ts(safe), unit=str(args[0]).lower())
+
+
+def _abs_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    if pa.types.is_floating(values.type):
+        return pc.abs(values)
     raw = pc.cast(values, pa.int64())
-    inside = pc.and_(pc.greater_equal(raw, MIN_SECONDS), pc.less_equal(raw, MAX_SECONDS))
-    safe = pc.if_else(inside, raw, pa.nulls(len(raw), pa.int64()))
-    return pc.cast(pc.cast(safe, pa.timestamp("s", tz="UTC")), pa.timestamp("us", tz="UTC"))
+    # |-2^63| is not a bigint: NULL, where SQL engines fail the query (no answer depends on it).
+    overflow = pc.fill_null(pc.equal(raw, INT64_MIN), False)
+    return pc.if_else(overflow, pa.nulls(len(raw), pa.int64()), pc.abs(raw))
 
 
 def _to_date_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
@@ -214,12 +268,18 @@ def _date_format_spark(column: SparkColumn, source: ColumnType, args: tuple[Lite
     return _spark_in_range(column, source, F.date_format(column, "".join(java)))
 
 
-def _from_unixtime_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
-    from pyspark.sql import functions as F
+def _epoch_spark(name: str, low: int, high: int) -> SparkImpl:
+    """Spark's `timestamp_seconds` / `timestamp_millis`, NULL outside 0001..9999."""
 
-    seconds = column.cast(BIGINT.to_spark_ddl())
-    inside = (seconds >= F.lit(MIN_SECONDS)) & (seconds <= F.lit(MAX_SECONDS))
-    return F.when(inside, F.timestamp_seconds(seconds))
+    def run(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
+        from pyspark.sql import functions as F
+
+        count = column.cast(BIGINT.to_spark_ddl())
+        inside = (count >= F.lit(low)) & (count <= F.lit(high))
+        result: SparkColumn = F.when(inside, getattr(F, name)(count))
+        return result
+
+    return run
 
 
 def _to_date_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
@@ -228,17 +288,21 @@ def _to_date_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal,
     return _spark_in_range(column, source, F.to_date(column))
 
 
-def _case_spark(kernel: Callable[[pa.Array], pa.Array]) -> SparkImpl:
+def _arrow_in_spark(arrow: ArrowImpl, result: Callable[[ColumnType], ColumnType]) -> SparkImpl:
+    """The Arrow implementation itself, as a scalar Arrow UDF: for functions whose Spark built-in
+    differs from the registry's on some inputs (the JVM's full case mapping: `'ß'` -> `'SS'`), or
+    has no exact equivalent."""
+
     def run(column: SparkColumn, source: ColumnType, args: tuple[Literal, ...]) -> SparkColumn:
         from pyspark.sql.pandas.functions import arrow_udf
 
         def scalar(values: pa.Array) -> pa.Array:  # the hints make it a scalar Arrow UDF
-            return kernel(values)
+            return pc.cast(arrow(values, args), result(source).to_arrow())
 
         # pyspark's stubs lack the type-hinted form, which its runtime prefers (no warning).
-        udf = arrow_udf(scalar, STRING.to_spark_ddl())  # type: ignore[call-overload]
-        result: SparkColumn = udf(column)
-        return result
+        udf = arrow_udf(scalar, result(source).to_spark_ddl())  # type: ignore[call-overload]
+        spark_result: SparkColumn = udf(column)
+        return spark_result
 
     return run
 
@@ -253,6 +317,22 @@ def _length_spark(column: SparkColumn, source: ColumnType, args: tuple[Literal, 
     from pyspark.sql import functions as F
 
     return F.length(column).cast(BIGINT.to_spark_ddl())
+
+
+def _lower_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    return pc.utf8_lower(values)
+
+
+def _upper_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    return pc.utf8_upper(values)
+
+
+def _trim_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    return pc.utf8_trim(values, characters=" ")
+
+
+def _abs_result(t: ColumnType) -> ColumnType:
+    return t if t.kind.is_floating else BIGINT
 
 
 def _same(t: ColumnType) -> ColumnType:
@@ -271,6 +351,7 @@ _ANY = tuple(TypeKind)
 _TEMPORAL = (TypeKind.TIMESTAMP, TypeKind.DATE)
 _INTS = tuple(kind for kind in TypeKind if kind.is_integer)
 _STRING = (TypeKind.STRING,)
+_NUMBERS = tuple(kind for kind in TypeKind if kind.is_integer or kind.is_floating)
 
 REGISTRY: dict[str, Function] = {
     f.name: f
@@ -294,8 +375,37 @@ REGISTRY: dict[str, Function] = {
             _date_format_order,
             _check_pattern,
         ),
+        *(
+            Function(
+                name,
+                _INTS,
+                (),
+                lambda t: TS,
+                _epoch_arrow(unit, low, high),
+                _epoch_spark(spark, low, high),
+                _monotonic,
+            )
+            for name, unit, low, high, spark in [
+                ("from_unixtime", "s", MIN_SECONDS, MAX_SECONDS, "timestamp_seconds"),
+                ("timestamp_seconds", "s", MIN_SECONDS, MAX_SECONDS, "timestamp_seconds"),
+                ("timestamp_millis", "ms", MIN_MILLIS, MAX_MILLIS, "timestamp_millis"),
+            ]
+        ),
         Function(
-            "from_unixtime", _INTS, (), lambda t: TS, _from_unixtime_arrow, _from_unixtime_spark, _monotonic
+            "date_trunc",
+            _TEMPORAL,
+            (str,),
+            _same,
+            _date_trunc_arrow,
+            _arrow_in_spark(_date_trunc_arrow, _same),
+            _monotonic,
+            _check_unit,
+            leading=1,
+            canonical=lambda args: (str(args[0]).lower(),),
+        ),
+        Function("trim", _STRING, (), _same, _trim_arrow, _arrow_in_spark(_trim_arrow, _same), _unordered),
+        Function(
+            "abs", _NUMBERS, (), _abs_result, _abs_arrow, _arrow_in_spark(_abs_arrow, _abs_result), _unordered
         ),
         Function("to_date", _TEMPORAL, (), lambda t: DATE, _to_date_arrow, _to_date_spark, _monotonic),
         Function(
@@ -303,8 +413,8 @@ REGISTRY: dict[str, Function] = {
             _STRING,
             (),
             _same,
-            lambda v, a: pc.utf8_lower(v),
-            _case_spark(pc.utf8_lower),
+            _lower_arrow,
+            _arrow_in_spark(_lower_arrow, _same),
             _unordered,
         ),
         Function(
@@ -312,8 +422,8 @@ REGISTRY: dict[str, Function] = {
             _STRING,
             (),
             _same,
-            lambda v, a: pc.utf8_upper(v),
-            _case_spark(pc.utf8_upper),
+            _upper_arrow,
+            _arrow_in_spark(_upper_arrow, _same),
             _unordered,
         ),
         Function(
@@ -337,105 +447,3 @@ REGISTRY: dict[str, Function] = {
         ),
     ]
 }
-
-
-@dataclass(frozen=True)
-class BoundFunction:
-    """A registry function applied to one source column with its literal arguments."""
-
-    function: Function
-    column: str
-    source_type: ColumnType
-    args: tuple[Literal, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return self.function.name
-
-    @property
-    def result_type(self) -> ColumnType:
-        return self.function.result(self.source_type)
-
-    @property
-    def order(self) -> Order:
-        return self.function.order(self.args)
-
-    def arrow(self, values: pa.Array | pa.ChunkedArray) -> pa.Array:
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        out = self.function.arrow(values, self.args)
-        return pc.cast(out, self.result_type.to_arrow())
-
-    def spark(self, column: SparkColumn) -> SparkColumn:
-        return self.function.spark(column, self.source_type, self.args).cast(self.result_type.to_spark_ddl())
-
-    def value(self, source: Any) -> Any:
-        """f(one Python value), None for NULL or out-of-range."""
-        return self.arrow(pa.array([source], self.source_type.to_arrow()))[0].as_py()
-
-    def sql(self) -> str:
-        rendered = [self.column]
-        for arg in self.args:
-            rendered.append("'" + arg.replace("'", "''") + "'" if isinstance(arg, str) else str(arg))
-        return f"{self.name}({', '.join(rendered)})"
-
-    def key(self) -> tuple[str, str, tuple[Literal, ...]]:
-        return (self.name, self.column, self.args)
-
-
-def bind(name: str, column: str, source_type: ColumnType, args: tuple[Literal, ...]) -> BoundFunction:
-    """Resolve and check a call; raises InvalidInputError."""
-    function = REGISTRY.get(name.lower())
-    if function is None:
-        raise InvalidInputError(f"unknown function {name!r} (known: {', '.join(sorted(REGISTRY))})")
-    if source_type.kind not in function.sources:
-        raise InvalidInputError(
-            f"{function.name} takes a column of type {' or '.join(function.sources)}, "
-            f"not {source_type} ({column})"
-        )
-    if len(args) != len(function.literals) or not all(
-        isinstance(a, k) for a, k in zip(args, function.literals, strict=True)
-    ):
-        kinds = ", ".join(k.__name__ for k in function.literals)
-        raise InvalidInputError(f"{function.name}(column{', ' if kinds else ''}{kinds}): wrong arguments")
-    function.check(args)
-    return BoundFunction(function, column, source_type, args)
-
-
-_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
-_ARG = re.compile(r"\s*(?:'((?:[^']|'')*)'|(-?[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|\"([^\"]+)\")\s*(?:,|$)")
-
-
-def parse_call(text: str) -> tuple[str, str, tuple[Literal, ...]]:
-    """`name(column, literal, ...)` -> (name, column, literals). One function over one column."""
-    match = _CALL.match(text)
-    if not match:
-        raise InvalidInputError(f"expected function(column, ...), got {text!r}")
-    name, inner = match.group(1).lower(), match.group(2)
-    values: list[Literal] = []
-    column: str | None = None
-    position = 0
-    while position < len(inner):
-        arg = _ARG.match(inner, position)
-        if not arg or arg.end() == position:
-            raise InvalidInputError(f"cannot read the arguments of {text!r} (nested calls are not supported)")
-        string, number, identifier, quoted = arg.groups()
-        if identifier is not None or quoted is not None:
-            if column is not None or values:
-                raise InvalidInputError(f"{text!r}: the column must be the only, first, column argument")
-            column = (identifier or quoted).lower()
-        elif string is not None:
-            values.append(string.replace("''", "'"))
-        else:
-            values.append(int(number))
-        position = arg.end()
-    if column is None:
-        raise InvalidInputError(f"{echo(text)} names no column")
-    return name, column, tuple(values)
-
-
-def parse_expression(text: str, column_types: dict[str, ColumnType]) -> BoundFunction:
-    name, column, args = parse_call(text)
-    if column not in column_types:
-        raise InvalidInputError(f"unknown column {echo(column)} in {echo(text)}")
-    return bind(name, column, column_types[column], args)

@@ -99,5 +99,7 @@ def _define_functional(
         raise InvalidInputError(f"a functional index is USING {known}, not {index_type!r}") from None
     if options:
         raise InvalidInputError(f"functional indexes take no options (got {', '.join(options)})")
-    bound = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
-    return IndexDefinition(name, IndexType.FUNCTIONAL, (bound.column,), {}, expression=bound.sql(), kind=kind)
+    tree = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
+    return IndexDefinition(
+        name, IndexType.FUNCTIONAL, tuple(sorted(tree.columns)), {}, expression=tree.sql(), kind=kind
+    )

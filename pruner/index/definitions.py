@@ -21,6 +21,7 @@ from typing import Any
 
 from pruner.errors import IndexUnusableError, InvalidNameError, TableCorruptError
 from pruner.format.layout import META_DIR
+from pruner.functions.parsing import EXPRESSION_FORMAT
 from pruner.identifiers import check_identifier
 from pruner.storage import Storage
 
@@ -58,7 +59,7 @@ class IndexDefinition:
     options: Mapping[str, str] = field(default_factory=dict)
     state: IndexState = IndexState.BUILDING
     complete_up_to: str | None = None
-    expression: str | None = None  # an index over an expression: its text, e.g. "hour(ts)"
+    expression: str | None = None  # an index over an expression: its canonical text, e.g. "hour(ts)"
     # How a functional index stores its expression's values (None for every other type, and read
     # as column stats by the functional kind).
     kind: FunctionalKind | None = None
@@ -68,15 +69,24 @@ class IndexDefinition:
     # False for a definition saved before `created_after` was recorded: its partition's files
     # are found by listing storage.
     generation_known: bool = True
+    # The version of the expression's text (`pruner.functions.EXPRESSION_FORMAT`); definitions saved
+    # before versions were recorded hold format 1 (one call over one column), which format 2 reads.
+    expression_format: int = EXPRESSION_FORMAT
+
+    @property
+    def readable(self) -> bool:
+        """Whether this lakeprune reads the definition's expression (not one of a newer format)."""
+        return self.expression is None or self.expression_format <= EXPRESSION_FORMAT
 
     @property
     def usable(self) -> bool:
-        """Whether the name follows the naming rule (see `check_usable`)."""
+        """Whether the name follows the naming rule and the expression is readable (see
+        `check_usable`)."""
         try:
             check_identifier(self.name, "index")
         except InvalidNameError:
             return False
-        return True
+        return self.readable
 
     def check_usable(self) -> None:
         """Raise unless the name follows the naming rule. `define` refuses such names; this catches
@@ -89,6 +99,11 @@ class IndexDefinition:
                 f"{exc}; this index cannot be used: drop it (DROP INDEX with its full name) "
                 "and create it again under a valid name"
             ) from None
+        if not self.readable:
+            raise IndexUnusableError(
+                f"index {self.name} is over an expression of format {self.expression_format}, which a "
+                f"newer lakeprune wrote (this one reads up to {EXPRESSION_FORMAT}): upgrade lakeprune"
+            )
 
     @property
     def fpp(self) -> float:
@@ -119,8 +134,11 @@ class IndexDefinition:
         }
         if self.generation_known:
             data["created_after"] = self.created_after
-        if self.expression is not None:  # an index over an expression: its function
-            data["function"] = self.expression.partition("(")[0]
+        if self.expression is not None:
+            data["expression_format"] = self.expression_format
+            head = self.expression.partition("(")[0]
+            if head.isidentifier():  # an index over a call: its outermost function
+                data["function"] = head
         if self.kind is not None:  # RFC-63's name of a functional index's backing kind
             data["index_type"] = str(self.kind)
         return data
@@ -138,6 +156,7 @@ class IndexDefinition:
             FunctionalKind(data["index_type"]) if data.get("index_type") else None,
             data.get("created_after"),
             "created_after" in data,
+            int(data.get("expression_format", 1)),
         )
 
 

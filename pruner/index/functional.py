@@ -1,6 +1,7 @@
-"""Functional index partitions (RFC-63), `func_index_<name>`: rows of f(col) per data file, where f
-is a registry function (`pruner.functions`), computed with its Arrow implementation both when a
-writer indexes the file it wrote and when the sidecar computes virtual column values.
+"""Functional index partitions (RFC-63), `func_index_<name>`: rows of an index expression's values
+per data file (`pruner.functions`: registry calls, arithmetic, casts ... over one or more columns),
+computed with its Arrow implementation both when a writer indexes the file it wrote and when the
+sidecar computes virtual column values.
 
 - `column_stats` kind: one column stats row per file (`stats.py` schema; `column` = index name),
   so the planner evaluates a domain on f(col) exactly as on a real column.
@@ -14,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pruner.functions import BoundFunction, Order, parse_expression
+from pruner.functions import Expression, Monotonicity, parse_expression
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.index.stats import FILE_STATS_SCHEMA, family, file_stats
 from pruner.metadata.spec import IndexPartitionSpec
@@ -37,7 +37,7 @@ VALUE_LIST_SCHEMA = pa.schema(
 NULL_KEY = ""
 
 
-def bound_function(definition: IndexDefinition, schema: TableSchema) -> BoundFunction:
+def index_expression(definition: IndexDefinition, schema: TableSchema) -> Expression:
     assert definition.expression is not None
     return parse_expression(definition.expression, {c.name: c.type for c in schema.columns})
 
@@ -54,14 +54,14 @@ def functional_rows(
     rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str
 ) -> pa.Table:
     """The index rows of one data file."""
-    function = bound_function(definition, schema)
-    values = function.arrow(rows.column(function.column))
-    virtual = TableSchema((Column(definition.name, function.result_type),))
+    expression = index_expression(definition, schema)
+    values = expression.arrow(rows)
+    virtual = TableSchema((Column(definition.name, expression.type),))
     if definition.kind != FunctionalKind.VALUE_LIST:  # column stats, also when unset
         return file_stats(
             pa.table({definition.name: values}), virtual, (definition.name,), partition, file_name
         )
-    fam = family(function.result_type)
+    fam = family(expression.type)
     records = []
     if values.null_count:
         records.append(
@@ -95,12 +95,12 @@ class VirtualColumn:
     """A functional index seen as a hidden column named after the index."""
 
     name: str
-    function: BoundFunction
+    expression: Expression
     definition: IndexDefinition
 
     @property
     def type(self) -> ColumnType:
-        return self.function.result_type
+        return self.expression.type
 
 
 def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition]) -> list[VirtualColumn]:
@@ -110,7 +110,7 @@ def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition])
     out = []
     for d in sorted(definitions, key=lambda d: d.name):
         if d.index_type == IndexType.FUNCTIONAL and d.usable:
-            out.append(VirtualColumn(d.name, bound_function(d, schema), d))
+            out.append(VirtualColumn(d.name, index_expression(d, schema), d))
     return out
 
 
@@ -119,29 +119,34 @@ def with_virtual(schema: TableSchema, virtual: Iterable[VirtualColumn]) -> Table
     return TableSchema(schema.columns + extra)
 
 
-def project(function: BoundFunction, domain: Domain) -> Domain:
-    """A domain on f(col) holding f(v) for every v in `domain` (on col); widening. Only for
-    monotonic (non-decreasing) functions: a range [a, b] maps to [f(a), f(b)]. NULL is always
-    allowed, since f gives NULL for some non-null inputs (out of range); a domain that allows NaN
+def project(expression: Expression, domain: Domain) -> Domain:
+    """A domain on f(col) holding f(v) for every v in `domain` (on col); widening. Only for an
+    expression over one column that never decreases (a range [a, b] maps to [f(a), f(b)]) or never
+    increases ([f(b), f(a)]) with it. NULL is always allowed, since f gives NULL for some non-null
+    inputs (out of range, overflow), and an end where f gives NULL is open; a domain that allows NaN
     projects to every value (what f makes of NaN is not known here)."""
-    if function.order != Order.MONOTONIC:
-        raise ValueError(f"{function.sql()} is not monotonic: a range on {function.column} says nothing")
+    source = expression.source
+    if source is None or not expression.projects:
+        raise ValueError(f"{expression.sql()} is not monotonic in one column: a range says nothing")
     if domain.is_nan_allowed():
         return Domain.all()
     if domain.values.is_all() or domain.values.is_none():
         return Domain.of(domain.values, True)
+    decreasing = expression.order is Monotonicity.DECREASING
     ranges = []
     for r in domain.values.ranges:
-        low = function.value(r.low) if r.low is not None else None
-        high = function.value(r.high) if r.high is not None else None
+        low = expression.value(**{source: r.low}) if r.low is not None else None
+        high = expression.value(**{source: r.high}) if r.high is not None else None
+        if decreasing:
+            low, high = high, low
         ranges.append(Range(low, low is not None, high, high is not None))
     return Domain.of(SortedRangeSet.of_ranges(*ranges), True)
 
 
 def sql_context(
     schema: TableSchema, definitions: Iterable[IndexDefinition]
-) -> tuple[TableSchema, dict[Any, str]]:
+) -> tuple[TableSchema, dict[str, str]]:
     """What `translate` needs to read functional predicates: the schema with the virtual columns,
     and the indexed calls mapped to them."""
     virtual = virtual_columns(schema, definitions)
-    return with_virtual(schema, virtual), {v.function.key(): v.name for v in virtual}
+    return with_virtual(schema, virtual), {v.expression.key(): v.name for v in virtual}

@@ -1,7 +1,7 @@
 """Index statements in SQL, parsed with sqlglot:
 
     CREATE INDEX [IF NOT EXISTS] name ON table [USING type] [(column, ...)] [OPTIONS (key = value, ...)]
-    CREATE INDEX name ON table [USING column_stats | value_list] (function(column, literal, ...))
+    CREATE INDEX name ON table [USING column_stats | value_list] (expression)   (see pruner.functions)
     CREATE FUNCTION INDEX name ON table ...   (RFC-63's spelling: the same, over an expression)
     DROP INDEX [IF EXISTS] name [ON table]
     SHOW INDEXES ON table          (also: SHOW INDEX FROM table)
@@ -80,11 +80,23 @@ def parse_statement(sql: str) -> Statement:
 
 
 _PLACEHOLDER = "_lp_expression"
+# Tokens that make the parenthesised part of CREATE INDEX an expression, not a list of columns.
+_EXPRESSION_TOKENS = {
+    TokenType.L_PAREN,
+    TokenType.NUMBER,
+    TokenType.PLUS,
+    TokenType.DASH,
+    TokenType.STAR,
+    TokenType.SLASH,
+    TokenType.PERCENT,
+    TokenType.DIV,
+}
 
 
 def _expression_as_placeholder(text: str, tokens: list[Token]) -> tuple[str, str | None]:
-    """CREATE INDEX ... (f(col, ...)): the expression text, replaced by a placeholder column so
-    that sqlglot (which would rewrite calls into its own dialect-neutral nodes) sees a column."""
+    """CREATE INDEX ... (expression): the expression text (`f(col, ...)`, `a + b * 2` ...), replaced
+    by a placeholder column so that sqlglot (which would rewrite calls into its own dialect-neutral
+    nodes) sees a column."""
     words = [t.text.upper() for t in tokens]
     if len(words) < 2 or words[0] != "CREATE" or "INDEX" not in words[:6] or "ON" not in words:
         return text, None
@@ -103,8 +115,8 @@ def _expression_as_placeholder(text: str, tokens: list[Token]) -> tuple[str, str
                 end = i
                 break
     inner = tokens[start + 1 : end] if end is not None else []
-    if end is None or not any(t.token_type == TokenType.L_PAREN for t in inner):
-        return text, None
+    if end is None or not any(t.token_type in _EXPRESSION_TOKENS for t in inner):
+        return text, None  # a list of columns
     expression = text[inner[0].start : inner[-1].end + 1].strip()
     return text[: inner[0].start] + _PLACEHOLDER + text[inner[-1].end + 1 :], expression
 

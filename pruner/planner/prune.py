@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
@@ -86,7 +85,7 @@ def prune_stream(
 def bind_predicate(
     predicate: Predicate,
     schema: TableSchema,
-    indexed_calls: Mapping[tuple[Any, ...], str],
+    indexed_calls: Mapping[str, str],
     limits: PruneLimits = DEFAULT_LIMITS,
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
@@ -101,7 +100,7 @@ def bind_predicate(
 def translate_predicate(
     predicate: Predicate,
     schema: TableSchema,
-    indexed_calls: Mapping[tuple[Any, ...], str],
+    indexed_calls: Mapping[str, str],
     widened: Sequence[str] = (),
 ) -> BoundPredicate:
     """`predicate` as a TupleDomain and a text predicate over `schema`, without the limits: what a

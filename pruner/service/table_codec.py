@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pruner.format.path_columns import file_path_values
-from pruner.functions import Order
+from pruner.functions import Monotonicity
 from pruner.index.prunable import prunable_columns
 from pruner.metadata.files_index import DataFile
 from pruner.predicate.values import Value
@@ -30,9 +30,9 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
             spb.VirtualColumn(
                 name=v.name,
                 type=codec.encode_column_type(v.type),
-                expression=v.function.sql(),
-                source_column=v.function.column,
-                monotonic=v.function.order == Order.MONOTONIC,
+                expression=v.expression.sql(),
+                source_column=v.expression.source or "",
+                monotonic=v.expression.projects and v.expression.order is Monotonicity.INCREASING,
             )
             for v in table.virtual_columns
         ],

@@ -9,7 +9,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -83,9 +82,9 @@ class LakeTable:
         return with_virtual(self.config.schema, self.virtual_columns)
 
     @cached_property
-    def indexed_calls(self) -> Mapping[tuple[Any, ...], str]:
-        """Each indexed expression (`BoundFunction.key()`) and the virtual column that stands for it."""
-        return {v.function.key(): v.name for v in self.virtual_columns}
+    def indexed_calls(self) -> Mapping[str, str]:
+        """Each indexed expression (`Expression.key()`) and the virtual column that stands for it."""
+        return {v.expression.key(): v.name for v in self.virtual_columns}
 
     @cached_property
     def manifest(self) -> IndexFileManifest:

@@ -82,8 +82,8 @@ class SplitRead:
     @property
     def needed(self) -> list[str]:
         """Columns to read from the file: the wanted ones, virtual ones replaced by their source."""
-        sources = {v.name: v.function.column for v in self.virtual}
-        return list(dict.fromkeys(sources.get(n, n) for n in self.wanted))
+        sources = {v.name: sorted(v.expression.columns) for v in self.virtual}
+        return list(dict.fromkeys(source for n in self.wanted for source in sources.get(n, [n])))
 
 
 class SplitReader:
@@ -160,7 +160,7 @@ class SplitReader:
             if column.name in wanted:
                 rows = rows.append_column(
                     arrow_schema.field(column.name),
-                    column.function.arrow(rows.column(column.function.column)),
+                    column.expression.arrow(rows),
                 )
         if read.columns:
             expression = row_filter(read.constraint, read.schema)

@@ -40,8 +40,13 @@ def test_definitions_are_recorded(events_table: str) -> None:
         "state": None,
         "complete_up_to": None,
         "created_after": None,
+        "expression_format": 2,
     }
     assert by_name["hour_list"]["index_type"] == "value_list"
+    # a tree over two columns: both are its columns, and it has no outermost function
+    tree = by_name["hour_org"]
+    assert (tree["expression"], tree["columns"]) == ("(10 * hour(ts)) + length(org_id)", ["org_id", "ts"])
+    assert "function" not in tree
     table = LakeTable.open(events_table)
     assert all(d.state == IndexState.READY for d in table.definitions)
     assert table.spec(table.definition("hour_of_day")).name == "func_index_hour_of_day"
@@ -101,7 +106,7 @@ def test_source_column_range_uses_monotonic_functions_only(events_table: str) ->
 @pytest.mark.parametrize(
     ("statement", "message"),
     [
-        ("CREATE INDEX h ON events (hour(name))", "takes a column of type"),
+        ("CREATE INDEX h ON events (hour(name))", "takes a value of type"),
         ("CREATE INDEX h ON events (nope(ts))", "unknown function"),
         ("CREATE INDEX h ON events USING bloom_filters (hour(ts))", "a functional index is USING"),
         ("CREATE INDEX ts ON events (hour(ts))", "already exists|would hide column"),

@@ -36,7 +36,7 @@ def _live_files(location: str) -> set[tuple[str, str]]:
         ("CREATE INDEX b ON t USING bloom_filters (id) OPTIONS (fpp = 2)", "fpp must be between"),
         ("CREATE INDEX b ON t USING bloom_filters (id) OPTIONS (colour = 'red')", "unknown option"),
         ("CREATE INDEX p ON t USING partition_stats", "not partitioned"),
-        ("CREATE INDEX h ON t (hour(ok))", "takes a column of type"),
+        ("CREATE INDEX h ON t (hour(ok))", "takes a value of type"),
         ("CREATE INDEX s ON other USING column_stats", "names table 'other'"),
         ("DROP INDEX nope ON t", "has no index 'nope'"),
         ("SELECT * FROM t", "unsupported statement"),

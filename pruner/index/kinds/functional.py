@@ -7,9 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pruner.format.config import TableProperties
-from pruner.functions import Order
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
-from pruner.index.functional import bound_function, functional_rows, functional_spec
+from pruner.index.functional import functional_rows, functional_spec, index_expression
 from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
@@ -40,8 +39,9 @@ class Functional(PerFileDefaults):
         self, definition: IndexDefinition, schema: TableSchema, instant: str | None
     ) -> tuple[str, ...]:
         # its virtual column, and its source column where a range on it projects onto f(col)
-        function = bound_function(definition, schema)
-        return (definition.name, *((function.column,) if function.order == Order.MONOTONIC else ()))
+        expression = index_expression(definition, schema)
+        source = expression.source if expression.projects else None
+        return (definition.name, *((source,) if source is not None else ()))
 
     def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
         return (definition.name,)  # the virtual column is named after the index

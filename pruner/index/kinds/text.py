@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import pyarrow as pa
+from sqlglot import exp
 
 from pruner.errors import IndexUnusableError, InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
-from pruner.functions.registry import parse_call
+from pruner.functions.parsing import parse_sql
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds.base import Leftover, PerFileDefaults, fpp_option
@@ -74,12 +75,24 @@ def subject_of(definition: IndexDefinition) -> TextSubject:
     if definition.expression is None:
         return TextSubject(definition.columns[0])
     try:
-        name, column, _ = parse_call(definition.expression)
+        name, column = _case_call(definition.expression)
         return TextSubject(column, _CASES[name])
-    except (InvalidInputError, KeyError):
+    except InvalidInputError:
         raise IndexUnusableError(
             f"text index {definition.name} is over {definition.expression!r}, not lower or upper of a column"
         ) from None
+
+
+def _case_call(expression: str) -> tuple[str, str]:
+    """(`lower` or `upper`, the column) of a text index's expression; InvalidInputError for others."""
+    node = parse_sql(expression)
+    arguments = node.expressions if isinstance(node, exp.Anonymous) else []
+    column = arguments[0] if len(arguments) == 1 else None
+    if node.name.lower() in _CASES and isinstance(column, exp.Column) and not column.table:
+        return node.name.lower(), column.name.lower()
+    raise InvalidInputError(
+        f"a text index is on a column, lower(column) or upper(column), not {expression!r}"
+    )
 
 
 class Text(PerFileDefaults):
@@ -88,11 +101,7 @@ class Text(PerFileDefaults):
     options: Mapping[str, Callable[[str], str]] = {"tokenizer": _tokenizer, "n": _n, "fpp": fpp_option}
 
     def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
-        name, column, args = parse_call(expression)
-        if name not in _CASES or args:
-            raise InvalidInputError(
-                f"a text index is on a column, lower(column) or upper(column), not {expression!r}"
-            )
+        name, column = _case_call(expression)
         return [column], f"{name}({column})"
 
     def check_options(self, options: Mapping[str, str]) -> None:

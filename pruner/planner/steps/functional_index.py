@@ -1,8 +1,8 @@
 """Step 5: functional indexes (RFC-63). Each functional index is a hidden virtual column named
 after the index: a domain on that column (the SQL translator also maps the indexed expression to
 it) is evaluated against the index's rows, and so is a range on the source column projected onto
-the function's values — when the function is monotonic, and only then. A file without rows in the
-index is kept."""
+the expression's values — when the expression reads that one column and never decreases (or never
+increases) with it, and only then. A file without rows in the index is kept."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import ClassVar
 
 import pyarrow.compute as pc
 
-from pruner.functions import Order
 from pruner.index.definitions import IndexState
 from pruner.index.functional import VirtualColumn, project
 from pruner.planner.stats_eval import might_match
@@ -67,8 +66,8 @@ def _domain_on(context: StepContext, column: VirtualColumn) -> Domain | None:
     """The predicate's domain on the virtual column, narrowed by a projected source-column range."""
     predicate = context.predicate
     domain = predicate.domain(column.name) if column.name in predicate.columns else None
-    source = column.function.column
-    if source in predicate.columns and column.function.order == Order.MONOTONIC:
-        projected = project(column.function, predicate.domain(source))
+    source = column.expression.source if column.expression.projects else None
+    if source is not None and source in predicate.columns:
+        projected = project(column.expression, predicate.domain(source))
         domain = projected if domain is None else domain.intersect(projected)
     return domain

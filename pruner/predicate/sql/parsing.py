@@ -1,7 +1,7 @@
 """Reading a WHERE clause: `parse` turns the text into a sqlglot tree (a syntax error, an empty
 clause or a statement that is no condition is an `InvalidInputError` quoting a shortened, one-line
-form of the input); `calls_as_columns` first rewrites calls that a functional index indexes into the
-index's virtual column; and the small helpers over the tree (`unparen`, `is_column`, `operands`,
+form of the input); `expressions_as_columns` first rewrites the parts that a functional index indexes
+into the index's virtual column; and the small helpers over the tree (`unparen`, `is_column`, `operands`,
 `sql_text` for notes and messages, the comparison operators, `lookup_column`) are shared by the
 literal reader, the translator and the text conditions."""
 
@@ -9,48 +9,59 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.tokenizer_core import TokenType
-from sqlglot.tokens import Tokenizer
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.types import Column, TableSchema
 
+# The sqlglot nodes that may be an index expression (others are only looked into).
+_EXPRESSION_NODES = (
+    exp.Anonymous,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.IntDiv,
+    exp.Mod,
+    exp.Neg,
+    exp.Cast,
+    exp.Coalesce,
+    exp.Paren,
+)
 
-def calls_as_columns(where: str, expressions: Mapping[tuple[Any, ...], str]) -> str:
-    """Replace each call `f(col, literal, ...)` that a functional index indexes by the index's name."""
-    from pruner.functions.registry import parse_call
+
+def expressions_as_columns(where: str, schema: TableSchema, expressions: Mapping[str, str]) -> str:
+    """`where` with each part that is an indexed expression (equal to an index's canonical tree:
+    `Expression.key()`) replaced by the index's virtual column, outermost parts first. The text is
+    returned as it came when nothing matched (and when it does not parse: `parse` says why)."""
+    from pruner.functions.parsing import DIALECT, bind, parse_sql
 
     try:
-        tokens = Tokenizer().tokenize(where)
-    except SqlglotError:
-        return where  # parse reports the error
-    out, cursor, i = [], 0, 0
-    while i < len(tokens) - 1:
-        if tokens[i + 1].token_type == TokenType.L_PAREN and tokens[i].text.replace("_", "").isalnum():
-            depth, end = 0, None
-            for j in range(i + 1, len(tokens)):
-                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[j].token_type, 0)
-                if depth == 0:
-                    end = j
-                    break
-            if end is not None:
-                text = where[tokens[i].start : tokens[end].end + 1]
-                try:
-                    name = expressions.get(parse_call(text))
-                except InvalidInputError:
-                    name = None
-                if name is not None:
-                    out.append(where[cursor : tokens[i].start] + name)
-                    cursor, i = tokens[end].end + 1, end + 1
-                    continue
-        i += 1
-    return "".join(out) + where[cursor:]
+        tree = parse_sql(where)
+    except InvalidInputError:
+        return where
+    types = {c.name: c.type for c in schema.columns}
+    replaced = False
+
+    def as_column(node: exp.Expr) -> exp.Expr:
+        nonlocal replaced
+        if not isinstance(node, _EXPRESSION_NODES) or node.find(exp.Column) is None:
+            return node
+        try:
+            name = expressions.get(bind(node, types, where).key())
+        except InvalidInputError:
+            return node
+        if name is None:
+            return node
+        replaced = True
+        return exp.column(name)
+
+    rewritten = tree.transform(as_column)
+    return rewritten.sql(dialect=DIALECT) if replaced else where
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")

@@ -45,9 +45,9 @@ from pruner.predicate.sql.parsing import (
     COMPARISONS,
     FLIPPED,
     NEGATED,
-    calls_as_columns,
     chain_operands,
     columns_by_name,
+    expressions_as_columns,
     is_column,
     lookup_column,
     parse,
@@ -67,15 +67,13 @@ class Translation:
     widened: tuple[str, ...]
 
 
-def translate(
-    where: str, schema: TableSchema, expressions: Mapping[tuple[Any, ...], str] | None = None
-) -> Translation:
+def translate(where: str, schema: TableSchema, expressions: Mapping[str, str] | None = None) -> Translation:
     """Translate the WHERE clause `where` (without the keyword) over the columns of `schema`.
-    `expressions` maps indexed calls (`BoundFunction.key()`) to the virtual column named after their
-    functional index; a call written in `where` that matches one is read as that column (which
-    `schema` must then include)."""
+    `expressions` maps indexed expressions (`Expression.key()`) to the virtual column named after
+    their functional index; a part of `where` equal to one is read as that column (which `schema`
+    must then include)."""
     if expressions:
-        where = calls_as_columns(where, expressions)
+        where = expressions_as_columns(where, schema, expressions)
     tree = parse(where)
     translator = _Translator(schema)
     try:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pruner.errors import InvalidInputError
-from pruner.functions import REGISTRY, Order, bind, parse_expression
+from pruner.functions import REGISTRY, Expression, Order, parse_expression
 from pruner.types import ColumnType
 
 TS = ColumnType("timestamp")
@@ -21,12 +21,18 @@ instants = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12
 )
 
 
+def call(text: str) -> Expression:
+    return parse_expression(text, TYPES)
+
+
 def test_parse_and_render() -> None:
-    f = parse_expression("date_format(ts, '%Y-%m-%d')", TYPES)
+    f = call("date_format(ts, '%Y-%m-%d')")
     assert f.sql() == "date_format(ts, '%Y-%m-%d')"
-    assert f.result_type == ColumnType("string")
-    assert parse_expression("HOUR( ts )", TYPES).key() == ("hour", "ts", ())
-    assert parse_expression("substring(s, 1, 3)", TYPES).args == (1, 3)
+    assert f.type == ColumnType("string")
+    assert call("HOUR( ts )").key() == "hour(ts)"
+    assert call("substring(s, 1, 3)").sql() == "substring(s, 1, 3)"
+    assert call("date_trunc('Month', ts)").sql() == "date_trunc('month', ts)"
+    assert call("abs(n)").type == ColumnType("bigint")
 
 
 @pytest.mark.parametrize(
@@ -40,41 +46,56 @@ def test_parse_and_render() -> None:
         "substring(s, \uff11, 2)",  # full-width digit: `\\d` and int() would take it for 1
         "hour(lower(s))",
         "ts",
+        "date_trunc('fortnight', ts)",
+        "date_trunc(ts, 'hour')",
+        "abs(s)",
+        "trim(n)",
     ],
 )
 def test_rejects(text: str) -> None:
     with pytest.raises(InvalidInputError):
-        parse_expression(text, TYPES)
+        call(text)
 
 
 def test_orders() -> None:
-    monotonic = {
-        n
-        for n, f in REGISTRY.items()
-        if f.order(("%Y",) if n == "date_format" else (1, 1)) == Order.MONOTONIC
+    def args(name: str) -> tuple[str | int, ...]:
+        return {"date_format": ("%Y",), "date_trunc": ("hour",)}.get(name, (1, 1))
+
+    monotonic = {n for n, f in REGISTRY.items() if f.order(args(n)) == Order.MONOTONIC}
+    assert monotonic == {
+        "identity",
+        "year",
+        "date_format",
+        "date_trunc",
+        "from_unixtime",
+        "timestamp_seconds",
+        "timestamp_millis",
+        "to_date",
     }
-    assert monotonic == {"identity", "year", "date_format", "from_unixtime", "to_date"}
-    assert bind("date_format", "ts", TS, ("%Y-%m-%d %H",)).order == Order.MONOTONIC
-    assert bind("date_format", "ts", TS, ("%H:%i",)).order == Order.NONE
-    assert bind("date_format", "ts", TS, ("%d/%m/%Y",)).order == Order.NONE
+    assert call("date_format(ts, '%Y-%m-%d %H')").projects
+    assert not call("date_format(ts, '%H:%i')").projects
+    assert not call("date_format(ts, '%d/%m/%Y')").projects
 
 
 @settings(max_examples=200)
 @given(st.lists(instants, min_size=2, max_size=30))
 def test_monotonic_functions_never_decrease(values: list[datetime]) -> None:
-    ordered = pa.array(sorted(values), pa.timestamp("us", tz="UTC"))
-    for f in [
-        bind("year", "ts", TS, ()),
-        bind("to_date", "ts", TS, ()),
-        bind("date_format", "ts", TS, ("%Y-%m-%d",)),
-        bind("date_format", "ts", TS, ("%Y%m%d%H%i%s",)),
+    ordered = {"ts": pa.array(sorted(values), pa.timestamp("us", tz="UTC"))}
+    for text in [
+        "year(ts)",
+        "to_date(ts)",
+        "date_format(ts, '%Y-%m-%d')",
+        "date_format(ts, '%Y%m%d%H%i%s')",
+        "date_trunc('week', ts)",
+        "date_trunc('quarter', ts)",
     ]:
-        out = f.arrow(ordered).to_pylist()
+        out = call(text).arrow(ordered).to_pylist()
         assert out == sorted(out)
 
 
-@given(st.lists(st.integers(-(2**40), 2**40), min_size=2, max_size=30))
-def test_from_unixtime_is_monotonic(values: list[int]) -> None:
-    f = bind("from_unixtime", "n", ColumnType("bigint"), ())
-    out = [v for v in f.arrow(pa.array(sorted(values), pa.int64())).to_pylist() if v is not None]
-    assert out == sorted(out)
+@given(st.lists(st.integers(-(2**50), 2**50), min_size=2, max_size=30))
+def test_epoch_functions_are_monotonic(values: list[int]) -> None:
+    ordered = {"n": pa.array(sorted(values), pa.int64())}
+    for text in ["from_unixtime(n)", "timestamp_millis(n)"]:
+        out = [v for v in call(text).arrow(ordered).to_pylist() if v is not None]
+        assert out == sorted(out)

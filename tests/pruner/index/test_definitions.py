@@ -116,3 +116,28 @@ def test_the_rfc_spellings_are_synonyms() -> None:
     assert functional == define(CONFIG, [], "hour_of_day", None, [], {}, "hour(ts)")
     with pytest.raises(InvalidInputError, match="CREATE FUNCTION INDEX is over an expression"):
         parse_statement("CREATE FUNCTION INDEX h ON t (ts)")
+
+
+def test_expression_formats() -> None:
+    """A definition saved before formats were recorded reads as format 1 (one call over one
+    column, which format 2 reads too); one of a newer format than this lakeprune reads has no
+    virtual column and stops whatever would use its partition with the way out."""
+    from pruner.functions import EXPRESSION_FORMAT
+    from pruner.index.functional import virtual_columns
+
+    good = _define("functional", "hour_of_day")
+    assert good.to_json()["expression_format"] == EXPRESSION_FORMAT
+    legacy = IndexDefinition.from_json({k: v for k, v in good.to_json().items() if k != "expression_format"})
+    assert legacy.expression_format == 1 and legacy.usable
+    assert [v.expression.sql() for v in virtual_columns(CONFIG.schema, [legacy])] == ["hour(ts)"]
+    newer = IndexDefinition.from_json({**good.to_json(), "expression_format": EXPRESSION_FORMAT + 1})
+    assert not newer.usable
+    assert virtual_columns(CONFIG.schema, [newer]) == []
+    with pytest.raises(InvalidInputError, match="newer lakeprune wrote"):
+        newer.check_usable()
+
+
+def test_an_expression_over_two_columns_is_on_both() -> None:
+    tree = define(CONFIG, [], "h", None, [], {}, "hour(ts) * 100 + length(city)")
+    assert tree.columns == ("city", "ts")
+    assert tree.expression == "(100 * hour(ts)) + length(city)"

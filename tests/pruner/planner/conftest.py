@@ -85,7 +85,7 @@ class FunctionalOracle(Oracle):
         for f in snapshot.files():
             data = pq.read_table(table.storage.path(f.path), filesystem=table.storage.fs)
             for v in virtual:
-                data = data.append_column(v.name, v.function.arrow(data.column(v.function.column)))
+                data = data.append_column(v.name, v.expression.arrow(data))
             self.rows[table.storage.full_uri(f.path)] = data.to_pylist()
 
 

@@ -46,6 +46,25 @@ atoms = st.one_of(
     st.builds(lambda a: f"length(name) <= {a}", st.integers(-1, 9)),
     st.builds(lambda a: f"minute_key > '2026030{a}'", st.integers(1, 3)),
     st.builds(lambda h: f"upper(name) = 'X' OR hour(ts) = {h}", hours),  # upper(): not indexed
+    st.builds(
+        lambda p: f"lower(substring(name, 1, 2)) = {quoted(p)}", st.sampled_from(["al", "bo", "ss", "zo", ""])
+    ),
+    st.builds(lambda p: f"name_prefix {p}", st.sampled_from(["IS NULL", "<> 'al'", "IN ('σί', 'i̇s')"])),
+    st.builds(
+        lambda h, o, op: f"{h} * 10 + length(org_id) {op} {o}",  # as indexed, or commuted below
+        st.just("hour(ts)"),
+        st.integers(0, 240),
+        st.sampled_from(["=", "<", ">="]),
+    ),
+    st.builds(lambda v: f"length(org_id) + 10 * hour(ts) = {v}", st.integers(0, 240)),
+    st.builds(
+        lambda a, b: f"id BETWEEN {min(a, b)} AND {max(a, b)}",
+        st.integers(-1, 12_500),
+        st.integers(-1, 12_500),
+    ),
+    st.builds(
+        lambda v, op: f"1000000 - id {op} {v}", st.integers(987_000, 1_000_001), st.sampled_from(["<", ">="])
+    ),
 )
 predicates = combined(atoms)
 
@@ -68,6 +87,10 @@ def test_no_file_matching_a_functional_predicate_is_pruned(
         ("HOUR( ts ) = 3", "hour_of_day"),
         ("date_format(ts, '%Y-%m-%d') = '2026-03-01'", "datestr"),
         ("lower(name) = 'bob'", "name_lower"),
+        ("LOWER(SUBSTRING(name, 1, 2)) = 'bo'", "name_prefix"),
+        ("length(org_id) + hour(ts) * 10 = 34", "hour_org"),
+        ("(10 * hour(ts)) + length(org_id) = 34", "hour_org"),
+        ("1000000 - id < 5", "id_desc"),
     ],
 )
 def test_expressions_are_read_as_their_index(events_table: str, where: str, column: str) -> None:
@@ -91,3 +114,12 @@ def test_non_monotonic_functions_do_not_project(events_table: str) -> None:
     result = prune(table, domain)
     assert result.files_selected == 1
     assert pa.array([s.row_count for s in result.splits]).to_pylist() == [50]
+
+
+def test_a_decreasing_expression_projects_source_ranges(events_table: str) -> None:
+    # `id_desc` is 1000000 - id: a range on id maps to the reversed range of the index's values.
+    # Ids are day * 10000 + hour * 100 + i: day 1, hour 5 is one file of the 48.
+    table = LakeTable.open(events_table)
+    result = prune(table, "id BETWEEN 10500 AND 10549")
+    assert (result.files_total, result.files_selected) == (48, 1)
+    assert prune(table, "id > 10500").files_selected == 24 - 5

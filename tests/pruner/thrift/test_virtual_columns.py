@@ -62,3 +62,14 @@ def test_time_of_day_prunes_and_filters(client: Client) -> None:
     assert len(_splits(client, idl.TupleDomain({}))) == 24 * DAYS
     values = [v for s in selected for v in _bigints(client, s, "hour_of_day")]
     assert sorted(set(values)) == [12, 13] and len(values) == 2 * DAYS * ROWS_PER_HOUR
+
+
+def test_an_expression_over_two_columns_prunes_and_is_computed(client: Client) -> None:
+    # hour_org is (10 * hour(ts)) + length(org_id): org ids are `org0` .. `org3` (length 4), the
+    # three events moved to 06:59 are `org9`; 124 is hour 12.
+    selected = _splits(
+        client, idl.TupleDomain({"hour_org": ranges_domain(thrift_range(124, 2, 124, 2, pa.int64()))})
+    )
+    assert len(selected) == DAYS
+    values = [v for s in selected for v in _bigints(client, s, "hour_org")]
+    assert set(values) == {124} and len(values) == DAYS * ROWS_PER_HOUR

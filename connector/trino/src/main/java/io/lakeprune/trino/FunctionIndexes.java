@@ -21,6 +21,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 import static io.trino.spi.expression.StandardFunctions.AND_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.EQUAL_OPERATOR_FUNCTION_NAME;
@@ -51,6 +52,8 @@ import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 public final class FunctionIndexes
 {
     private static final Set<String> TEMPORAL_FIELDS = Set.of("year", "month", "day", "hour");
+    // how the sidecar renders a column or a function name in an index expression
+    private static final Pattern NAME = Pattern.compile("[a-z_][a-z0-9_]*");
     private static final Set<String> STRING_FUNCTIONS = Set.of("lower", "substring", "length");
 
     private FunctionIndexes() {}
@@ -262,7 +265,8 @@ public final class FunctionIndexes
 
     /**
      * Parses the sidecar's rendering of an indexed call: {@code name(column[, literal...])} with
-     * literals in SQL spelling ('text' with '' for a quote, or an integer).
+     * literals in SQL spelling ('text' with '' for a quote, or an integer); empty for any other
+     * index expression (nested calls, arithmetic, casts).
      */
     public static Optional<IndexedCall> parse(String expression)
     {
@@ -299,7 +303,9 @@ public final class FunctionIndexes
             return Optional.empty();
         }
         parts.add(current.toString().strip());
-        if (parts.getFirst().isEmpty() || parts.getFirst().startsWith("'")) {
+        // one registry call over a column: a nested or computed argument (an expression tree,
+        // `lower(trim(s))`, `from_unixtime(e / 1000)`) is not a call this connector reads
+        if (!NAME.matcher(parts.getFirst()).matches() || !NAME.matcher(function).matches()) {
             return Optional.empty();
         }
         List<Object> arguments = new ArrayList<>();

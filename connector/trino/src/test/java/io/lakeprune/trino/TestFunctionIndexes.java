@@ -160,5 +160,11 @@ class TestFunctionIndexes
         assertThat(FunctionIndexes.parse("substring(name, 1, 3)")).contains(new FunctionIndexes.IndexedCall("substring", "name", List.of(1L, 3L)));
         assertThat(FunctionIndexes.parse("hour")).isEmpty();
         assertThat(FunctionIndexes.parse("f(x, 'open)")).isEmpty();
+        // expression trees are not one call over a column: never read as the outer call over a column
+        assertThat(FunctionIndexes.parse("lower(trim(s))")).isEmpty();
+        assertThat(FunctionIndexes.parse("lower(substring(s, 1, 3))")).isEmpty();
+        assertThat(FunctionIndexes.parse("from_unixtime(e / 1000)")).isEmpty();
+        assertThat(FunctionIndexes.parse("date_trunc('hour', ts)")).isEmpty();
+        assertThat(FunctionIndexes.parse("1 + (2 * n)")).isEmpty();
     }
 }
