@@ -7,7 +7,9 @@ connectives, comparisons, IN, BETWEEN, IS [NOT] NULL, literals (Spark's typed nu
 CASTs), `startswith` (Spark's form of `LIKE 'p%'`), the text atoms (`LIKE`, given an explicit
 `ESCAPE '\\'` where its pattern holds a backslash, Spark's default escape; `contains`, `endswith`,
 `RLIKE`, `locate` / `instr`; over a column or `lower` / `upper` of one) and the registry functions whose Spark
-semantics equal the registry's: `hour`, `month`, `day`, `to_date` and `date_format` (a Java
+semantics equal the registry's: `year`, `hour`, `month`, `day` (also over Spark's
+`CAST(ts AS DATE)`, which it inserts for `year` / `month` / `dayofmonth` of a timestamp),
+`to_date` and `date_format` (a Java
 pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
 `length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
 differently from the registry's simple one (no U+0307, no final sigma). Timestamps are instants
@@ -30,6 +32,7 @@ from sqlglot.errors import SqlglotError
 # Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
 _CALLS = (
     "date_format",
+    "year",
     "hour",
     "month",
     "day",
@@ -40,7 +43,10 @@ _CALLS = (
     "substring",
     "length",
 )
-_TIME_CALLS = {"date_format", "hour", "month", "day", "to_date"}
+_TIME_CALLS = {"date_format", "year", "hour", "month", "day", "dayofmonth", "to_date"}
+# Spark reads `year(ts)` as `year(CAST(ts AS DATE))` (so `month`, `dayofmonth`): in a UTC session
+# the date's field is the timestamp's own UTC field, the registry's.
+_DATE_FIELDS = {"year", "month", "day", "dayofmonth"}
 _RENAMED = {"dayofmonth": "day"}
 _UTC_ZONES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "+00:00", "UTC+00:00"}
 # Characters the JVM's full lower-case mapping produces where the registry's simple one does not.
@@ -194,6 +200,8 @@ def _call(node: exp.Anonymous, utc: bool) -> exp.Expr:
     if name not in _CALLS or (name in _TIME_CALLS and not utc):
         raise _UnsupportedError
     args = list(node.expressions)
+    if args and name in _DATE_FIELDS and _is_date_cast(args[0]):
+        args[0] = args[0].this
     if not args or not isinstance(args[0], exp.Column):
         raise _UnsupportedError
     rest = args[1:]
@@ -204,6 +212,16 @@ def _call(node: exp.Anonymous, utc: bool) -> exp.Expr:
     elif not all(isinstance(a, exp.Literal) for a in rest):
         raise _UnsupportedError
     return exp.Anonymous(this=_RENAMED.get(name, name), expressions=[_rewrite(args[0], utc), *rest])
+
+
+def _is_date_cast(node: exp.Expr) -> bool:
+    """Whether `node` is `CAST(column AS DATE)`."""
+    to = node.args.get("to") if isinstance(node, exp.Cast) else None
+    return (
+        isinstance(to, exp.DataType)
+        and to.this == exp.DataType.Type.DATE
+        and isinstance(node.this, exp.Column)
+    )
 
 
 def _percent_pattern(java: str) -> str:

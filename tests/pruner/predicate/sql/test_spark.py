@@ -32,6 +32,9 @@ from pruner.types import TableSchema
         ("(t.day = DATE '2026-01-02')", "(\"day\" = CAST('2026-01-02' AS DATE))"),
         ("(hour(t.ts) = 12)", '(HOUR("ts") = 12)'),
         ("(dayofmonth(t.day) = 2)", '(DAY("day") = 2)'),
+        ("(year(CAST(t.ts AS DATE)) = 2026)", '(YEAR("ts") = 2026)'),  # Spark's year(ts), in UTC
+        ("(month(CAST(t.ts AS DATE)) IN (1, 2))", '(MONTH("ts") IN (1, 2))'),
+        ("(year(t.day) = 2026)", '(YEAR("day") = 2026)'),
         (
             "(date_format(t.ts, 'yyyy-MM-dd HH:mm') = '2026-01-01 10:00')",
             "(DATE_FORMAT(\"ts\", '%Y-%m-%d %H:%i') = '2026-01-01 10:00')",
@@ -60,7 +63,7 @@ def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
         "(t.id <=> 3L)",  # null-safe equality
         "(CAST(t.id AS INT) = 2)",  # a cast of a column
         "(abs(t.score) = 1.0D)",  # not a registry function
-        "(year(CAST(t.ts AS DATE)) = 2026)",  # Spark's year(ts): a date in the session zone
+        "(year(CAST(t.ts AS TIMESTAMP)) = 2026)",  # only a date cast is Spark's own
         "(date_format(t.ts, 'EEE') = 'Mon')",  # a pattern letter the registry has no field for
         "(date_format(t.ts, 'yyyy-MM-dd''T''HH') = 'x')",  # quotes in quotes
         "(NOT (lower(t.city) = 'ams'))",  # JVM and registry lower-casing differ: equality only
@@ -81,10 +84,15 @@ def test_what_may_differ_is_left_out(spark: str) -> None:
 
 
 def test_timestamps_need_a_utc_session() -> None:
-    texts = ["(hour(t.ts) = 12)", "(t.ts > TIMESTAMP '2026-01-01 00:00:00')", "(t.id = 1L)"]
-    filters = from_spark(texts, "America/New_York")
+    texts = [
+        "(hour(t.ts) = 12)",
+        "(t.ts > TIMESTAMP '2026-01-01 00:00:00')",
+        "(year(CAST(t.ts AS DATE)) = 1)",
+    ]
+    texts.append("(t.id = 1L)")
+    filters = from_spark(texts, "America/New_York")  # a date in the session zone is not the UTC one
     assert filters.where == '(("id" = CAST(1 AS BIGINT)))'
-    assert filters.dropped == tuple(texts[:2])
+    assert filters.dropped == tuple(texts[:3])
     assert from_spark(texts, "Etc/UTC").dropped == ()
 
 
