@@ -30,6 +30,7 @@ INDEXES_AFTER = [
     "CREATE INDEX name_prefix ON events USING value_list (lower(substring(name, 1, 2)))",
     "CREATE INDEX hour_org ON events USING value_list (hour(ts) * 10 + length(org_id))",
     "CREATE INDEX id_desc ON events (1000000 - id)",
+    "CREATE INDEX id_bloom ON events USING bloom_filters (id * 2) OPTIONS (fpp = 0.01)",
 ]
 
 

@@ -328,6 +328,17 @@ def build(hashes: npt.ArrayLike, num_bytes: int) -> bytes:
     return words.tobytes()
 
 
+# The rows of an index of per-file filters: one filter of one column (or functional index) per file.
+FILTER_ROWS_SCHEMA = pa.schema(
+    [
+        pa.field("column", pa.string(), nullable=False),
+        pa.field("partition", pa.string(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("filter", pa.binary()),
+    ]
+)
+
+
 def filter_for(values: pa.Array | pa.ChunkedArray, fpp: float) -> bytes:
     """A filter holding the non-null values of an Arrow array, sized for their distinct count."""
     hashes = hash_values(values)

@@ -2,7 +2,7 @@
 its columns), then those of its kind (`pruner.index.kinds`: how many a table may have, the columns
 it can cover, the options it accepts, the expressions it may be over), giving a new definition in
 state `building`. Functional indexes (RFC-63) are defined by an expression instead of a type and
-columns (`USING column_stats | value_list` or no `USING`); an index of another type over an
+columns (`USING column_stats | value_list | bloom_filters` or no `USING`); an index of another type over an
 expression (`USING text (lower(msg))`) is bound by its kind. The RFCs' spellings of the types are
 accepted too (`SYNONYMS`: RFC-63's `col_stats`)."""
 
@@ -16,6 +16,8 @@ from pruner.format.config import TableConfig
 from pruner.identifiers import check_identifier
 from pruner.index.definitions import BUILT_IN, FunctionalKind, IndexDefinition, IndexType
 from pruner.index.kinds import kind_of
+from pruner.index.kinds.base import fpp_option
+from pruner.types import Role
 
 # Other spellings of index types, as the RFCs write them.
 SYNONYMS = {"col_stats": IndexType.COLUMN_STATS.value}
@@ -97,9 +99,21 @@ def _define_functional(
     except ValueError:
         known = ", ".join(k.value for k in FunctionalKind)
         raise InvalidInputError(f"a functional index is USING {known}, not {index_type!r}") from None
-    if options:
-        raise InvalidInputError(f"functional indexes take no options (got {', '.join(options)})")
+    allowed = {"fpp": fpp_option} if kind == FunctionalKind.BLOOM_FILTERS else {}
+    unknown = [key for key in options if key not in allowed]
+    if unknown:
+        known = ", ".join(allowed) or "none"
+        raise InvalidInputError(
+            f"unknown option {unknown[0]!r} for a functional {kind} index (known: {known})"
+        )
     tree = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
+    if kind == FunctionalKind.BLOOM_FILTERS and not tree.type.kind.allows(Role.BLOOM_FILTER):
+        raise InvalidInputError(f"a bloom filter on {tree.type} values ({tree.sql()}) cannot prune")
     return IndexDefinition(
-        name, IndexType.FUNCTIONAL, tuple(sorted(tree.columns)), {}, expression=tree.sql(), kind=kind
+        name,
+        IndexType.FUNCTIONAL,
+        tuple(sorted(tree.columns)),
+        {key: allowed[key](value) for key, value in options.items()},
+        expression=tree.sql(),
+        kind=kind,
     )

@@ -40,10 +40,12 @@ class IndexType(StrEnum):
 
 
 class FunctionalKind(StrEnum):
-    """How a functional index (RFC-63) stores f(col): min / max per file, or value -> files."""
+    """How a functional index (RFC-63) stores its expression's values: min / max per file, value ->
+    files, or a bloom filter per file."""
 
     COLUMN_STATS = "column_stats"
     VALUE_LIST = "value_list"
+    BLOOM_FILTERS = "bloom_filters"
 
 
 class IndexState(StrEnum):

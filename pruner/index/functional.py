@@ -8,6 +8,8 @@ sidecar computes virtual column values.
 - `value_list` kind: one row per distinct f(col) value per file (min = max = the value; NULL as a
   row with a null count), keyed by (index name, partition, file, value text): value -> files for
   low-cardinality expressions. A file is pruned when none of its values can match.
+- `bloom_filters` kind: one bloom filter of the expression's values per file (`bloom.py`, the
+  definition's `fpp`): equality and IN on high-cardinality expressions.
 
 Both hash on the partition path, like the other per-file indexes."""
 
@@ -20,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.functions import Expression, Monotonicity, parse_expression
+from pruner.index import bloom
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
 from pruner.index.stats import FILE_STATS_SCHEMA, family, file_stats
 from pruner.metadata.spec import IndexPartitionSpec
@@ -43,8 +46,11 @@ def index_expression(definition: IndexDefinition, schema: TableSchema) -> Expres
 
 
 def functional_spec(definition: IndexDefinition, partition: str, num_buckets: int) -> IndexPartitionSpec:
+    if definition.kind == FunctionalKind.BLOOM_FILTERS:
+        keys: tuple[str, ...] = ("column", "partition", "file_name")
+        return IndexPartitionSpec(partition, keys, "partition", bloom.FILTER_ROWS_SCHEMA, num_buckets)
     if definition.kind == FunctionalKind.VALUE_LIST:
-        keys: tuple[str, ...] = ("column", "partition", "file_name", "value")
+        keys = ("column", "partition", "file_name", "value")
         return IndexPartitionSpec(partition, keys, "partition", VALUE_LIST_SCHEMA, num_buckets)
     keys = ("column", "partition", "file_name")
     return IndexPartitionSpec(partition, keys, "partition", FILE_STATS_SCHEMA, num_buckets)
@@ -56,6 +62,10 @@ def functional_rows(
     """The index rows of one data file."""
     expression = index_expression(definition, schema)
     values = expression.arrow(rows)
+    if definition.kind == FunctionalKind.BLOOM_FILTERS:
+        data = bloom.filter_for(values, definition.fpp)
+        record = {"column": definition.name, "partition": partition, "file_name": file_name, "filter": data}
+        return pa.Table.from_pylist([record], schema=bloom.FILTER_ROWS_SCHEMA)
     virtual = TableSchema((Column(definition.name, expression.type),))
     if definition.kind != FunctionalKind.VALUE_LIST:  # column stats, also when unset
         return file_stats(

@@ -108,7 +108,10 @@ def test_source_column_range_uses_monotonic_functions_only(events_table: str) ->
     [
         ("CREATE INDEX h ON events (hour(name))", "takes a value of type"),
         ("CREATE INDEX h ON events (nope(ts))", "unknown function"),
-        ("CREATE INDEX h ON events USING bloom_filters (hour(ts))", "a functional index is USING"),
+        ("CREATE INDEX h ON events USING partition_stats (hour(ts))", "a functional index is USING"),
+        ("CREATE INDEX h ON events USING bloom_filters (hour(ts)) OPTIONS (n = 3)", "unknown option 'n'"),
+        ("CREATE INDEX h ON events USING value_list (hour(ts)) OPTIONS (fpp = 0.1)", "unknown option 'fpp'"),
+        ("CREATE INDEX h ON events USING bloom_filters (hour(ts)) OPTIONS (fpp = 0.9)", "between 0 and 0.5"),
         ("CREATE INDEX ts ON events (hour(ts))", "already exists|would hide column"),
         ("CREATE INDEX h ON events (date_format(ts, '%X'))", "not supported"),
     ],

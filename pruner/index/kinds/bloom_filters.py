@@ -16,14 +16,7 @@ from pruner.index.kinds.base import Leftover, PerFileDefaults, fpp_option
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
 
-BLOOM_SCHEMA = pa.schema(
-    [
-        pa.field("column", pa.string(), nullable=False),
-        pa.field("partition", pa.string(), nullable=False),
-        pa.field("file_name", pa.string(), nullable=False),
-        pa.field("filter", pa.binary()),
-    ]
-)
+BLOOM_SCHEMA = bloom.FILTER_ROWS_SCHEMA
 
 
 def bloom_filters_spec(num_buckets: int) -> IndexPartitionSpec:
@@ -57,8 +50,7 @@ class BloomFilters(PerFileDefaults):
     ) -> pa.Table | None:
         records = []
         for column in definition.columns:
-            hashes = bloom.hash_values(rows.column(column))
-            data = bloom.build(hashes, bloom.num_bytes_for(len(hashes), definition.fpp))
+            data = bloom.filter_for(rows.column(column), definition.fpp)
             records.append({"column": column, "partition": partition, "file_name": file_name, "filter": data})
         return pa.Table.from_pylist(records, schema=BLOOM_SCHEMA)
 

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import ClassVar
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.index import bloom
@@ -21,8 +22,9 @@ from pruner.index.definitions import IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.numeric import nearest_float32
 from pruner.planner.steps.base import InPlay, Skipped, StepContext, StepOutcome, Verdict
+from pruner.predicate.domain import Domain
 from pruner.predicate.values import Value
-from pruner.types import TypeKind
+from pruner.types import ColumnType, TypeKind
 
 log = logging.getLogger(__name__)
 
@@ -54,30 +56,39 @@ class BloomFilters:
             reason = limits.lookup_skipped(column, count, in_play.count)
             if reason is not None:
                 reasons.append(reason)
-            elif context.schema.column(column).type.kind is not TypeKind.FLOAT or all(
-                _is_float32(v) for v in predicate.domain(column).values.discrete_values()
-            ):  # engines may round a 64-bit literal to 32 bits: a filter cannot decide
+            elif not float_keys_unsafe(context.schema.column(column).type, predicate.domain(column)):
                 probed.append(column)
         if not probed:
-            return Skipped("; ".join(reasons)) if reasons else Verdict(_Probing(context, ()))
+            return Skipped("; ".join(reasons)) if reasons else Verdict(Probing(context, ()))
         rows = context.rows_for(definition, in_play)
-        probes = []
-        for column in probed:
-            subset = rows.filter(pc.equal(rows["column"], column))
-            by_file = dict(
-                zip(
-                    zip(subset["partition"].to_pylist(), subset["file_name"].to_pylist(), strict=True),
-                    subset["filter"].to_pylist(),
-                    strict=True,
-                )
-            )
-            keys = context.keys(column)
-            probes.append(_ColumnProbe(column, len(keys), bloom.hash_values(keys), by_file))
-        return Verdict(_Probing(context, tuple(probes)), skipped=tuple(reasons))
+        probes = tuple(column_probe(column, context.keys(column), rows) for column in probed)
+        return Verdict(Probing(context, probes), skipped=tuple(reasons))
+
+
+def column_probe(column: str, keys: pa.Array, rows: pa.Table) -> ColumnProbe:
+    """The probe of `keys` against the filters of `column` among an index's `rows` (schema
+    `bloom.FILTER_ROWS_SCHEMA`)."""
+    subset = rows.filter(pc.equal(rows["column"], column))
+    by_file = dict(
+        zip(
+            zip(subset["partition"].to_pylist(), subset["file_name"].to_pylist(), strict=True),
+            subset["filter"].to_pylist(),
+            strict=True,
+        )
+    )
+    return ColumnProbe(column, len(keys), bloom.hash_values(keys), by_file)
+
+
+def float_keys_unsafe(column_type: ColumnType, domain: Domain) -> bool:
+    """Whether a filter cannot decide a float column's values: engines may round a 64-bit literal
+    to 32 bits."""
+    return column_type.kind is TypeKind.FLOAT and not all(
+        _is_float32(v) for v in domain.values.discrete_values()
+    )
 
 
 @dataclass
-class _ColumnProbe:
+class ColumnProbe:
     """One column's probe: its hashes, the filters read for it and what the probes have cost."""
 
     column: str
@@ -90,11 +101,11 @@ class _ColumnProbe:
 
 
 @dataclass(frozen=True)
-class _Probing:
+class Probing:
     """The `FileFilter` of the step: each batch's files are probed column by column."""
 
     context: StepContext
-    probes: tuple[_ColumnProbe, ...]
+    probes: tuple[ColumnProbe, ...]
 
     def keep(self, files: list[DataFile]) -> list[DataFile]:
         budget = self.context.limits.bloom_probe_budget

@@ -10,8 +10,9 @@ from typing import ClassVar
 
 import pyarrow.compute as pc
 
-from pruner.index.definitions import IndexState
+from pruner.index.definitions import FunctionalKind, IndexState
 from pruner.index.functional import VirtualColumn, project
+from pruner.planner.keys import key_array
 from pruner.planner.stats_eval import might_match
 from pruner.planner.steps.base import (
     AllOf,
@@ -23,6 +24,7 @@ from pruner.planner.steps.base import (
     StepOutcome,
     Verdict,
 )
+from pruner.planner.steps.bloom_filters import Probing, column_probe, float_keys_unsafe
 from pruner.predicate.domain import Domain
 
 
@@ -43,6 +45,13 @@ class FunctionalIndex:
             if column.definition.state != IndexState.READY:
                 reasons.append(f"index {column.name} is still building")
                 continue
+            if column.definition.kind == FunctionalKind.BLOOM_FILTERS:
+                outcome = _bloom(context, in_play, column, domain)
+                if isinstance(outcome, str):
+                    reasons.append(outcome)
+                else:
+                    filters.append(outcome)
+                continue
             rows = context.rows_for(column.definition, in_play)
             rows = rows.filter(pc.equal(rows["column"], column.name))
             keep = might_match(domain, column.type, rows)
@@ -55,6 +64,22 @@ class FunctionalIndex:
                 or "no predicate on a functional index, its expression or a monotonic source"
             )
         return Verdict(AllOf(tuple(filters)))
+
+
+def _bloom(context: StepContext, in_play: InPlay, column: VirtualColumn, domain: Domain) -> FileFilter | str:
+    """The probe of a bloom-backed index with the domain's values, or why it cannot run: only an
+    EQUAL / IN without NULL or NaN can be probed (a range projected from a source column cannot),
+    and only when the lookup can pay (`PruneLimits.lookup_skipped`)."""
+    values = domain.values
+    if not values.is_discrete() or domain.is_null_allowed() or domain.is_nan_allowed():
+        return f"index {column.name} holds bloom filters: it answers EQUAL / IN (without NULL or NaN) only"
+    if float_keys_unsafe(column.type, domain):
+        return f"index {column.name} holds bloom filters of float values, which a 64-bit literal may miss"
+    reason = context.limits.lookup_skipped(column.name, values.range_count(), in_play.count)
+    if reason is not None:
+        return reason
+    keys = key_array(values.discrete_values(), column.type)
+    return Probing(context, (column_probe(column.name, keys, context.rows_for(column.definition, in_play)),))
 
 
 def _ruling_out(keys: set[tuple[str, str]]) -> Keeping:

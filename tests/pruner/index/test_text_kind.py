@@ -98,7 +98,7 @@ def test_many_text_indexes_per_table() -> None:
             "CREATE INDEX x ON t USING text (msg) OPTIONS (stemmer = 'en')",
             "unknown option 'stemmer' for text",
         ),
-        ("CREATE INDEX x ON t USING bloom_filters (lower(msg))", "bloom_filters index covers columns"),
+        ("CREATE INDEX x ON t USING partition_stats (lower(msg))", "partition_stats index covers columns"),
     ],
 )
 def test_mistakes_are_one_line_errors(sql: str, error: str) -> None:

@@ -65,6 +65,8 @@ atoms = st.one_of(
     st.builds(
         lambda v, op: f"1000000 - id {op} {v}", st.integers(987_000, 1_000_001), st.sampled_from(["<", ">="])
     ),
+    st.builds(lambda v: f"id * 2 IN ({v}, {v + 2}, 7)", st.integers(-2, 25_000)),
+    st.builds(lambda v: f"2 * id = {2 * v}", st.sampled_from([500, 10_549, 12_349, 13])),
 )
 predicates = combined(atoms)
 
@@ -123,3 +125,14 @@ def test_a_decreasing_expression_projects_source_ranges(events_table: str) -> No
     result = prune(table, "id BETWEEN 10500 AND 10549")
     assert (result.files_total, result.files_selected) == (48, 1)
     assert prune(table, "id > 10500").files_selected == 24 - 5
+
+
+def test_a_bloom_backed_expression_answers_equality(events_table: str) -> None:
+    # `id_bloom` holds a bloom filter of id * 2 per file (fpp 0.01): 2 * id = 21098 is id 10549,
+    # day 1, hour 5; a range on it is not probed.
+    table = LakeTable.open(events_table)
+    assert prune(table, "2 * id = 21098").files_selected <= 2  # the file, and rarely a false positive
+    assert prune(table, "id * 2 = 21098 AND id_bloom IN (21098, 5)").files_selected <= 2
+    ranged = prune(table, "id * 2 > 21098")
+    assert ranged.files_selected == 48
+    assert any("answers EQUAL / IN" in (step.skipped or "") for step in ranged.explain)
