@@ -261,6 +261,18 @@ def test_functional_index_predicates_prune(
     assert kept <= kept_per_day * DAYS, f"{predicate}: kept {kept} of {considered} files"
 
 
+def test_an_expression_tree_index_through_trino(native: Native) -> None:
+    """`hour_org` is (10 * hour(ts)) + length(org_id): the connector cannot compute its hidden column
+    (it reads one call over a column), so selecting it fails with the way out, and the expression
+    written as such answers as DuckDB does."""
+    with pytest.raises(Exception) as failed:
+        native.engine.query(f"SELECT count(*) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour_org = 124")
+    assert "cannot compute" in str(failed.value) and "the expression itself" in str(failed.value)
+    sql = "SELECT count(*), sum(id) FROM {t} WHERE hour(ts) * 10 + length(org_id) = 124"
+    got = native.engine.query(sql.format(t=f"lakeprune.{EVENTS_SCHEMA}.events"))
+    assert got == table_reference(native.events, sql) and got[0][0] > 0
+
+
 @pytest.mark.parametrize(
     ("predicate", "needle", "lower"),
     [
