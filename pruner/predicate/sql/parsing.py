@@ -30,7 +30,6 @@ _EXPRESSION_NODES = (
     exp.Neg,
     exp.Cast,
     exp.Coalesce,
-    exp.Paren,
 )
 
 
@@ -49,8 +48,8 @@ def expressions_as_columns(where: str, schema: TableSchema, expressions: Mapping
 
     def as_column(node: exp.Expr) -> exp.Expr:
         nonlocal replaced
-        if not isinstance(node, _EXPRESSION_NODES) or node.find(exp.Column) is None:
-            return node
+        if not isinstance(node.unnest(), _EXPRESSION_NODES) or node.find(exp.Column) is None:
+            return node  # (a parenthesised condition is only looked into)
         try:
             name = expressions.get(bind(node, types, where).key())
         except InvalidInputError:
