@@ -155,7 +155,7 @@ def prune_files(request: spb.PruneRequest) -> spb.PruneResponse:
         raise InvalidInputError(f"the Spark source reads SQL_DIALECT_SPARK filters, not {sql.dialect}")
     table = _open(request.table)
     floating = [c.name for c in table.config.schema.columns if c.type.kind.is_floating]
-    filters = from_spark(list(sql.filters), sql.time_zone or "UTC", floating)
+    filters = from_spark(list(sql.filters), sql.time_zone or "UTC", floating, ansi=sql.ansi)
     where, dropped = _bindable(table, filters)
     snapshot = codec.check_snapshot(request.snapshot)
     result = prune(

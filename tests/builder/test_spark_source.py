@@ -62,6 +62,7 @@ def _table(spark: SparkSession, location: Path, rows: list[tuple[Any, ...]]) -> 
     table.sql(f"CREATE INDEX hour_of_day ON {location.name} (hour(ts))")
     table.sql(f"CREATE INDEX name_lower ON {location.name} (lower(name))")
     table.sql(f"CREATE INDEX day_hour ON {location.name} (date_format(ts, '%Y-%m-%d %H'))")
+    table.sql(f"CREATE INDEX hour_name ON {location.name} USING value_list (hour(ts) * 100 + length(name))")
     table.insert(spark.createDataFrame(rows, SCHEMA), sort_by=["hour(ts)"])
     return table
 
@@ -130,6 +131,8 @@ def assert_same(left: list[Any], right: list[Any]) -> None:
         ("date_format(ts, 'yyyy-MM-dd HH') = '2026-01-01 00'", 1),
         ("lower(name) = 'ams'", 6),  # hours 0, 4, 8, ...
         ("id = 17", 1),
+        ("hour(ts) * 100 + length(name) = 1203", 1),  # an expression tree: hour 12 is 'Ams'
+        ("length(name) + 100 * hour(ts) IN (1203, 1303)", 2),  # the same, commuted
     ],
 )
 def test_functional_and_key_predicates_prune(

@@ -12,12 +12,15 @@ semantics equal the registry's: `year`, `hour`, `month`, `day` (also over Spark'
 `to_date` and `date_format` (a Java
 pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
 `length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
-differently from the registry's simple one (no U+0307, no final sigma). Timestamps are instants
-rendered in the session time zone, so a conjunct with a timestamp literal or a time function is
-kept only when that zone is UTC. Spark's NaN is the greatest double and equals itself, so a range
-that NaN passes on a float or double column (`x > v`, `x >= v`) is read as `(x > v OR is_nan(x))`,
-which the column stats answer from each file's NaN count, and a conjunct with a NaN literal is left
-out. Every conjunct left out is named in `dropped`."""
+differently from the registry's simple one (no U+0307, no final sigma), nested in one another; and,
+in ANSI mode only (`spark.sql.ansi.enabled`, Spark 4's default: otherwise Spark wraps integer
+overflow where an index expression holds NULL), arithmetic (`+ - * / div %`, unary `-`) over them,
+columns and literals, with casts of those to numbers (and, in UTC, to dates and timestamps).
+Timestamps are instants rendered in the session time zone, so a conjunct with a timestamp literal or
+a time function is kept only when that zone is UTC. Spark's NaN is the greatest double and equals
+itself, so a range that NaN passes on a float or double column (`x > v`, `x >= v`) is read as
+`(x > v OR is_nan(x))`, which the column stats answer from each file's NaN count, and a conjunct
+with a NaN literal is left out. Every conjunct left out is named in `dropped`."""
 
 from __future__ import annotations
 
@@ -60,6 +63,8 @@ _CAST_TYPES |= {"TIMESTAMPTZ", "BOOLEAN", "VARCHAR", "TEXT"}
 # Text atoms whose Spark meaning is lakeprune's: `contains`, `endswith`, `RLIKE` (Java regex syntax,
 # of which the text index reads only what Java, Python and RE2 agree on) and `locate` / `instr`.
 _TEXT_ATOMS = (exp.Contains, exp.EndsWith, exp.RegexpLike, exp.StrPosition)
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod)
+_VALUE_CASTS = {"BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT"}
 
 
 # Spark's dialect without its builders of the functions above, which then parse as plain calls.
@@ -79,15 +84,27 @@ class SparkFilters:
     dropped: tuple[str, ...]
 
 
-def from_spark(filters: Sequence[str], time_zone: str, floating: Collection[str] = ()) -> SparkFilters:
-    """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`;
-    `floating` names the float and double columns (see `_nan_is_unsafe`)."""
-    utc = time_zone.strip().upper() in _UTC_ZONES
+@dataclass(frozen=True)
+class _Session:
+    """What a conjunct means depends on: a UTC session zone (timestamps, time functions) and ANSI
+    mode (`spark.sql.ansi.enabled`: integer overflow fails the query instead of wrapping, and a
+    division by zero too instead of giving NULL)."""
+
+    utc: bool
+    ansi: bool
+
+
+def from_spark(
+    filters: Sequence[str], time_zone: str, floating: Collection[str] = (), ansi: bool = False
+) -> SparkFilters:
+    """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`,
+    in ANSI mode or not; `floating` names the float and double columns (see `_nan_above`)."""
+    session = _Session(time_zone.strip().upper() in _UTC_ZONES, ansi)
     approximate = {name.lower() for name in floating}
     kept: list[str] = []
     dropped: list[str] = []
     for text in filters:
-        converted = _conjunct(text, utc, approximate)
+        converted = _conjunct(text, session, approximate)
         if converted is None:
             dropped.append(text)
         elif converted not in kept:
@@ -96,7 +113,7 @@ def from_spark(filters: Sequence[str], time_zone: str, floating: Collection[str]
     return SparkFilters(where, tuple(dropped))
 
 
-def _conjunct(text: str, utc: bool, approximate: set[str]) -> str | None:
+def _conjunct(text: str, session: _Session, approximate: set[str]) -> str | None:
     try:
         tree = _SPARK.parse(text)[0]
         if tree is None:
@@ -106,7 +123,7 @@ def _conjunct(text: str, utc: bool, approximate: set[str]) -> str | None:
     if _lower_is_unsafe(tree) or _has_nan_literal(tree):
         return None
     try:
-        return _rewrite(_nan_above(tree, approximate), utc).sql()
+        return _rewrite(_nan_above(tree, approximate), session).sql()
     except _UnsupportedError:
         return None
 
@@ -115,7 +132,7 @@ class _UnsupportedError(Exception):
     pass
 
 
-def _rewrite(node: exp.Expr, utc: bool) -> exp.Expr:
+def _rewrite(node: exp.Expr, session: _Session) -> exp.Expr:
     """A copy of `node` in lakeprune's SQL, or `_UnsupportedError`."""
     if isinstance(node, exp.Column):
         if not isinstance(node.this, exp.Identifier):
@@ -125,52 +142,100 @@ def _rewrite(node: exp.Expr, utc: bool) -> exp.Expr:
         return node.copy()
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
         return node.copy()
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Cast):  # `-1.5D`
-        return _cast(node.this, utc, negate=True)
+    if (
+        isinstance(node, exp.Neg) and isinstance(node.this, exp.Cast) and _is_literal_cast(node.this)
+    ):  # `-1.5D`
+        return _cast(node.this, session, negate=True)
+    if isinstance(node, _ARITHMETIC):
+        return _arithmetic(node, session)
+    if isinstance(node, exp.Neg):
+        return exp.Neg(this=_arithmetic_operand(node.this, session))
     if isinstance(node, exp.Substring):
         call = exp.Anonymous(
             this="substring", expressions=[node.this, node.args.get("start"), node.args.get("length")]
         )
-        return _call(call, utc)
+        return _call(call, session)
     if isinstance(node, exp.Cast):  # TryCast too: Spark's `3L`, `1.0D`, `DATE '...'`
-        return _cast(node, utc)
+        return _cast(node, session)
     if isinstance(node, exp.StartsWith):
-        return _starts_with(node, utc)
+        return _starts_with(node, session)
     if isinstance(node, exp.Like) and not node.args.get("negate"):
-        return _like(node, utc)
+        return _like(node, session)
     if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
-        return _copy(node, utc)  # an explicit escape: the pattern means the same in both
+        return _copy(node, session)  # an explicit escape: the pattern means the same in both
     if isinstance(node, _TEXT_ATOMS) and not node.args.get("flag"):
-        return _copy(node, utc)
+        return _copy(node, session)
     if isinstance(node, exp.Anonymous):
-        return _call(node, utc)
+        return _call(node, session)
     if isinstance(node, _CONNECTIVES + _PREDICATES + (exp.IsNan,)):
-        return _copy(node, utc)
+        return _copy(node, session)
     raise _UnsupportedError
 
 
-def _copy(node: exp.Expr, utc: bool) -> exp.Expr:
+def _copy(node: exp.Expr, session: _Session) -> exp.Expr:
     """`node` with its operands rewritten."""
     copy = node.copy()
     for key, value in node.args.items():
         if isinstance(value, exp.Expr):
-            copy.set(key, _rewrite(value, utc))
+            copy.set(key, _rewrite(value, session))
         elif isinstance(value, list):
-            copy.set(key, [_rewrite(v, utc) if isinstance(v, exp.Expr) else v for v in value])
+            copy.set(key, [_rewrite(v, session) if isinstance(v, exp.Expr) else v for v in value])
     return copy
 
 
-def _like(node: exp.Like, utc: bool) -> exp.Expr:
+def _like(node: exp.Like, session: _Session) -> exp.Expr:
     """Spark's LIKE, whose escape is a backslash by default: with a backslash in the pattern, an
     explicit `ESCAPE '\\'` (without one, lakeprune reads a backslash as literal or escape)."""
     pattern = node.expression
     if not isinstance(pattern, exp.Literal) or not pattern.is_string:
         raise _UnsupportedError
-    copy = _copy(node, utc)
+    copy = _copy(node, session)
     return exp.Escape(this=copy, expression=exp.Literal.string("\\")) if "\\" in pattern.name else copy
 
 
-def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
+def _arithmetic(node: exp.Expr, session: _Session) -> exp.Expr:
+    """`+ - * / div %` as the index expressions compute them (`pruner.functions.expression`): only in
+    ANSI mode, where Spark fails the query on the rows whose value the index holds as NULL
+    (overflow, division by zero). A plain node: Spark's dialect marks `/` as safe (NULL on zero)."""
+    left = _arithmetic_operand(node.this, session)
+    right = _arithmetic_operand(node.expression, session)
+    return type(node)(this=left, expression=right)
+
+
+def _arithmetic_operand(node: exp.Expr, session: _Session) -> exp.Expr:
+    if not session.ansi:
+        raise _UnsupportedError  # Spark wraps integer overflow where the index holds NULL
+    return _operand(node, session)
+
+
+def _operand(node: exp.Expr, session: _Session) -> exp.Expr:
+    """An operand of arithmetic or the value argument of a call: a cast of a column or of a
+    computed value may stand there (never as a comparison's side: `CAST(id AS INT) = 2` is left out)."""
+    if isinstance(node, exp.Cast) and not _is_literal_cast(node):
+        return _value_cast(node, session)
+    return _rewrite(node, session)
+
+
+def _is_literal_cast(node: exp.Cast) -> bool:
+    inner = node.this
+    return isinstance(inner, exp.Literal | exp.Null) or (
+        isinstance(inner, exp.Neg) and isinstance(inner.this, exp.Literal)
+    )
+
+
+def _value_cast(node: exp.Cast, session: _Session) -> exp.Expr:
+    """A cast of a column or a computed value to a type whose values Spark and the index
+    expressions compute alike (`pruner.functions.expression.cast_allowed` says which casts an
+    index holds): numbers, and dates and timestamps in a UTC session."""
+    to = node.args.get("to")
+    kind = to.this.name if isinstance(to, exp.DataType) and isinstance(to.this, exp.DataType.Type) else ""
+    if kind not in _VALUE_CASTS and not (kind in ("DATE", "TIMESTAMP") and session.utc):
+        raise _UnsupportedError
+    assert isinstance(to, exp.DataType)
+    return exp.Cast(this=_rewrite(node.this, session), to=to.copy())
+
+
+def _cast(node: exp.Cast, session: _Session, negate: bool = False) -> exp.Expr:
     inner = node.this
     to = node.args.get("to")
     if not isinstance(inner, exp.Literal | exp.Null | exp.Neg) or not isinstance(to, exp.DataType):
@@ -178,7 +243,7 @@ def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
     if isinstance(inner, exp.Neg) and not isinstance(inner.this, exp.Literal):
         raise _UnsupportedError
     kind = to.this.name if isinstance(to.this, exp.DataType.Type) else str(to.this)
-    if kind not in _CAST_TYPES or (kind.startswith("TIMESTAMP") and not utc):
+    if kind not in _CAST_TYPES or (kind.startswith("TIMESTAMP") and not session.utc):
         raise _UnsupportedError
     if negate and not isinstance(inner, exp.Literal):
         raise _UnsupportedError
@@ -188,21 +253,21 @@ def _cast(node: exp.Cast, utc: bool, negate: bool = False) -> exp.Expr:
     return exp.Cast(this=value, to=to.copy())
 
 
-def _starts_with(node: exp.StartsWith, utc: bool) -> exp.Expr:
+def _starts_with(node: exp.StartsWith, session: _Session) -> exp.Expr:
     prefix = node.expression
     if not isinstance(prefix, exp.Literal) or not prefix.is_string or re.search(r"[%_\\]", prefix.name):
         raise _UnsupportedError
-    return exp.Like(this=_rewrite(node.this, utc), expression=exp.Literal.string(prefix.name + "%"))
+    return exp.Like(this=_rewrite(node.this, session), expression=exp.Literal.string(prefix.name + "%"))
 
 
-def _call(node: exp.Anonymous, utc: bool) -> exp.Expr:
+def _call(node: exp.Anonymous, session: _Session) -> exp.Expr:
     name = str(node.this).lower()
-    if name not in _CALLS or (name in _TIME_CALLS and not utc):
+    if name not in _CALLS or (name in _TIME_CALLS and not session.utc):
         raise _UnsupportedError
     args = list(node.expressions)
     if args and name in _DATE_FIELDS and _is_date_cast(args[0]):
         args[0] = args[0].this
-    if not args or not isinstance(args[0], exp.Column):
+    if not args:
         raise _UnsupportedError
     rest = args[1:]
     if name == "date_format":
@@ -211,7 +276,7 @@ def _call(node: exp.Anonymous, utc: bool) -> exp.Expr:
         rest = [exp.Literal.string(_percent_pattern(rest[0].name))]
     elif not all(isinstance(a, exp.Literal) for a in rest):
         raise _UnsupportedError
-    return exp.Anonymous(this=_RENAMED.get(name, name), expressions=[_rewrite(args[0], utc), *rest])
+    return exp.Anonymous(this=_RENAMED.get(name, name), expressions=[_operand(args[0], session), *rest])
 
 
 def _is_date_cast(node: exp.Expr) -> bool:

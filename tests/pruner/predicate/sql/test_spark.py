@@ -186,3 +186,23 @@ def test_text_atoms_keep_their_spark_meaning(spark: str, fragments: list[Fragmen
     assert filters.where is not None
     condition = text_condition(filters.where, TableSchema.parse("msg string")).condition
     assert isinstance(condition, TextMatch) and list(condition.fragments) == fragments
+
+
+def test_index_expressions_in_ansi_mode() -> None:
+    """Trees of calls and arithmetic are read as the index expressions they are; arithmetic only in
+    ANSI mode, where Spark fails the query on the rows whose value an index holds as NULL (Spark
+    wraps integer overflow otherwise)."""
+    schema = TableSchema.parse("id bigint, org_id string, name string, ts timestamp, hour_org bigint")
+    indexed = {"(10 * hour(ts)) + length(org_id)": "hour_org"}
+    text = "(((hour(t.ts) * 10) + length(t.org_id)) = 124)"
+    filters = from_spark([text], "UTC", ansi=True)
+    assert filters.where is not None
+    assert translate(filters.where, schema, indexed).domain.columns == ("hour_org",)
+    assert from_spark([text], "UTC", ansi=False).dropped == (text,)
+    nested = from_spark(["(lower(substring(t.name, 1, 2)) = 'al')"], "UTC")  # no arithmetic: any mode
+    assert nested.where == "((LOWER(SUBSTRING(\"name\", 1, 2)) = 'al'))"
+    # Spark's `/` of doubles is a plain division here (its dialect marks it NULL on zero)
+    divided = from_spark(["((CAST(t.id AS DOUBLE) / CAST(2 AS DOUBLE)) > 1.0D)"], "UTC", ansi=True)
+    assert divided.where == '(((CAST("id" AS DOUBLE) / CAST(2 AS DOUBLE)) > CAST(1.0 AS DOUBLE)))'
+    # a cast of a column stands only inside arithmetic or a call, and only to a type both compute alike
+    assert from_spark(["((CAST(t.id AS STRING) + 1) = 2)"], "UTC", ansi=True).where is None

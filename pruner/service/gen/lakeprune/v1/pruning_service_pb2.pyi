@@ -214,14 +214,16 @@ class PruneRequest(_message.Message):
     def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SqlPredicate(_message.Message):
-    __slots__ = ("dialect", "filters", "time_zone")
+    __slots__ = ("dialect", "filters", "time_zone", "ansi")
     DIALECT_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    ANSI_FIELD_NUMBER: _ClassVar[int]
     dialect: SqlDialect
     filters: _containers.RepeatedScalarFieldContainer[str]
     time_zone: str
-    def __init__(self, dialect: _Optional[_Union[SqlDialect, str]] = ..., filters: _Optional[_Iterable[str]] = ..., time_zone: _Optional[str] = ...) -> None: ...
+    ansi: bool
+    def __init__(self, dialect: _Optional[_Union[SqlDialect, str]] = ..., filters: _Optional[_Iterable[str]] = ..., time_zone: _Optional[str] = ..., ansi: _Optional[bool] = ...) -> None: ...
 
 class PartitionValue(_message.Message):
     __slots__ = ("column", "typed_value")

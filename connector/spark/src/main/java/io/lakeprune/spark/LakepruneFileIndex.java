@@ -126,7 +126,8 @@ public final class LakepruneFileIndex implements FileIndex {
                 .setSqlPredicate(SqlPredicate.newBuilder()
                         .setDialect(SqlDialect.SQL_DIALECT_SPARK)
                         .addAllFilters(filters)
-                        .setTimeZone(SQLConf.get().sessionLocalTimeZone()))
+                        .setTimeZone(SQLConf.get().sessionLocalTimeZone())
+                        .setAnsi(SQLConf.get().ansiEnabled()))
                 .build();
         PruneResponse response = Wire.call("Prune", request, PruneResponse.parser());
         lastSummary = "kept " + response.getFilesSelected() + " of " + response.getFilesTotal() + " files"
