@@ -5,9 +5,10 @@ partitions are built in and always present; they are not listed here.
 
 Each data-skipping type exists at most once per table and owns the metadata partition named after
 the type (`column_stats`, `partition_stats`, `bloom_filters`). Secondary indexes (RFC-77) cover one
-column each, any number per table, each in partition `secondary_index_<name>`. Functional indexes
-(RFC-63, type `functional`) may be many too: each has an expression (one registry call over one
-column), a kind (`column_stats` or `value_list`) and its own partition `func_index_<name>`. Text
+to four columns each, any number per table, each in partition `secondary_index_<name>`. Functional
+indexes (RFC-63, type `functional`) may be many too: each has an expression (a tree over one or more
+columns, `pruner.functions`, in the text format `expression_format`), a kind (`column_stats`,
+`value_list` or `bloom_filters`) and its own partition `func_index_<name>`. Text
 indexes (RFC-51) may be many: each covers one string column, or `lower` / `upper` of it (its
 expression), in partition `text_index_<name>`."""
 
