@@ -83,9 +83,14 @@ class Expression:
         raise NotImplementedError
 
     @property
+    def children(self) -> tuple[Expression, ...]:
+        """The expression's operands (none for a column or a constant)."""
+        return ()
+
+    @property
     def columns(self) -> frozenset[str]:
         """The table columns the expression reads."""
-        raise NotImplementedError
+        return frozenset().union(*(child.columns for child in self.children))
 
     @property
     def order(self) -> Monotonicity:
@@ -135,7 +140,8 @@ class Expression:
         return out
 
     def walk(self) -> list[Expression]:
-        return [self]
+        """The expression and every part of it, outermost first."""
+        return [self, *(node for child in self.children for node in child.walk())]
 
     def spark(self, column: Callable[[str], SparkColumn]) -> SparkColumn:
         """A Spark column computing the expression, given each source column by name: a registry
@@ -198,10 +204,6 @@ class Constant(Expression):
         return self.literal_type
 
     @property
-    def columns(self) -> frozenset[str]:
-        return frozenset()
-
-    @property
     def order(self) -> Monotonicity:
         return Monotonicity.CONSTANT
 
@@ -230,8 +232,8 @@ class Call(Expression):
         return self.function.result(self.argument.type)
 
     @property
-    def columns(self) -> frozenset[str]:
-        return self.argument.columns
+    def children(self) -> tuple[Expression, ...]:
+        return (self.argument,)
 
     @property
     def order(self) -> Monotonicity:
@@ -248,9 +250,6 @@ class Call(Expression):
     def compute(self, inputs: Inputs, length: int) -> pa.Array:
         values = pc.cast(self.argument.compute(inputs, length), self.argument.type.to_arrow())
         return self.function.arrow(values, self.args)
-
-    def walk(self) -> list[Expression]:
-        return [self, *self.argument.walk()]
 
     def spark(self, column: Callable[[str], SparkColumn]) -> SparkColumn:
         if isinstance(self.argument, ColumnRef):
@@ -303,8 +302,8 @@ class Arithmetic(Expression):
         return arithmetic_type(self.left.type, self.right.type)
 
     @property
-    def columns(self) -> frozenset[str]:
-        return self.left.columns | self.right.columns
+    def children(self) -> tuple[Expression, ...]:
+        return (self.left, self.right)
 
     @property
     def order(self) -> Monotonicity:
@@ -344,9 +343,6 @@ class Arithmetic(Expression):
             return _ARROW_CHECKED[self.operator](left, right)
         except pa.ArrowInvalid:  # an overflow or a division by zero somewhere: row by row
             return _exact(self.operator, left, right)
-
-    def walk(self) -> list[Expression]:
-        return [self, *self.left.walk(), *self.right.walk()]
 
 
 def _operand(node: Expression) -> str:
@@ -390,8 +386,8 @@ class Negate(Expression):
         return self.operand.type if self.operand.type.kind.is_floating else BIGINT
 
     @property
-    def columns(self) -> frozenset[str]:
-        return self.operand.columns
+    def children(self) -> tuple[Expression, ...]:
+        return (self.operand,)
 
     @property
     def order(self) -> Monotonicity:
@@ -401,13 +397,10 @@ class Negate(Expression):
         return f"-({self.operand.sql()})"
 
     def compute(self, inputs: Inputs, length: int) -> pa.Array:
-        values = self.operand.compute(inputs, length)
         if self.type.kind.is_floating:
-            return pc.negate(values)
+            return pc.negate(self.operand.compute(inputs, length))
+        # 0 - x, so that -(-2^63) is NULL as every integer overflow is
         return Arithmetic(Operator.SUBTRACT, Constant(0, BIGINT), self.operand).compute(inputs, length)
-
-    def walk(self) -> list[Expression]:
-        return [self, *self.operand.walk()]
 
 
 # The casts an index expression may hold: those whose value every engine computes alike.
@@ -440,8 +433,8 @@ class Cast(Expression):
         return self.target
 
     @property
-    def columns(self) -> frozenset[str]:
-        return self.operand.columns
+    def children(self) -> tuple[Expression, ...]:
+        return (self.operand,)
 
     @property
     def order(self) -> Monotonicity:
@@ -456,9 +449,6 @@ class Cast(Expression):
             return REGISTRY["to_date"].arrow(values, ())
         return pc.cast(values, self.target.to_arrow())
 
-    def walk(self) -> list[Expression]:
-        return [self, *self.operand.walk()]
-
 
 @dataclass(frozen=True)
 class Coalesce(Expression):
@@ -471,8 +461,8 @@ class Coalesce(Expression):
         return self.items[0].type
 
     @property
-    def columns(self) -> frozenset[str]:
-        return frozenset().union(*(item.columns for item in self.items))
+    def children(self) -> tuple[Expression, ...]:
+        return self.items
 
     @property
     def order(self) -> Monotonicity:
@@ -484,6 +474,3 @@ class Coalesce(Expression):
     def compute(self, inputs: Inputs, length: int) -> pa.Array:
         arrow_type = self.type.to_arrow()
         return pc.coalesce(*(pc.cast(item.compute(inputs, length), arrow_type) for item in self.items))
-
-    def walk(self) -> list[Expression]:
-        return [self, *(node for item in self.items for node in item.walk())]

@@ -15,6 +15,7 @@ Both hash on the partition path, like the other per-file indexes."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -42,7 +43,15 @@ NULL_KEY = ""
 
 def index_expression(definition: IndexDefinition, schema: TableSchema) -> Expression:
     assert definition.expression is not None
-    return parse_expression(definition.expression, {c.name: c.type for c in schema.columns})
+    return _parsed(definition.expression, schema)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str, schema: TableSchema) -> Expression:
+    """An index's expression, parsed once per (text, schema): every file a write indexes, every
+    table opened and every step that asks what an index prunes by would otherwise run sqlglot
+    again (trees are immutable, so they are shared)."""
+    return parse_expression(text, {c.name: c.type for c in schema.columns})
 
 
 def functional_spec(definition: IndexDefinition, partition: str, num_buckets: int) -> IndexPartitionSpec:

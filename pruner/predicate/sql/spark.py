@@ -227,30 +227,33 @@ def _value_cast(node: exp.Cast, session: _Session) -> exp.Expr:
     """A cast of a column or a computed value to a type whose values Spark and the index
     expressions compute alike (`pruner.functions.expression.cast_allowed` says which casts an
     index holds): numbers, and dates and timestamps in a UTC session."""
-    to = node.args.get("to")
-    kind = to.this.name if isinstance(to, exp.DataType) and isinstance(to.this, exp.DataType.Type) else ""
+    to, kind = _target(node)
     if kind not in _VALUE_CASTS and not (kind in ("DATE", "TIMESTAMP") and session.utc):
         raise _UnsupportedError
-    assert isinstance(to, exp.DataType)
     return exp.Cast(this=_rewrite(node.this, session), to=to.copy())
 
 
 def _cast(node: exp.Cast, session: _Session, negate: bool = False) -> exp.Expr:
+    """A cast of a literal (Spark's `3L`, `1.0D`, `DATE '...'`), negated for `-1.5D`."""
     inner = node.this
-    to = node.args.get("to")
-    if not isinstance(inner, exp.Literal | exp.Null | exp.Neg) or not isinstance(to, exp.DataType):
+    if not _is_literal_cast(node) or (negate and not isinstance(inner, exp.Literal)):
         raise _UnsupportedError
-    if isinstance(inner, exp.Neg) and not isinstance(inner.this, exp.Literal):
-        raise _UnsupportedError
-    kind = to.this.name if isinstance(to.this, exp.DataType.Type) else str(to.this)
+    to, kind = _target(node)
     if kind not in _CAST_TYPES or (kind.startswith("TIMESTAMP") and not session.utc):
-        raise _UnsupportedError
-    if negate and not isinstance(inner, exp.Literal):
         raise _UnsupportedError
     if kind == "TIMESTAMPTZ":
         to = exp.DataType.build("TIMESTAMP")
     value = exp.Neg(this=inner.copy()) if negate else inner.copy()
     return exp.Cast(this=value, to=to.copy())
+
+
+def _target(node: exp.Cast) -> tuple[exp.DataType, str]:
+    """A cast's target type and its name (`BIGINT`, `TIMESTAMPTZ` ...); `_UnsupportedError` when
+    it has none."""
+    to = node.args.get("to")
+    if not isinstance(to, exp.DataType):
+        raise _UnsupportedError
+    return to, to.this.name if isinstance(to.this, exp.DataType.Type) else str(to.this)
 
 
 def _starts_with(node: exp.StartsWith, session: _Session) -> exp.Expr:
