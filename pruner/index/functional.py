@@ -16,8 +16,11 @@ Both hash on the partition path, like the other per-file indexes."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+import itertools
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,6 +32,8 @@ from pruner.index.stats import FILE_STATS_SCHEMA, family, file_stats
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.predicate.values import is_nan
 from pruner.types import Column, ColumnType, TableSchema
 
 VALUE_LIST_SCHEMA = pa.schema(
@@ -136,6 +141,56 @@ def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition])
 def with_virtual(schema: TableSchema, virtual: Iterable[VirtualColumn]) -> TableSchema:
     extra = tuple(Column(v.name, v.type) for v in virtual if not schema.has(v.name))
     return TableSchema(schema.columns + extra)
+
+
+# Source-value combinations an expression is computed over to project discrete domains: an IN list
+# of a dynamic filter can hold thousands of values, and the image is computed per prune.
+IMAGE_LIMIT = 4096
+
+
+def source_domain(expression: Expression, predicate: TupleDomain) -> Domain | None:
+    """A domain on the expression's values implied by the predicate's domains on its source columns,
+    or None when they imply nothing: the exact image of the values when every column it reads is
+    constrained to a discrete set (`image`), else a range on its one column projected through its
+    order (`project`)."""
+    domains = {c: predicate.domain(c) for c in expression.columns if c in predicate.columns}
+    if len(domains) == len(expression.columns):
+        imaged = image(expression, domains)
+        if imaged is not None:
+            return imaged
+    source = expression.source
+    if expression.projects and source is not None and source in domains:
+        return project(expression, domains[source])
+    return None
+
+
+def image(expression: Expression, domains: Mapping[str, Domain]) -> Domain | None:
+    """The expression's values over every combination of its columns' values when each column's
+    domain is a discrete set (`=` / `IN`, with or without NULL; NULL is an input like any other, so
+    `coalesce(x, 0)` maps it to 0), at most `IMAGE_LIMIT` combinations: exact for any expression,
+    monotonic or not. None when a domain is not discrete or there are too many combinations."""
+    inputs: dict[str, list[Any]] = {}
+    for name in sorted(expression.columns):
+        domain = domains[name]
+        if domain.is_nan_allowed() or not (domain.values.is_none() or domain.values.is_discrete()):
+            return None
+        values: list[Any] = list(domain.values.discrete_values()) if not domain.values.is_none() else []
+        inputs[name] = [*values, None] if domain.is_null_allowed() else values
+    if math.prod(len(v) for v in inputs.values()) > IMAGE_LIMIT:
+        return None
+    rows = list(itertools.product(*inputs.values()))
+    types = expression.column_types()
+    arrays = {
+        name: pa.array([row[i] for row in rows], types[name].to_arrow()) for i, name in enumerate(inputs)
+    }
+    results = expression.arrow(arrays) if rows else pa.array([], expression.type.to_arrow())
+    found = [v for v in results.to_pylist() if v is not None]
+    numbers = [v for v in found if not is_nan(v)]
+    return Domain(
+        SortedRangeSet.of_values(*numbers),
+        null_allowed=results.null_count > 0,
+        nan_allowed=len(numbers) < len(found),
+    )
 
 
 def project(expression: Expression, domain: Domain) -> Domain:

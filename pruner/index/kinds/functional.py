@@ -38,9 +38,9 @@ class Functional(PerFileDefaults):
     def prunes_by(
         self, definition: IndexDefinition, schema: TableSchema, instant: str | None
     ) -> tuple[str, ...]:
-        # its virtual column, and its source column where a range on it projects onto f(col)
-        expression = index_expression(definition, schema)
-        source = expression.source if expression.projects else None
+        # its virtual column, and the column of an expression over one column: an `=` / IN on it
+        # maps to the expression's values (and a range too where the expression is ordered)
+        source = index_expression(definition, schema).source
         return (definition.name, *((source,) if source is not None else ()))
 
     def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """Step 5: functional indexes (RFC-63). Each functional index is a hidden virtual column named
 after the index: a domain on that column (the SQL translator also maps the indexed expression to
-it) is evaluated against the index's rows, and so is a range on the source column projected onto
-the expression's values — when the expression reads that one column and never decreases (or never
-increases) with it, and only then. A file without rows in the index is kept."""
+it) is evaluated against the index's rows, and so is what the predicate's domains on the
+expression's source columns imply: the expression's exact values when each of them is an `=` / `IN`
+(any expression), or a range on its one source column projected onto its values when it never
+decreases (or never increases) with it. A file without rows in the index is kept."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import ClassVar
 import pyarrow.compute as pc
 
 from pruner.index.definitions import FunctionalKind, IndexState
-from pruner.index.functional import VirtualColumn, project
+from pruner.index.functional import VirtualColumn, source_domain
 from pruner.planner.keys import key_array
 from pruner.planner.stats_eval import might_match
 from pruner.planner.steps.base import (
@@ -88,11 +89,11 @@ def _ruling_out(keys: set[tuple[str, str]]) -> Keeping:
 
 
 def _domain_on(context: StepContext, column: VirtualColumn) -> Domain | None:
-    """The predicate's domain on the virtual column, narrowed by a projected source-column range."""
+    """The predicate's domain on the virtual column, narrowed by what its source columns' domains
+    imply (`source_domain`)."""
     predicate = context.predicate
     domain = predicate.domain(column.name) if column.name in predicate.columns else None
-    source = column.expression.source if column.expression.projects else None
-    if source is not None and source in predicate.columns:
-        projected = project(column.expression, predicate.domain(source))
-        domain = projected if domain is None else domain.intersect(projected)
+    implied = source_domain(column.expression, predicate)
+    if implied is not None:
+        domain = implied if domain is None else domain.intersect(implied)
     return domain

@@ -1,6 +1,7 @@
 """Index expression trees: canonical texts, evaluation against an exact Python oracle (SQL's NULL,
 overflow and division rules), and the order each tree claims — a range on its column projects onto
-its values only where every value the range holds lands in the projection."""
+its values only where every value the range holds lands in the projection, and `=` / `IN` on its
+columns map to exactly the values the tree makes of them, whatever its order."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from hypothesis import strategies as st
 from pruner.errors import InvalidInputError
 from pruner.functions import Monotonicity, parse_expression
 from pruner.functions.parsing import bind, parse_sql
-from pruner.index.functional import project
+from pruner.index.functional import IMAGE_LIMIT, image, project, source_domain
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
+from pruner.predicate.tuple_domain import TupleDomain
 from pruner.types import ColumnType
 
 TYPES = {
@@ -232,3 +234,66 @@ def test_temporal_projection_holds_every_value(text: str, instants: list[datetim
     for point in points:
         value = expression.value(**{expression.source: point})
         assert value is None or projected.contains_value(value)
+
+
+# Discrete domains: the image of the values ---------------------------------------------------------
+
+
+def points(domain: Domain) -> set[Any]:
+    return set() if domain.values.is_none() else set(domain.values.discrete_values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees, st.lists(st.one_of(st.none(), INT64, st.integers(-100, 100)), min_size=1, max_size=20))
+def test_an_in_list_maps_to_exactly_the_values_of_its_rows(tree: Tree, values: list[int | None]) -> None:
+    expression = _parsed(tree)
+    present = [v for v in values if v is not None]
+    domain = Domain.of(SortedRangeSet.of_values(*present), None in values)
+    imaged = image(expression, {"n": domain})
+    assert imaged is not None
+    expected = {oracle(tree, v) for v in values}
+    assert imaged.is_null_allowed() == (None in expected)
+    assert points(imaged) == expected - {None}
+
+
+@pytest.mark.parametrize(
+    ("text", "domains", "values", "null"),
+    [
+        # not monotonic: equality and IN still map
+        ("lower(s)", {"s": Domain.multiple_values(["Ab", "aB", "C"], null_allowed=True)}, {"ab", "c"}, True),
+        ("coalesce(i, 0)", {"i": Domain.only_null()}, {0}, False),
+        ("mod(n, 10)", {"n": Domain.multiple_values([3, 13, 24])}, {3, 4}, False),
+        # several columns: every combination
+        (
+            "n + m",
+            {"n": Domain.multiple_values([1, 2]), "m": Domain.multiple_values([10, 20])},
+            {11, 12, 21, 22},
+            False,
+        ),
+        ("n + m", {"n": Domain.none(), "m": Domain.multiple_values([10])}, set(), False),
+    ],
+)
+def test_image(text: str, domains: dict[str, Domain], values: set[Any], null: bool) -> None:
+    imaged = image(parse(text), domains)
+    assert imaged is not None
+    assert (points(imaged), imaged.is_null_allowed()) == (values, null)
+
+
+def test_no_image_of_ranges_or_too_many_combinations() -> None:
+    assert image(parse("lower(s)"), {"s": Domain.not_null()}) is None
+    wide = Domain.multiple_values(range(IMAGE_LIMIT // 2 + 1))
+    assert image(parse("n + m"), {"n": wide, "m": Domain.multiple_values([1, 2])}) is None
+    assert image(parse("n + 1"), {"n": wide}) is not None
+
+
+def test_what_the_predicate_implies() -> None:
+    ranged = TupleDomain.with_domains(
+        {"n": Domain.of(SortedRangeSet.of_ranges(Range(1, True, 5, True)), False)}
+    )
+    # a range projects only through an ordered expression of its one column
+    assert source_domain(parse("n + 1"), ranged) == project(parse("n + 1"), ranged.domain("n"))
+    assert source_domain(parse("mod(n, 3)"), ranged) is None
+    assert source_domain(parse("n + m"), ranged) is None
+    listed = TupleDomain.with_domains({"n": Domain.multiple_values([1, 4])})
+    implied = source_domain(parse("mod(n, 3)"), listed)
+    assert implied is not None and implied.values.discrete_values() == (1,)

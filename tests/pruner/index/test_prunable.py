@@ -39,7 +39,8 @@ CANDIDATES = [
     ("by_s", "secondary_index", ["s"], None),
     ("by_w", "secondary_index", ["w"], None),
     ("yr", None, [], "year(ts)"),  # monotonic: a range on ts projects onto it
-    ("hr", None, [], "hour(ts)"),  # not monotonic: only its virtual column prunes
+    ("hr", None, [], "hour(ts)"),  # not monotonic: an `=` / IN on ts maps to it
+    ("kv", None, [], "k + v"),  # two columns: a predicate on one of them alone says nothing
 ]
 
 
@@ -63,7 +64,7 @@ def test_an_index_counts_once_ready_and_a_secondary_index_only_from_the_instant_
     building = [definition(cfg, i, ready=False) for i in range(len(CANDIDATES))]
     assert prunable_columns(cfg, building, INSTANT) == ("id", "city")
     ready = [definition(cfg, i, ready=True) for i in range(len(CANDIDATES))]
-    everything = ("id", "k", "city", "ts", "v", "w", "s", "hr", "yr")
+    everything = ("id", "k", "city", "ts", "v", "w", "s", "hr", "kv", "yr")
     assert prunable_columns(cfg, ready, INSTANT) == everything
     # the secondary indexes are complete from INSTANT on: an older snapshot cannot use them, but s
     # still has bloom filters and w partition stats
@@ -74,10 +75,11 @@ def test_an_index_counts_once_ready_and_a_secondary_index_only_from_the_instant_
     assert prunable_columns(cfg, secondary_only, INSTANT) == ("id", "w")
 
 
-def test_a_functional_index_prunes_by_its_source_column_only_when_monotonic() -> None:
+def test_a_functional_index_prunes_by_the_column_of_an_expression_over_one_column() -> None:
     cfg = config(partitions=())
     assert prunable_columns(cfg, [definition(cfg, 5, ready=True)], INSTANT) == ("id", "ts", "yr")
-    assert prunable_columns(cfg, [definition(cfg, 6, ready=True)], INSTANT) == ("id", "hr")
+    assert prunable_columns(cfg, [definition(cfg, 6, ready=True)], INSTANT) == ("id", "ts", "hr")
+    assert prunable_columns(cfg, [definition(cfg, 7, ready=True)], INSTANT) == ("id", "kv")
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -104,7 +106,7 @@ def test_prunable_columns_are_those_a_planner_step_runs_for(
     storage = Storage.from_uri(str(tmp_path))
     table = LakeTable(storage, cfg, Timeline.load(storage), tuple(definitions))
     declared = set(prunable_columns(cfg, definitions, table.snapshot().instant))
-    literals = dict(LITERALS, hr="10", yr="2026")
+    literals = dict(LITERALS, hr="10", yr="2026", kv="5")
     for column in (*SCHEMA.names, *(v.name for v in table.virtual_columns)):
         result = prune(table, f"{column} = {literals[column]}")
         ran = [e.step for e in result.explain if e.skipped is None]
