@@ -179,6 +179,9 @@ class SortedRangeSet:
     # Operations ------------------------------------------------------------------------------
 
     def union(self, other: SortedRangeSet) -> SortedRangeSet:
+        mine, theirs = self._discrete(), other._discrete()
+        if mine is not None and theirs is not None:  # two lists of values: merged as values
+            return SortedRangeSet.of_values(*mine, *theirs)
         return SortedRangeSet.of_ranges(*self.ranges, *other.ranges)
 
     def intersect(self, other: SortedRangeSet) -> SortedRangeSet:

@@ -41,7 +41,13 @@ class Literal:
 
     value: object
     approximate: Bits | None
-    sql: str
+    node: exp.Expr
+
+    @property
+    def sql(self) -> str:
+        """The literal's text, for notes and messages (made when asked for: an IN list of 100,000
+        values is read value by value)."""
+        return sql_text(self.node)
 
 
 _MAX_EXACT_DIGITS = 38  # longer decimal literals are doubles in Spark
@@ -51,34 +57,33 @@ _STRING_TYPES = {"VARCHAR", "NVARCHAR", "TEXT"}
 
 def read_literal(node: exp.Expr) -> Literal:
     node = unparen(node)
-    text = sql_text(node)
     if isinstance(node, exp.Null):
-        return Literal(None, None, text)
+        return Literal(None, None, node)
     if isinstance(node, exp.Boolean):
-        return Literal(bool(node.this), None, text)
+        return Literal(bool(node.this), None, node)
     if type(node) is exp.Literal:
         if node.is_string:
-            return Literal(str(node.this), None, text)
+            return Literal(str(node.this), None, node)
         number = str(node.this)
         try:
             value = Decimal(number)
         except InvalidOperation:
-            raise LiteralError(text, "not a number") from None
+            raise LiteralError(sql_text(node), "not a number") from None
         approximate = "e" in number.lower() or len(value.as_tuple().digits) > _MAX_EXACT_DIGITS
-        return Literal(value, 64 if approximate else None, text)
+        return Literal(value, 64 if approximate else None, node)
     if isinstance(node, exp.Neg):
         inner = read_literal(node.this)
         if inner.value is None:
-            return Literal(None, None, text)
+            return Literal(None, None, node)
         if isinstance(inner.value, int | float | Decimal) and not isinstance(inner.value, bool):
-            return Literal(-inner.value, inner.approximate, text)
+            return Literal(-inner.value, inner.approximate, node)
         raise NotLiteralError(f"cannot negate {inner.sql}")
     if type(node) is exp.Cast:
         target = _cast_type(node.args["to"])
         if target is None:
             raise NotLiteralError(f"cast to {sql_text(node.args['to'])} not supported")
-        return _cast(read_literal(node.this), target, text)
-    raise NotLiteralError(f"{text} is not a literal")
+        return _cast(read_literal(node.this), target, node)
+    raise NotLiteralError(f"{sql_text(node)} is not a literal")
 
 
 def _cast_type(data_type: exp.DataType) -> tuple[ColumnType, int | None] | None:
@@ -97,40 +102,40 @@ def _cast_type(data_type: exp.DataType) -> tuple[ColumnType, int | None] | None:
         return None
 
 
-def _cast(inner: Literal, target: tuple[ColumnType, int | None], text: str) -> Literal:
+def _cast(inner: Literal, target: tuple[ColumnType, int | None], node: exp.Expr) -> Literal:
     """CAST(literal AS type), when every engine agrees on the result; `NotLiteralError` when engines
     round or truncate differently, `InvalidInputError` when the value cannot be cast at all."""
     value = inner.value
     column_type, max_length = target
     kind = column_type.kind
     if value is None:
-        return Literal(None, None, text)
+        return Literal(None, None, node)
     if isinstance(value, str) and (kind is TypeKind.BOOLEAN or kind.is_numeric):
-        value = _parse_text(value, column_type, text)
+        value = _parse_text(value, column_type, sql_text(node))
     try:
         if isinstance(value, bool):
             if kind is TypeKind.BOOLEAN:
-                return Literal(value, None, text)
+                return Literal(value, None, node)
         elif isinstance(value, int | float | Decimal):
             result = _cast_number(value, column_type)
             if result is not None:
-                return Literal(result, kind.float_bits, text)
+                return Literal(result, kind.float_bits, node)
         elif isinstance(value, str):
             if kind is TypeKind.STRING and (max_length is None or len(value) <= max_length):
-                return Literal(value, None, text)
+                return Literal(value, None, node)
             if kind in (TypeKind.BINARY, TypeKind.DATE, TypeKind.TIMESTAMP):
-                return Literal(normalize(value, column_type), None, text)
+                return Literal(normalize(value, column_type), None, node)
         elif isinstance(value, datetime):
             if kind is TypeKind.TIMESTAMP:
-                return Literal(value, None, text)
+                return Literal(value, None, node)
         elif isinstance(value, date):
             if kind in (TypeKind.DATE, TypeKind.TIMESTAMP):
-                return Literal(normalize(value, column_type), None, text)
+                return Literal(normalize(value, column_type), None, node)
         elif isinstance(value, bytes) and kind is TypeKind.BINARY:
-            return Literal(value, None, text)
+            return Literal(value, None, node)
     except InvalidInputError as exc:
-        raise LiteralError(text, error_reason(exc)) from None
-    raise NotLiteralError(f"{text} depends on the engine")
+        raise LiteralError(sql_text(node), error_reason(exc)) from None
+    raise NotLiteralError(f"{sql_text(node)} depends on the engine")
 
 
 def _parse_text(value: str, column_type: ColumnType, text: str) -> object:

@@ -1,9 +1,9 @@
-"""Reading a WHERE clause: `parse` turns the text into a sqlglot tree (a syntax error, an empty
-clause or a statement that is no condition is an `InvalidInputError` quoting a shortened, one-line
-form of the input); `expressions_as_columns` first rewrites the parts that a functional index indexes
-into the index's virtual column; and the small helpers over the tree (`unparen`, `is_column`, `operands`,
-`sql_text` for notes and messages, the comparison operators, `lookup_column`) are shared by the
-literal reader, the translator and the text conditions."""
+"""Reading a WHERE clause: `parse` turns the text into a sqlglot tree, once (a syntax error, an
+empty clause or a statement that is no condition is an `InvalidInputError` quoting a shortened,
+one-line form of the input); `expressions_as_columns` then rewrites the parts that a functional
+index indexes into the index's virtual column; and the small helpers over the tree (`unparen`,
+`is_column`, `operands`, `sql_text` for notes and messages, the comparison operators,
+`lookup_column`) are shared by the literal reader, the translator and the text conditions."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
+from pruner.functions.parsing import DIALECT, bind
 from pruner.types import Column, TableSchema
 
 # The sqlglot nodes that may be an index expression (others are only looked into).
@@ -33,34 +34,22 @@ _EXPRESSION_NODES = (
 )
 
 
-def expressions_as_columns(where: str, schema: TableSchema, expressions: Mapping[str, str]) -> str:
-    """`where` with each part that is an indexed expression (equal to an index's canonical tree:
-    `Expression.key()`) replaced by the index's virtual column, outermost parts first. The text is
-    returned as it came when nothing matched (and when it does not parse: `parse` says why)."""
-    from pruner.functions.parsing import DIALECT, bind, parse_sql
-
-    try:
-        tree = parse_sql(where)
-    except InvalidInputError:
-        return where
+def expressions_as_columns(tree: exp.Expr, schema: TableSchema, expressions: Mapping[str, str]) -> exp.Expr:
+    """`tree` (a parsed WHERE clause) with each part that is an indexed expression (equal to an
+    index's canonical tree: `Expression.key()`) replaced by the index's virtual column, outermost
+    parts first; `tree` itself when nothing matched."""
     types = {c.name: c.type for c in schema.columns}
-    replaced = False
 
     def as_column(node: exp.Expr) -> exp.Expr:
-        nonlocal replaced
         if not isinstance(node.unnest(), _EXPRESSION_NODES) or node.find(exp.Column) is None:
             return node  # (a parenthesised condition is only looked into)
         try:
-            name = expressions.get(bind(node, types, where).key())
-        except InvalidInputError:
+            name = expressions.get(bind(node, types, "in the WHERE clause").key())
+        except InvalidInputError:  # not an expression an index could hold
             return node
-        if name is None:
-            return node
-        replaced = True
-        return exp.column(name)
+        return node if name is None else exp.column(name)
 
-    rewritten = tree.transform(as_column)
-    return rewritten.sql(dialect=DIALECT) if replaced else where
+    return tree.transform(as_column, copy=False)  # the tree is this translation's own
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
@@ -68,11 +57,13 @@ _MAX_TEXT = 80
 
 
 def parse(where: str) -> exp.Expr:
+    """The tree of a WHERE clause, read once by the dialect index expressions are read in (registry
+    functions as plain calls, so that a part of it can be compared with an index's expression)."""
     text = where.strip()
     if not text:
         raise InvalidInputError("empty WHERE clause")
     try:
-        tree = sqlglot.parse_one(text)
+        tree = sqlglot.parse_one(text, read=DIALECT)
     except SqlglotError as exc:
         raise InvalidInputError(f"cannot parse WHERE clause {_short(text)}: {_error_text(exc)}") from None
     except RecursionError:

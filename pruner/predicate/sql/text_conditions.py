@@ -146,6 +146,9 @@ class _TextReader:
         node, case = unparen(node), Case.AS_IS
         if isinstance(node, exp.Lower | exp.Upper):
             node, case = unparen(node.this), Case.LOWER if isinstance(node, exp.Lower) else Case.UPPER
+        elif (called := _case_call(node)) is not None:
+            # as the WHERE clause is parsed (`parse`: registry functions as plain calls)
+            node, case = unparen(node.expressions[0]), called
         if not is_column(node):
             raise UnusedTextAtom("is not over a column or lower / upper of one")
         column = self.column(node)
@@ -226,3 +229,10 @@ def _excludes_zero(op: str, bound: int | float | Decimal) -> bool:
         "<": bound <= 0,
         "<=": bound < 0,
     }[op]
+
+
+def _case_call(node: exp.Expr) -> Case | None:
+    """The case mapping of a plain `lower(x)` / `upper(x)` call, None for anything else."""
+    if not isinstance(node, exp.Anonymous) or len(node.expressions) != 1:
+        return None
+    return {"lower": Case.LOWER, "upper": Case.UPPER}.get(str(node.name).lower())

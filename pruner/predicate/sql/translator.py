@@ -72,9 +72,9 @@ def translate(where: str, schema: TableSchema, expressions: Mapping[str, str] | 
     `expressions` maps indexed expressions (`Expression.key()`) to the virtual column named after
     their functional index; a part of `where` equal to one is read as that column (which `schema`
     must then include)."""
-    if expressions:
-        where = expressions_as_columns(where, schema, expressions)
     tree = parse(where)
+    if expressions:
+        tree = expressions_as_columns(tree, schema, expressions)
     translator = _Translator(schema)
     try:
         domain = translator.predicate(tree, negated=False)
