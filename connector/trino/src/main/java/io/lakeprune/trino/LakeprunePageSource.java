@@ -15,12 +15,18 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.ObjLongConsumer;
 
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_CANNOT_READ_FILE;
 import static java.util.Objects.requireNonNull;
 
-/** The pages of one split: the Parquet reader's columns, and constants (partition values, NULLs). */
+/**
+ * The pages of one split: the Parquet reader's columns, hidden columns computed from them, and
+ * constants (partition values, NULLs). Pages stay lazy as the reader's are: a column is decoded only
+ * when the engine asks for its block, so a filter that rejects a batch by one column never decodes
+ * the others (as Hive's and Iceberg's page sources do).
+ */
 public class LakeprunePageSource
         implements ConnectorPageSource
 {
@@ -48,6 +54,11 @@ public class LakeprunePageSource
         static Channel constant(Type type, Object value)
         {
             return new Channel(-1, requireNonNull(type, "type is null"), value, null);
+        }
+
+        boolean isRead()
+        {
+            return ordinal >= 0 && computation == null;
         }
 
         Block block(SourcePage page, int positions)
@@ -113,13 +124,8 @@ public class LakeprunePageSource
             close();
             return null;
         }
-        int positions = page.getPositionCount();
-        completedPositions += positions;
-        Block[] blocks = new Block[channels.size()];
-        for (int i = 0; i < blocks.length; i++) {
-            blocks[i] = channels.get(i).block(page, positions);
-        }
-        return SourcePage.create(new Page(positions, blocks));
+        completedPositions += page.getPositionCount();
+        return new ChannelPage(page, channels);
     }
 
     @Override
@@ -158,6 +164,108 @@ public class LakeprunePageSource
             return new TrinoException(LAKEPRUNE_BAD_DATA, exception);
         }
         return new TrinoException(LAKEPRUNE_CANNOT_READ_FILE, "Failed to read Parquet file " + file, exception);
+    }
+
+    /**
+     * The output channels over one lazy page of the reader. Blocks are made on first access and
+     * kept; {@link #selectPositions} narrows the reader's page and every block made so far.
+     */
+    static final class ChannelPage
+            implements SourcePage
+    {
+        private final SourcePage source;
+        private final List<Channel> channels;
+        private final Block[] blocks;
+        private int positionCount;
+
+        ChannelPage(SourcePage source, List<Channel> channels)
+        {
+            this.source = requireNonNull(source, "source is null");
+            this.channels = requireNonNull(channels, "channels is null");
+            this.blocks = new Block[channels.size()];
+            this.positionCount = source.getPositionCount();
+        }
+
+        @Override
+        public int getPositionCount()
+        {
+            return positionCount;
+        }
+
+        @Override
+        public long getSizeInBytes()
+        {
+            long size = source.getSizeInBytes();
+            for (int i = 0; i < blocks.length; i++) {
+                if (blocks[i] != null && !channels.get(i).isRead()) {
+                    size += blocks[i].getSizeInBytes();
+                }
+            }
+            return size;
+        }
+
+        @Override
+        public long getRetainedSizeInBytes()
+        {
+            long size = source.getRetainedSizeInBytes();
+            for (int i = 0; i < blocks.length; i++) {
+                if (blocks[i] != null && !channels.get(i).isRead()) {
+                    size += blocks[i].getRetainedSizeInBytes();
+                }
+            }
+            return size;
+        }
+
+        @Override
+        public void retainedBytesForEachPart(ObjLongConsumer<Object> consumer)
+        {
+            source.retainedBytesForEachPart(consumer);
+            for (int i = 0; i < blocks.length; i++) {
+                if (blocks[i] != null && !channels.get(i).isRead()) {
+                    blocks[i].retainedBytesForEachPart(consumer);
+                }
+            }
+        }
+
+        @Override
+        public int getChannelCount()
+        {
+            return blocks.length;
+        }
+
+        @Override
+        public Block getBlock(int channel)
+        {
+            Block block = blocks[channel];
+            if (block == null) {
+                block = channels.get(channel).block(source, positionCount);
+                blocks[channel] = block;
+            }
+            return block;
+        }
+
+        @Override
+        public Page getPage()
+        {
+            for (int channel = 0; channel < blocks.length; channel++) {
+                getBlock(channel);
+            }
+            return new Page(positionCount, blocks.clone());
+        }
+
+        @Override
+        public void selectPositions(int[] positions, int offset, int size)
+        {
+            source.selectPositions(positions, offset, size);
+            for (int i = 0; i < blocks.length; i++) {
+                if (blocks[i] != null) {
+                    // a read column comes again from the narrowed source; a constant is remade at
+                    // the new size; a computed column keeps the values already computed
+                    blocks[i] = channels.get(i).computation() == null ? null : blocks[i].getPositions(positions, offset, size);
+                }
+            }
+            positionCount = size;
+        }
     }
 
     /** A split the dynamic filter excludes entirely. */

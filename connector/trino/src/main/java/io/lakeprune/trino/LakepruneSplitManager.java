@@ -42,8 +42,8 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
  * A file larger than the session's max_split_size comes as several splits of consecutive byte
  * ranges (cut by the sidecar), as Hive and Iceberg split files, so that a large file is read by
  * several drivers.
- * Splits stream: the PruneStream call starts when the first batch is asked for (after any wait for
- * the dynamic filter), and each batch hands out the splits that arrived so far, or completes when
+ * Splits stream: the PruneStream call starts when the split source is made, or, when it waits for
+ * the dynamic filter, when the first batch is asked for after the wait; each batch hands out the splits that arrived so far, or completes when
  * more arrive, so that Trino schedules the first splits of a large table while the sidecar is still
  * sending the rest. Only a few responses are asked of the sidecar ahead of Trino (gRPC flow
  * control), and closing the split source cancels the call.
@@ -149,18 +149,28 @@ public class LakepruneSplitManager
             this.waitDeadlineNanos = waitDeadlineNanos;
             this.waitForDynamicFilter = prunesBy(table, dynamicFilter);
             this.maxSplitBytes = maxSplitBytes;
+            if (!mustWait()) {
+                // nothing to wait for: the sidecar prunes while Trino schedules the query's stages,
+                // as Hive's and Iceberg's split loaders start when their split source is made
+                start(predicate(table, dynamicFilter));
+            }
+        }
+
+        /** Whether split enumeration has yet to wait for the dynamic filter. */
+        private boolean mustWait()
+        {
+            return waitForDynamicFilter && dynamicFilter.isAwaitable() && !dynamicFilter.isComplete() && waitDeadlineNanos - System.nanoTime() > 0;
         }
 
         @Override
         public CompletableFuture<ConnectorSplitBatch> getNextBatch(int maxSize)
         {
             if (!isStarted()) {
-                long remaining = waitDeadlineNanos - System.nanoTime();
-                if (waitForDynamicFilter && dynamicFilter.isAwaitable() && !dynamicFilter.isComplete() && remaining > 0) {
+                if (mustWait()) {
                     // come back when the dynamic filter narrowed, or the wait is over
                     return dynamicFilter.isBlocked()
                             .thenApply(ignored -> new ConnectorSplitBatch(ImmutableList.of(), false))
-                            .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), remaining, NANOSECONDS);
+                            .completeOnTimeout(new ConnectorSplitBatch(ImmutableList.of(), false), waitDeadlineNanos - System.nanoTime(), NANOSECONDS);
                 }
                 start(predicate(table, dynamicFilter));
             }
