@@ -16,6 +16,7 @@ import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.ObjLongConsumer;
+import java.util.function.ToLongFunction;
 
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_CANNOT_READ_FILE;
@@ -195,25 +196,25 @@ public class LakeprunePageSource
         @Override
         public long getSizeInBytes()
         {
-            long size = source.getSizeInBytes();
-            for (int i = 0; i < blocks.length; i++) {
-                if (blocks[i] != null && !channels.get(i).isRead()) {
-                    size += blocks[i].getSizeInBytes();
-                }
-            }
-            return size;
+            return source.getSizeInBytes() + madeHere(Block::getSizeInBytes);
         }
 
         @Override
         public long getRetainedSizeInBytes()
         {
-            long size = source.getRetainedSizeInBytes();
+            return source.getRetainedSizeInBytes() + madeHere(Block::getRetainedSizeInBytes);
+        }
+
+        /** The sizes of the blocks made so far that are not the reader's own (computed, constant). */
+        private long madeHere(ToLongFunction<Block> size)
+        {
+            long total = 0;
             for (int i = 0; i < blocks.length; i++) {
                 if (blocks[i] != null && !channels.get(i).isRead()) {
-                    size += blocks[i].getRetainedSizeInBytes();
+                    total += size.applyAsLong(blocks[i]);
                 }
             }
-            return size;
+            return total;
         }
 
         @Override
