@@ -1,13 +1,13 @@
 """Index expressions (RFC-63): typed trees over one or more columns of a table — registry calls
 nested in any order, arithmetic (`+ - * /`, `mod`), negation, `CAST` between the types it allows,
-`COALESCE`, literals. Each node knows its result type, the columns it reads, how to compute its
-values with Arrow (the one implementation: index rows, virtual column values, Spark through an
-Arrow UDF) and its canonical SQL text, which is its identity: two expressions are the same index
-expression when their texts are equal (commutative operands ordered, redundant casts dropped,
-constant parts folded by `pruner.functions.parsing`).
+`COALESCE`, literals (and `CASE`, in `pruner.functions.conditions`). Each node knows its result
+type, the columns it reads, how to compute its values with Arrow (the one implementation: index
+rows, virtual column values, Spark through an Arrow UDF) and its canonical SQL text, which is its
+identity: two expressions are the same index expression when their texts are equal (commutative
+operands ordered, redundant casts dropped, constant parts folded by `pruner.functions.parsing`).
 
 Semantics, as SQL engines define them for the rows where they give an answer:
-- NULL in, NULL out (but `COALESCE`).
+- NULL in, NULL out (but `COALESCE`, `CASE` and `IS NULL`).
 - Integer arithmetic is done in bigint; `/` of integers truncates toward zero (Trino's `/`, Spark's
   `div`), `mod` takes the dividend's sign. Where an engine fails the query (overflow, division or
   `mod` by zero), the index holds NULL: no answer depends on such a row. With a double on either

@@ -21,6 +21,16 @@ from sqlglot.parser import Parser
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError, InvalidSchemaError
+from pruner.functions.conditions import (
+    Case,
+    Comparator,
+    Comparison,
+    Connective,
+    IsNull,
+    Logical,
+    Not,
+    comparable,
+)
 from pruner.functions.expression import (
     Arithmetic,
     Call,
@@ -43,6 +53,14 @@ _BIGINT = ColumnType(TypeKind.BIGINT)
 _DOUBLE = ColumnType(TypeKind.DOUBLE)
 _INTEGER_TEXT = re.compile(r"[0-9]+")
 _DECIMAL_TEXT = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_COMPARATORS: dict[type[exp.Expr], Comparator] = {
+    exp.EQ: Comparator.EQUAL,
+    exp.NEQ: Comparator.NOT_EQUAL,
+    exp.LT: Comparator.LESS,
+    exp.LTE: Comparator.LESS_OR_EQUAL,
+    exp.GT: Comparator.GREATER,
+    exp.GTE: Comparator.GREATER_OR_EQUAL,
+}
 _OPERATORS: dict[type[exp.Expr], Operator] = {
     exp.Add: Operator.ADD,
     exp.Sub: Operator.SUBTRACT,
@@ -51,7 +69,7 @@ _OPERATORS: dict[type[exp.Expr], Operator] = {
     exp.IntDiv: Operator.DIVIDE,
     exp.Mod: Operator.MOD,
 }
-SUPPORTED = "registry functions, + - * / mod, unary -, CAST, COALESCE, column names and literals"
+SUPPORTED = "registry functions, + - * / mod, unary -, CAST, COALESCE, CASE, column names and literals"
 
 
 def _dialect() -> Dialect:
@@ -129,8 +147,96 @@ class _Binder:
         if operator is not None:
             return self.arithmetic(operator, node)
         if isinstance(node, exp.Case | exp.If):
-            raise self.fail("CASE is not supported in index expressions")
+            return self.case(node)
         raise self.fail(f"{echo(node.sql())} is not supported (supported: {SUPPORTED})")
+
+    def case(self, node: exp.Expr) -> Expression:
+        """`CASE [operand] WHEN ... THEN ... [ELSE ...] END`, or `IF(condition, a[, b])`."""
+        if isinstance(node, exp.If):
+            pairs = [(node.this, node.args["true"])]
+            default = node.args.get("false")
+        else:
+            operand = node.this  # CASE x WHEN v THEN ...: WHEN x = v
+            pairs = [
+                (exp.EQ(this=operand.copy(), expression=w.this) if operand else w.this, w.args["true"])
+                for w in node.args["ifs"]
+            ]
+            default = node.args.get("default")
+        conditions = [self.condition(c) for c, _ in pairs]
+        values = self.one_type(
+            [self.bind(v) for _, v in pairs] + ([self.bind(default)] if default is not None else []), "CASE"
+        )
+        branches = tuple(zip(conditions, values, strict=False))
+        case = Case(branches, values[len(conditions)] if default is not None else None)
+        if not case.columns:
+            return _fold(case)
+        return case
+
+    def condition(self, node: exp.Expr) -> Expression:
+        """A CASE branch's condition: a comparison, IS [NOT] NULL, AND / OR / NOT of conditions, or a
+        boolean column."""
+        node = node.unnest()
+        if isinstance(node, exp.And | exp.Or):
+            connective = Connective.AND if isinstance(node, exp.And) else Connective.OR
+            operands = [self.condition(node.this), self.condition(node.expression)]
+            return Logical.of(connective, operands)
+        if isinstance(node, exp.Not):
+            inner = node.this.unnest()
+            if isinstance(inner, exp.Is):
+                return self.null_test(inner, negated=True)
+            return Not(self.condition(inner))
+        if isinstance(node, exp.Is):
+            return self.null_test(node, negated=False)
+        if isinstance(node, exp.Between):
+            low = self.comparison(Comparator.GREATER_OR_EQUAL, node.this, node.args["low"])
+            high = self.comparison(Comparator.LESS_OR_EQUAL, node.this, node.args["high"])
+            return Logical.of(Connective.AND, [low, high])
+        comparator = _COMPARATORS.get(type(node))
+        if comparator is not None:
+            return self.comparison(comparator, node.this, node.expression)
+        bound = self.bind(node)
+        if bound.type.kind is not TypeKind.BOOLEAN:
+            raise self.fail(f"{echo(node.sql())} is not a condition (a comparison, IS NULL, AND, OR, NOT)")
+        return bound
+
+    def comparison(self, comparator: Comparator, left_node: exp.Expr, right_node: exp.Expr) -> Expression:
+        left, right = self.bind(left_node), self.bind(right_node)
+        if not comparable(left.type, right.type):
+            raise self.fail(
+                f"cannot compare {left.type} with {right.type} ({left.sql()} {comparator.value} "
+                f"{right.sql()}): CAST one of them (decimals to double)"
+            )
+        if not (left.columns or right.columns):
+            raise self.fail(f"the condition {left.sql()} {comparator.value} {right.sql()} reads no column")
+        return Comparison.of(comparator, left, right)
+
+    def null_test(self, node: exp.Is, negated: bool) -> Expression:
+        if not isinstance(node.expression, exp.Null):
+            raise self.fail(f"{echo(node.sql())} is not supported (IS NULL, IS NOT NULL)")
+        operand = self.bind(node.this)
+        if not operand.columns:
+            raise self.fail(f"the condition {echo(node.sql())} reads no column")
+        return IsNull(operand, negated)
+
+    def one_type(self, items: list[Expression], what: str) -> list[Expression]:
+        """`items` as values of one type: that of the first that reads a column (constants that fit
+        it converted), or for constants alone their common type (a bigint with a double: double)."""
+        moving = [item for item in items if item.columns]
+        if moving:
+            target = moving[0].type
+        elif {item.type.kind for item in items} == {TypeKind.BIGINT, TypeKind.DOUBLE}:
+            target = _DOUBLE
+        else:
+            target = items[0].type
+        converted = []
+        for item in items:
+            if item.type == target:
+                converted.append(item)
+            elif isinstance(item, Constant) and _constant_fits(item, target):
+                converted.append(Constant(item.literal, target))
+            else:
+                raise self.fail(f"{what} of {target} and {item.type} ({item.sql()}): CAST them to one type")
+        return converted
 
     def column(self, node: exp.Expr) -> Expression:
         assert isinstance(node, exp.Column)
@@ -197,19 +303,9 @@ class _Binder:
 
     def coalesce(self, node: exp.Expr) -> Expression:
         items = [self.bind(item) for item in [node.this, *node.expressions]]
-        moving = [item for item in items if item.columns]
-        if not moving:
+        if not any(item.columns for item in items):
             return _fold(Coalesce(tuple(items)))
-        target = moving[0].type
-        converted = []
-        for item in items:
-            if item.type == target:
-                converted.append(item)
-            elif isinstance(item, Constant) and _constant_fits(item, target):
-                converted.append(Constant(item.literal, target))
-            else:
-                raise self.fail(f"COALESCE of {target} and {item.type} ({item.sql()}): CAST them to one type")
-        return Coalesce(tuple(converted))
+        return Coalesce(tuple(self.one_type(items, "COALESCE")))
 
     def call(self, node: exp.Expr) -> Expression:
         name = node.name.lower()

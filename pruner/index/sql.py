@@ -90,6 +90,7 @@ _EXPRESSION_TOKENS = {
     TokenType.SLASH,
     TokenType.PERCENT,
     TokenType.DIV,
+    TokenType.CASE,
 }
 
 

@@ -31,6 +31,8 @@ _EXPRESSION_NODES = (
     exp.Neg,
     exp.Cast,
     exp.Coalesce,
+    exp.Case,
+    exp.If,
 )
 
 

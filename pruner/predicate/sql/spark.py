@@ -167,8 +167,8 @@ def _rewrite(node: exp.Expr, session: _Session) -> exp.Expr:
         return _copy(node, session)
     if isinstance(node, exp.Anonymous):
         return _call(node, session)
-    if isinstance(node, _CONNECTIVES + _PREDICATES + (exp.IsNan,)):
-        return _copy(node, session)
+    if isinstance(node, _CONNECTIVES + _PREDICATES + (exp.IsNan, exp.Case, exp.If)):
+        return _copy(node, session)  # CASE: its branches and values read as everything else
     raise _UnsupportedError
 
 

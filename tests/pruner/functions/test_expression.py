@@ -57,6 +57,26 @@ def parse(text: str) -> Any:
         ("year(CAST(d AS TIMESTAMP))", "year(CAST(d AS timestamp))"),
         ("x * -1.5", "(-1.5) * x"),
         ("lower('AB') || s", None),
+        ("CASE WHEN n > 5 THEN 1 ELSE 0 END", "CASE WHEN (n > 5) THEN 1 ELSE 0 END"),
+        ("CASE WHEN 5 < n THEN 1 ELSE 0 END", "CASE WHEN (n > 5) THEN 1 ELSE 0 END"),
+        ("IF(n = m, 1, 2)", "CASE WHEN (m = n) THEN 1 ELSE 2 END"),
+        (
+            "CASE n WHEN 1 THEN 'a' WHEN 2 THEN 'b' END",
+            "CASE WHEN (n = 1) THEN 'a' WHEN (n = 2) THEN 'b' END",
+        ),
+        (
+            "CASE WHEN s IS NOT NULL AND n BETWEEN 1 AND 3 THEN s ELSE 'none' END",
+            "CASE WHEN ((n <= 3) AND (n >= 1) AND (s IS NOT NULL)) THEN s ELSE 'none' END",
+        ),
+        (
+            "CASE WHEN NOT (x > 1 OR i IS NULL) THEN x END",
+            "CASE WHEN (NOT ((i IS NULL) OR (x > 1))) THEN x END",
+        ),
+        (
+            "CASE WHEN hour(ts) < 12 THEN 'am' ELSE 'pm' END",
+            "CASE WHEN (hour(ts) < 12) THEN 'am' ELSE 'pm' END",
+        ),
+        ("CASE WHEN i > 0 THEN 1.5 ELSE 2 END", "CASE WHEN (i > 0) THEN 1.5 ELSE 2 END"),
     ],
 )
 def test_canonical_text(written: str, canonical: str | None) -> None:
@@ -86,6 +106,7 @@ def test_canonical_text(written: str, canonical: str | None) -> None:
         ("hour(from_unixtime(n))", Monotonicity.NONE),
         ("date_trunc('day', ts)", Monotonicity.INCREASING),
         ("to_date(CAST(d AS timestamp))", Monotonicity.INCREASING),
+        ("CASE WHEN n > 0 THEN n ELSE 0 END", Monotonicity.NONE),
     ],
 )
 def test_order(text: str, order: Monotonicity) -> None:
@@ -108,8 +129,14 @@ def test_several_columns_never_project() -> None:
         "CAST(n AS INT)",
         "CAST(x AS BIGINT)",
         "CAST(s AS BIGINT)",
-        "CASE WHEN n > 0 THEN n ELSE 0 END",
         "coalesce(n, 'a')",
+        "n > 5",  # a condition alone is no index expression
+        "CASE WHEN s > 5 THEN 1 END",  # string with number
+        "CASE WHEN amount > 5 THEN 1 END",  # decimals: CAST to double first
+        "CASE WHEN n THEN 1 END",  # not a condition
+        "CASE WHEN 1 < 2 THEN n END",  # a condition of no column
+        "CASE WHEN n > 1 THEN s ELSE 1 END",  # values of two types
+        "CASE WHEN n IS 1 THEN 1 END",
         "1 / 0 + n",  # a constant part that is NULL
         "lower(s) + 1",
         "n + 1e999",
@@ -297,3 +324,80 @@ def test_what_the_predicate_implies() -> None:
     listed = TupleDomain.with_domains({"n": Domain.multiple_values([1, 4])})
     implied = source_domain(parse("mod(n, 3)"), listed)
     assert implied is not None and implied.values.discrete_values() == (1,)
+
+
+# CASE over `n` against SQL's three-valued logic ----------------------------------------------------
+comparisons = st.tuples(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]), constants)
+
+
+def _conditions(children: st.SearchStrategy[Tree]) -> st.SearchStrategy[Tree]:
+    return st.one_of(
+        st.tuples(st.sampled_from(["AND", "OR"]), children, children),
+        st.tuples(st.just("NOT"), children),
+    )
+
+
+conditions = st.recursive(
+    st.one_of(comparisons.map(lambda c: ("cmp", *c)), st.sampled_from([("null",), ("notnull",)])),
+    _conditions,
+    max_leaves=4,
+)
+values = st.one_of(constants.map(lambda c: ("c", c)), trees)
+
+
+def render_condition(tree: Tree) -> str:
+    head = tree[0]
+    if head == "cmp":
+        return f"n {tree[1]} {tree[2]}"
+    if head in ("null", "notnull"):
+        return "n IS NULL" if head == "null" else "n IS NOT NULL"
+    if head == "NOT":
+        return f"NOT ({render_condition(tree[1])})"
+    return f"({render_condition(tree[1])}) {head} ({render_condition(tree[2])})"
+
+
+def truth(tree: Tree, n: int | None) -> bool | None:
+    """SQL's value of a condition: TRUE, FALSE or NULL (None)."""
+    head = tree[0]
+    if head == "cmp":
+        if n is None:
+            return None
+        c = tree[2]
+        return {"=": n == c, "<>": n != c, "<": n < c, "<=": n <= c, ">": n > c, ">=": n >= c}[tree[1]]
+    if head in ("null", "notnull"):
+        return (n is None) == (head == "null")
+    if head == "NOT":
+        inner = truth(tree[1], n)
+        return None if inner is None else not inner
+    a, b = truth(tree[1], n), truth(tree[2], n)
+    if head == "AND":
+        return False if False in (a, b) else (None if None in (a, b) else True)
+    return True if True in (a, b) else (None if None in (a, b) else False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(conditions, values), min_size=1, max_size=3),
+    st.one_of(st.none(), values),
+    st.lists(st.one_of(st.none(), st.integers(-10, 10), INT64), min_size=1, max_size=20),
+)
+def test_case_matches_three_valued_logic(
+    branches: list[tuple[Tree, Tree]], default: Tree | None, rows: list[int | None]
+) -> None:
+    whens = " ".join(f"WHEN {render_condition(c)} THEN {render(v)}" for c, v in branches)
+    text = f"CASE {whens}{f' ELSE {render(default)}' if default is not None else ''} END"
+    try:
+        expression = bind(parse_sql(text), TYPES, text)
+    except InvalidInputError as exc:  # a constant part that is NULL, or a CASE of no column
+        assume("is NULL" not in str(exc) and "names no column" not in str(exc))
+        raise
+    assume(expression.columns)
+
+    def expected(n: int | None) -> int | None:
+        for condition, value in branches:
+            if truth(condition, n) is True:
+                return oracle(value, n)
+        return oracle(default, n) if default is not None else None
+
+    computed = expression.arrow({"n": pa.array(rows, pa.int64())}).to_pylist()
+    assert computed == [expected(n) for n in rows], text

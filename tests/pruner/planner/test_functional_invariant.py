@@ -78,6 +78,12 @@ atoms = st.one_of(
     ),
     st.builds(lambda v: f"id IN ({v}, {v + 1}, {v + 10_000})", st.integers(-2, 12_500)),
     st.builds(
+        lambda half, op: f"CASE WHEN hour(ts) < 12 THEN 'am' ELSE 'pm' END {op} '{half}'",
+        st.sampled_from(["am", "pm", "x"]),
+        st.sampled_from(["=", "<>", ">"]),
+    ),
+    st.builds(lambda half: f"day_half = '{half}'", st.sampled_from(["am", "pm"])),
+    st.builds(
         lambda org, h: f"org_id IN ('{org}', 'org9') AND ts = {ts_literal(h)}",
         st.sampled_from(["org0", "org3"]),
         st.sampled_from([6 + 59 / 60, 5, 30.5]),
@@ -108,6 +114,7 @@ def test_no_file_matching_a_functional_predicate_is_pruned(
         ("length(org_id) + hour(ts) * 10 = 34", "hour_org"),
         ("(10 * hour(ts)) + length(org_id) = 34", "hour_org"),
         ("1000000 - id < 5", "id_desc"),
+        ("CASE WHEN 12 > hour(ts) THEN 'am' ELSE 'pm' END = 'pm'", "day_half"),
     ],
 )
 def test_expressions_are_read_as_their_index(events_table: str, where: str, column: str) -> None:
@@ -161,3 +168,11 @@ def test_an_in_list_maps_through_a_non_monotonic_expression(events_table: str) -
     assert result.files_selected == 1
     mapped = next(s for s in result.explain if s.step == "functional_index")
     assert (mapped.files_in, mapped.files_out) == (48, 1), result.explain
+
+
+def test_a_case_expression_prunes_by_its_branches(events_table: str) -> None:
+    # `day_half` is 'am' for the files of hours 0-11 and 'pm' for the others; the file of day 0
+    # hour 5 also holds three events moved to 06:59, which are 'am' as well.
+    table = LakeTable.open(events_table)
+    assert prune(table, "day_half = 'pm'").files_selected == 24
+    assert prune(table, "CASE WHEN hour(ts) < 12 THEN 'am' ELSE 'pm' END = 'am'").files_selected == 24

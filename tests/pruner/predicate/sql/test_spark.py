@@ -206,3 +206,13 @@ def test_index_expressions_in_ansi_mode() -> None:
     assert divided.where == '(((CAST("id" AS DOUBLE) / CAST(2 AS DOUBLE)) > CAST(1.0 AS DOUBLE)))'
     # a cast of a column stands only inside arithmetic or a call, and only to a type both compute alike
     assert from_spark(["((CAST(t.id AS STRING) + 1) = 2)"], "UTC", ansi=True).where is None
+
+
+@pytest.mark.parametrize("ansi", [False, True])
+def test_case_expressions_are_read_as_their_index(ansi: bool) -> None:
+    # Catalyst's text of a CASE over a call and literals: no arithmetic, so in any mode
+    schema = TableSchema.parse("ts timestamp, day_half string")
+    indexed = {"CASE WHEN (hour(ts) < 12) THEN 'am' ELSE 'pm' END": "day_half"}
+    filters = from_spark(["(CASE WHEN (hour(t.ts) < 12) THEN 'am' ELSE 'pm' END = 'pm')"], "UTC", ansi=ansi)
+    assert filters.where is not None
+    assert translate(filters.where, schema, indexed).domain.columns == ("day_half",)
