@@ -24,8 +24,10 @@ from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import PlannedPrune
 from pruner.planner.prune import BoundPredicate, prune, prune_stream
 from pruner.planner.result import PruneResult, Split
+from pruner.predicate.sql.trino import translate_trino
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
+from pruner.service.expression_codec import decode_engine_filter
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.service.status import grpc_code
@@ -203,7 +205,8 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
 
     def _decode(self, request: spb.PruneRequest) -> tuple[LakeTable, BoundPredicate, str | None]:
         """The table a prune request names (checked unchanged by the catalog), its predicate (the
-        TupleDomain and the text predicate) and snapshot."""
+        TupleDomain, AND what can be read of the engine's filter, and the text predicate) and
+        snapshot."""
         codec.check_no_sql_predicate(request)
         table = self.catalog.table(_resolve(request))
         schema = table.query_schema
@@ -213,7 +216,13 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             else TupleDomain.all()
         )
         text = decode_text(request.text, request.text_notes, schema)
-        return table, BoundPredicate(domain, (), text), codec.check_snapshot(request.snapshot)
+        notes: tuple[str, ...] = ()
+        if request.HasField("filter"):
+            conjuncts, undecoded = decode_engine_filter(request.filter, schema)
+            translation = translate_trino(conjuncts, schema, table.indexed_calls)
+            domain = domain.intersect(translation.domain)
+            notes = (*undecoded, *translation.widened)
+        return table, BoundPredicate(domain, notes, text), codec.check_snapshot(request.snapshot)
 
     def _finish(self, record: RequestRecord, result: PruneResult, requests: StorageRequests) -> PruneResult:
         """Count and log a finished prune; the result as it is answered (paths redacted)."""

@@ -242,13 +242,18 @@ def test_sub_millisecond_timestamp_bounds(native: Native) -> None:
         ("hour(ts) = 12", "hour(ts) = 12", 1),
         ("date_format(ts, '%Y-%m-%d') = '2026-03-02'", "strftime(ts, '%Y-%m-%d') = '2026-03-02'", 12),
         ("hour_of_day BETWEEN 12 AND 13", "hour(ts) BETWEEN 12 AND 13", 2),  # the hidden column by name
+        # Trino's trees, matched by the sidecar: IN lists, nested calls, arithmetic over two columns
+        ("hour(ts) IN (1, 2)", "hour(ts) IN (1, 2)", 2),
+        ("lower(substring(name, 1, 2)) IN ('mo', 'xy')", "lower(substring(name, 1, 2)) IN ('mo', 'xy')", 1),
+        ("hour(ts) * 10 + length(org_id) = 124", "hour(ts) * 10 + length(org_id) = 124", 1),
+        ("1000000 - id < 990500", "1000000 - id < 990500", 12),
     ],
 )
 def test_functional_index_predicates_prune(
     native: Native, predicate: str, duckdb_predicate: str, kept_per_day: int
 ) -> None:
-    """RFC-63 queries as written: the connector maps the call onto the functional index's hidden
-    column, the sidecar prunes through it, Trino filters the rows."""
+    """RFC-63 queries as written: the connector sends Trino's expression, the sidecar matches it
+    against the table's index expressions and prunes through them, Trino filters the rows."""
     before = pruned(native.sidecar)
     got = native.engine.query(
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE {predicate}"
@@ -264,7 +269,7 @@ def test_functional_index_predicates_prune(
 def test_an_expression_tree_index_through_trino(native: Native) -> None:
     """`hour_org` is (10 * hour(ts)) + length(org_id): the connector cannot compute its hidden column
     (it reads one call over a column), so selecting it fails with the way out, and the expression
-    written as such answers as DuckDB does."""
+    written as such answers as DuckDB does (and prunes, see test_functional_index_predicates_prune)."""
     with pytest.raises(Exception) as failed:
         native.engine.query(f"SELECT count(*) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour_org = 124")
     assert "cannot compute" in str(failed.value) and "the expression itself" in str(failed.value)

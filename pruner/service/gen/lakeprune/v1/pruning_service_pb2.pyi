@@ -42,6 +42,11 @@ class IndexState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INDEX_STATE_BUILDING: _ClassVar[IndexState]
     INDEX_STATE_READY: _ClassVar[IndexState]
 
+class FilterEngine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FILTER_ENGINE_UNSPECIFIED: _ClassVar[FilterEngine]
+    FILTER_ENGINE_TRINO: _ClassVar[FilterEngine]
+
 class SqlDialect(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SQL_DIALECT_UNSPECIFIED: _ClassVar[SqlDialect]
@@ -71,6 +76,8 @@ INDEX_TYPE_TEXT: IndexType
 INDEX_STATE_UNSPECIFIED: IndexState
 INDEX_STATE_BUILDING: IndexState
 INDEX_STATE_READY: IndexState
+FILTER_ENGINE_UNSPECIFIED: FilterEngine
+FILTER_ENGINE_TRINO: FilterEngine
 SQL_DIALECT_UNSPECIFIED: SqlDialect
 SQL_DIALECT_SPARK: SqlDialect
 
@@ -194,7 +201,7 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate", "text", "text_notes")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate", "text", "text_notes", "filter")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +210,7 @@ class PruneRequest(_message.Message):
     SQL_PREDICATE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TEXT_NOTES_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
@@ -211,7 +219,36 @@ class PruneRequest(_message.Message):
     sql_predicate: SqlPredicate
     text: _predicate_pb2.TextPredicate
     text_notes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ...) -> None: ...
+    filter: EngineFilter
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ..., filter: _Optional[_Union[EngineFilter, _Mapping]] = ...) -> None: ...
+
+class EngineFilter(_message.Message):
+    __slots__ = ("engine", "conjuncts")
+    ENGINE_FIELD_NUMBER: _ClassVar[int]
+    CONJUNCTS_FIELD_NUMBER: _ClassVar[int]
+    engine: FilterEngine
+    conjuncts: _containers.RepeatedCompositeFieldContainer[Expression]
+    def __init__(self, engine: _Optional[_Union[FilterEngine, str]] = ..., conjuncts: _Optional[_Iterable[_Union[Expression, _Mapping]]] = ...) -> None: ...
+
+class Expression(_message.Message):
+    __slots__ = ("type", "column", "constant", "call")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    CONSTANT_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    type: ColumnType
+    column: str
+    constant: _predicate_pb2.Value
+    call: ExpressionCall
+    def __init__(self, type: _Optional[_Union[ColumnType, _Mapping]] = ..., column: _Optional[str] = ..., constant: _Optional[_Union[_predicate_pb2.Value, _Mapping]] = ..., call: _Optional[_Union[ExpressionCall, _Mapping]] = ...) -> None: ...
+
+class ExpressionCall(_message.Message):
+    __slots__ = ("function", "arguments")
+    FUNCTION_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    function: str
+    arguments: _containers.RepeatedCompositeFieldContainer[Expression]
+    def __init__(self, function: _Optional[str] = ..., arguments: _Optional[_Iterable[_Union[Expression, _Mapping]]] = ...) -> None: ...
 
 class SqlPredicate(_message.Message):
     __slots__ = ("dialect", "filters", "time_zone", "ansi")

@@ -119,6 +119,7 @@ public class LakepruneMetadata
                 table.get().getLocation(),
                 ImmutableSet.copyOf(table.get().getPrunableColumnsList()),
                 TupleDomain.all(),
+                Optional.empty(),
                 Optional.empty());
     }
 
@@ -226,16 +227,15 @@ public class LakepruneMetadata
     {
         LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
         TupleDomain<LakepruneColumnHandle> summary = constraint.getSummary().transformKeys(LakepruneColumnHandle.class::cast);
-        List<LakepruneColumnHandle> virtualColumns = columns(handle).stream().filter(LakepruneColumnHandle::isVirtual).collect(toImmutableList());
-        TupleDomain<LakepruneColumnHandle> functional = FunctionIndexes.extract(constraint.getExpression(), constraint.getAssignments(), virtualColumns);
-        TupleDomain<LakepruneColumnHandle> combined = handle.constraint().intersect(summary).intersect(functional);
+        TupleDomain<LakepruneColumnHandle> combined = handle.constraint().intersect(summary);
+        Optional<ExpressionFilter> filter = ExpressionFilter.and(handle.filter(), ExpressionFilter.of(constraint.getExpression(), constraint.getAssignments()));
         Optional<TextFilter> text = TextFilter.and(handle.text(), TextFilter.of(constraint.getExpression(), constraint.getAssignments()));
-        if (combined.equals(handle.constraint()) && text.equals(handle.text())) {
+        if (combined.equals(handle.constraint()) && filter.equals(handle.filter()) && text.equals(handle.text())) {
             return Optional.empty();
         }
         // The sidecar prunes files, not rows: Trino keeps the whole filter (nothing is dropped).
         return Optional.of(new ConstraintApplicationResult<>(
-                handle.withConstraint(combined).withText(text),
+                handle.withConstraint(combined).withFilter(filter).withText(text),
                 constraint.getSummary(),
                 constraint.getExpression(),
                 false));

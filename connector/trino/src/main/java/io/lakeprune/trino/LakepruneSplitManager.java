@@ -107,6 +107,7 @@ public class LakepruneSplitManager
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
+        table.filter().ifPresent(filter -> request.setFilter(filter.filter()));
         table.text().ifPresent(text -> request.setText(text.predicate()));
         PruneRequest pruneRequest = request.build();
         return client.stream("PruneStream", (stub, responses) -> stub.pruneStream(pruneRequest, responses), BUFFERED_RESPONSES);

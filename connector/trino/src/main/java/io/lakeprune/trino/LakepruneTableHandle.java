@@ -12,8 +12,9 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A table at one snapshot (the one a time-travel query named, else the latest when the query was
- * planned) and the predicate the sidecar prunes with: the query's domains on regular columns, plus
- * domains on functional indexes' virtual columns that applyFilter derived from function calls.
+ * planned) and the predicate the sidecar prunes with: the query's domains on its columns
+ * ({@code constraint}) and the rest of the filter as Trino's expression trees ({@code filter},
+ * ExpressionFilter: calls the sidecar matches against index expressions).
  * {@code location} is the table's root as the sidecar names it (GetTableResponse.location): splits
  * naming a file outside it are refused. {@code prunableColumns} are the columns the sidecar declared it
  * can prune by (GetTableResponse.prunable_columns): split enumeration waits for a dynamic filter
@@ -27,6 +28,7 @@ public record LakepruneTableHandle(
         String location,
         Set<String> prunableColumns,
         TupleDomain<LakepruneColumnHandle> constraint,
+        Optional<ExpressionFilter> filter,
         Optional<TextFilter> text)
         implements ConnectorTableHandle
 {
@@ -38,6 +40,7 @@ public record LakepruneTableHandle(
         requireNonNull(location, "location is null");
         prunableColumns = ImmutableSet.copyOf(requireNonNull(prunableColumns, "prunableColumns is null"));
         requireNonNull(constraint, "constraint is null");
+        requireNonNull(filter, "filter is null");
         requireNonNull(text, "text is null");
     }
 
@@ -48,17 +51,22 @@ public record LakepruneTableHandle(
 
     public LakepruneTableHandle withConstraint(TupleDomain<LakepruneColumnHandle> constraint)
     {
-        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, text);
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, filter, text);
+    }
+
+    public LakepruneTableHandle withFilter(Optional<ExpressionFilter> filter)
+    {
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, filter, text);
     }
 
     public LakepruneTableHandle withText(Optional<TextFilter> text)
     {
-        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, text);
+        return new LakepruneTableHandle(schemaName, tableName, snapshot, location, prunableColumns, constraint, filter, text);
     }
 
     @Override
     public String toString()
     {
-        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("") + text.map(filter -> " text: " + filter).orElse("");
+        return schemaName + "." + tableName + snapshot.map(instant -> "@" + instant).orElse("") + filter.map(expressions -> " filter: " + expressions).orElse("") + text.map(filter -> " text: " + filter).orElse("");
     }
 }

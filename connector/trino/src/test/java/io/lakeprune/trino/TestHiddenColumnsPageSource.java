@@ -118,7 +118,7 @@ class TestHiddenColumnsPageSource
 
     private static List<List<Object>> readRows(LakeprunePageSourceProvider provider, ConnectorSession session, String table, String file, long size)
     {
-        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, Set.of(), TupleDomain.all(), Optional.empty());
+        LakepruneTableHandle handle = new LakepruneTableHandle("s", "t", Optional.empty(), table, Set.of(), TupleDomain.all(), Optional.empty(), Optional.empty());
         LakepruneSplit split = new LakepruneSplit(file, 0, size, 4, OptionalLong.empty(), List.of(LakepruneSplit.PartitionKey.of("region", Predicate.Value.newBuilder().setStringValue("ÀB").build())));
 
         List<List<Object>> rows = new ArrayList<>();

@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class TestPruneSplitSource
 {
-    private static final LakepruneTableHandle TABLE = new LakepruneTableHandle("demo", "trips", Optional.of("20240101000000000"), "/wh/trips", Set.of(), TupleDomain.all(), Optional.empty());
+    private static final LakepruneTableHandle TABLE = new LakepruneTableHandle("demo", "trips", Optional.of("20240101000000000"), "/wh/trips", Set.of(), TupleDomain.all(), Optional.empty(), Optional.empty());
 
     /** What the fake sidecar does on its {@code call}-th PruneStream call (1-based). */
     private interface Behaviour

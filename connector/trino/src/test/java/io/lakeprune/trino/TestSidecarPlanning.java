@@ -180,7 +180,7 @@ class TestSidecarPlanning
     }
 
     @Test
-    void testApplyFilterSendsDomainsAndFunctionDomains()
+    void testApplyFilterSendsDomainsAndFunctionCalls()
             throws Exception
     {
         LakepruneMetadata metadata = metadata();
@@ -209,9 +209,10 @@ class TestSidecarPlanning
         PruneRequest request = pruneRequests.getLast();
         assertThat(request.getSnapshot()).isEqualTo("20240101000000000");
         assertThat(request.getMaxSplitBytes()).isEqualTo(64L << 20);
-        assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("hour_of_day", "id");
-        assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(12);
-        assertThat(request.getPredicate().getColumns(1).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(7);
+        assertThat(request.getPredicate().getColumnsList()).extracting(Predicate.ColumnDomain::getColumn).containsExactly("id");
+        assertThat(request.getPredicate().getColumns(0).getDomain().getValues().getDiscrete().getIntegers(0)).isEqualTo(7);
+        // the function call goes as Trino's tree: the sidecar matches it against the index on hour(ts)
+        assertThat(request.getFilter().getConjunctsList()).containsExactly(ExpressionFilter.encode(hourIs12, constraint.getAssignments()).orElseThrow());
         // no text atom in the filter: no text predicate
         assertThat(filtered.text()).isEmpty();
         assertThat(request.hasText()).isFalse();
@@ -230,8 +231,10 @@ class TestSidecarPlanning
         // the expression's variables are named as the columns
         Map<String, ColumnHandle> assignments = metadata.getColumnHandles(null, handle);
 
-        // neither a domain nor a text atom: nothing changes
-        assertThat(metadata.applyFilter(null, handle, new Constraint(TupleDomain.all(), notLate, assignments))).isEmpty();
+        // no text atom: no text predicate (the call goes to the sidecar as Trino's tree, see ExpressionFilter)
+        LakepruneTableHandle negated = (LakepruneTableHandle) metadata.applyFilter(null, handle, new Constraint(TupleDomain.all(), notLate, assignments)).orElseThrow().getHandle();
+        assertThat(negated.text()).isEmpty();
+        assertThat(negated.filter()).isPresent();
 
         Constraint lateConstraint = new Constraint(TupleDomain.all(), late, assignments);
         Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(null, handle, lateConstraint);
@@ -243,9 +246,12 @@ class TestSidecarPlanning
         assertThat(filtered.constraint()).isEqualTo(TupleDomain.all());
         assertThat(filtered.text()).isEqualTo(TextFilter.of(late, assignments));
         assertThat(filtered.toString()).endsWith(" text: note LIKE '%late%'");
-        // the same filter again, or one without atoms, changes nothing (no endless optimizer loop)
+        // the same filter again changes nothing (no endless optimizer loop); one without atoms keeps the text predicate
         assertThat(metadata.applyFilter(null, filtered, lateConstraint)).isEmpty();
-        assertThat(metadata.applyFilter(null, filtered, new Constraint(TupleDomain.all(), notLate, assignments))).isEmpty();
+        Constraint notLateConstraint = new Constraint(TupleDomain.all(), notLate, assignments);
+        LakepruneTableHandle alsoNegated = (LakepruneTableHandle) metadata.applyFilter(null, filtered, notLateConstraint).orElseThrow().getHandle();
+        assertThat(alsoNegated.text()).isEqualTo(filtered.text());
+        assertThat(metadata.applyFilter(null, alsoNegated, notLateConstraint)).isEmpty();
 
         // another atom is ANDed with the one the handle has, once
         Constraint cashConstraint = new Constraint(TupleDomain.all(), startsWithCash, assignments);
@@ -409,7 +415,7 @@ class TestSidecarPlanning
         assertThat(pruneRequests.getLast().hasPredicate()).isFalse();
 
         // a table handle from a sidecar that declares nothing prunable (one before the field) waits for no filter either
-        LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint(), handle.text());
+        LakepruneTableHandle undeclared = new LakepruneTableHandle("demo", "trips", handle.snapshot(), handle.location(), Set.of(), handle.constraint(), handle.filter(), handle.text());
         TestingDynamicFilter onId = new TestingDynamicFilter(new CompletableFuture<>(), Set.of(columns.get("id")));
         assertThat(new LakepruneSplitManager(client).splitSource(undeclared, onId, System.nanoTime() + SECONDS.toNanos(30), 0).getNextBatch(10).get(5, SECONDS).getSplits()).isNotEmpty();
         assertThat(LakepruneSplitManager.prunesBy(handle, onId)).isTrue();

@@ -299,7 +299,7 @@ class TestTextFilter
     {
         ObjectMapper mapper = new ObjectMapperProvider().get();
         TextFilter text = TextFilter.of(call(BOOLEAN, OR_FUNCTION_NAME, like(MSG_VAR, text("%timeout%"), text("!")), call(BOOLEAN, NOT_FUNCTION_NAME, MSG_VAR)), ASSIGNMENTS).orElseThrow();
-        LakepruneTableHandle handle = new LakepruneTableHandle("demo", "logs", Optional.of("20240101000000000"), "/wh/logs", Set.of("msg"), TupleDomain.all(), Optional.of(text));
+        LakepruneTableHandle handle = new LakepruneTableHandle("demo", "logs", Optional.of("20240101000000000"), "/wh/logs", Set.of("msg"), TupleDomain.all(), Optional.empty(), Optional.of(text));
         LakepruneTableHandle read = mapper.readValue(mapper.writeValueAsString(handle), LakepruneTableHandle.class);
         assertThat(read).isEqualTo(handle);
         assertThat(read.hashCode()).isEqualTo(handle.hashCode());
