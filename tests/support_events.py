@@ -20,6 +20,8 @@ NAMES = ["Alice", "BOB", "ßtraße", "Σίσυφος", "", None, "İstanbul", "z
 INDEXES_BEFORE = [
     "CREATE INDEX hour_of_day ON events (hour(ts))",
     "CREATE INDEX datestr ON events USING column_stats(date_format(ts, '%Y-%m-%d'))",
+    # a secondary index over an expression, maintained by the insert and the upsert below
+    "CREATE INDEX org_lower ON events USING secondary_index (lower(org_id))",
 ]
 INDEXES_AFTER = [
     "CREATE INDEX hour_list ON events USING value_list (hour(ts))",
@@ -32,6 +34,8 @@ INDEXES_AFTER = [
     "CREATE INDEX id_desc ON events (1000000 - id)",
     "CREATE INDEX id_bloom ON events USING bloom_filters (id * 2) OPTIONS (fpp = 0.01)",
     "CREATE INDEX day_half ON events USING value_list (CASE WHEN hour(ts) < 12 THEN 'am' ELSE 'pm' END)",
+    # built over the files written, then maintained by the upsert
+    "CREATE INDEX id_key ON events USING secondary_index (id + 7)",
 ]
 
 

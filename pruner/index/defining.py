@@ -56,6 +56,11 @@ def define(
         known = ", ".join(t.value for t in IndexType)
         raise InvalidInputError(f"unknown index type {index_type!r} (known: {known})") from None
     behaviour = kind_of(kind)
+    if expression is not None and kind == IndexType.SECONDARY_INDEX and config.schema.has(name):
+        raise InvalidInputError(
+            f"secondary index {name!r} over an expression would hide column {name!r}: "
+            "its name is also the name of its virtual column"
+        )
     if expression is not None:  # an index of a kind over an expression (a text index on lower(col))
         columns, expression = behaviour.bind_expression(config, expression)
     same = [d.name for d in existing if d.index_type == kind]
@@ -70,7 +75,7 @@ def define(
             raise InvalidInputError(f"unknown column {echo(column)} (columns: {names})")
     if len(set(columns)) != len(columns):
         raise InvalidInputError("index columns must be distinct")
-    behaviour.check_columns(config, columns)
+    behaviour.check_columns(config, columns, expression)
     allowed = behaviour.options
     normalised = {}
     for key, value in options.items():

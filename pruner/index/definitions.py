@@ -5,7 +5,8 @@ partitions are built in and always present; they are not listed here.
 
 Each data-skipping type exists at most once per table and owns the metadata partition named after
 the type (`column_stats`, `partition_stats`, `bloom_filters`). Secondary indexes (RFC-77) cover one
-to four columns each, any number per table, each in partition `secondary_index_<name>`. Functional
+to four columns each, or an expression (then `expression` is set and `columns` are the ones it
+reads), any number per table, each in partition `secondary_index_<name>`. Functional
 indexes (RFC-63, type `functional`) may be many too: each has an expression (a tree over one or more
 columns, `pruner.functions`, in the text format `expression_format`), a kind (`column_stats`,
 `value_list` or `bloom_filters`) and its own partition `func_index_<name>`. Text

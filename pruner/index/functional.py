@@ -127,15 +127,30 @@ class VirtualColumn:
         return self.expression.type
 
 
+# The index types whose definitions over an expression have a virtual column named after them.
+VIRTUAL_TYPES = (IndexType.FUNCTIONAL, IndexType.SECONDARY_INDEX)
+
+
 def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition]) -> list[VirtualColumn]:
-    """The hidden virtual columns of a table's functional indexes, in name order. An index that
-    cannot be used (`IndexDefinition.check_usable`: stored under a name the naming rule refuses)
-    has none, so that reading the table's metadata or a predicate does not fail on it."""
+    """The hidden virtual columns of a table's indexes over expressions (functional indexes and
+    secondary indexes over an expression), in name order. An index that cannot be used
+    (`IndexDefinition.check_usable`: stored under a name the naming rule refuses) has none, so that
+    reading the table's metadata or a predicate does not fail on it."""
     out = []
     for d in sorted(definitions, key=lambda d: d.name):
-        if d.index_type == IndexType.FUNCTIONAL and d.usable:
+        if d.index_type in VIRTUAL_TYPES and d.expression is not None and d.usable:
             out.append(VirtualColumn(d.name, index_expression(d, schema), d))
     return out
+
+
+def virtual_domain(column: VirtualColumn, predicate: TupleDomain) -> Domain | None:
+    """The predicate's domain on the virtual column, narrowed by what its source columns' domains
+    imply (`source_domain`); None when the predicate says nothing about either."""
+    domain = predicate.domain(column.name) if column.name in predicate.columns else None
+    implied = source_domain(column.expression, predicate)
+    if implied is not None:
+        domain = implied if domain is None else domain.intersect(implied)
+    return domain
 
 
 def with_virtual(schema: TableSchema, virtual: Iterable[VirtualColumn]) -> TableSchema:

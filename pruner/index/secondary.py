@@ -7,6 +7,10 @@ One column: its value is the secondary key, and NULLs are not indexed: a row who
 has no entry, and the planner never uses the index for a domain that admits NULL (`IS NULL`,
 `x = 1 OR x IS NULL`).
 
+An expression (`USING secondary_index (lower(email))`, RFC-63's any index type over an
+expression): its value, computed by the registry's Arrow implementation, is the secondary key; rows
+where it is NULL are not indexed, as for one column.
+
 Several columns (a composite index, RFC-77's roadmap): the secondary key is the string the values
 make as a composite record key would (`pruner.format.keys.encode_record_keys`: each value's
 canonical text, escaped, joined by U+001F), a NULL value written as `NULL_COMPONENT`, which no
@@ -27,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pruner.format.keys import KEY_SEPARATOR, canonical_text, encode_record_keys, escape_component
+from pruner.index.definitions import IndexDefinition
+from pruner.index.functional import index_expression
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT, IndexPartitionSpec
 from pruner.types import ColumnType, TableSchema, TypeKind
@@ -49,8 +55,11 @@ def schema(column_type: pa.DataType) -> pa.Schema:
     )
 
 
-def key_type(columns: tuple[str, ...], table_schema: TableSchema) -> ColumnType:
-    """The secondary key's type: the column's, or a string for several columns."""
+def key_type(definition: IndexDefinition, table_schema: TableSchema) -> ColumnType:
+    """The secondary key's type: the expression's, the column's, or a string for several columns."""
+    if definition.expression is not None:
+        return index_expression(definition, table_schema).type
+    columns = definition.columns
     return table_schema.column(columns[0]).type if len(columns) == 1 else ColumnType(TypeKind.STRING)
 
 
@@ -66,6 +75,16 @@ def secondary_keys(rows: pa.Table, columns: tuple[str, ...]) -> pa.Array:
     if len(columns) == 1:
         return rows.column(columns[0]).combine_chunks()
     return _composite(rows, columns)
+
+
+def index_keys(rows: pa.Table, definition: IndexDefinition) -> pa.Array:
+    """Each row's secondary key under `definition`: its expression's value (NULL where the
+    expression is), else `secondary_keys` of its columns."""
+    if definition.expression is None:
+        return secondary_keys(rows, definition.columns)
+    sources = list(definition.columns)
+    tree = index_expression(definition, TableSchema.from_arrow(rows.select(sources).schema))
+    return tree.compute({c: rows.column(c).combine_chunks() for c in sources}, rows.num_rows)
 
 
 def _composite(rows: pa.Table, columns: tuple[str, ...]) -> pa.Array:
@@ -86,12 +105,12 @@ def prefix_range(values: pa.Table) -> tuple[pa.Array, pa.Array]:
 
 
 def pairs(
-    rows: pa.Table, columns: tuple[str, ...], record_key: tuple[str, ...], target: IndexPartitionSpec
+    rows: pa.Table, definition: IndexDefinition, record_key: tuple[str, ...], target: IndexPartitionSpec
 ) -> pa.Table:
-    """The `(secondary_key, key)` pairs of some data rows; of a one-column index, rows whose
-    column is NULL left out."""
+    """The `(secondary_key, key)` pairs of some data rows; of a one-column index or one over an
+    expression, rows whose key is NULL left out."""
     keys = encode_record_keys(rows, record_key)
-    table = pa.table({VALUE: secondary_keys(rows, columns), KEY: keys})
+    table = pa.table({VALUE: index_keys(rows, definition), KEY: keys})
     table = table.filter(pc.is_valid(table.column(VALUE)))
     return table.cast(target.schema)
 
@@ -106,17 +125,17 @@ def _minus(left: pa.Table, right: pa.Table) -> pa.Table:
 def file_group_changes(
     old: pa.Table | None,
     new: pa.Table,
-    columns: tuple[str, ...],
+    definition: IndexDefinition,
     record_key: tuple[str, ...],
     target: IndexPartitionSpec,
     full: bool,
 ) -> pa.Table:
     """Log rows (with op) for one file group rewritten from `old` (None: a new group) to `new`.
     With `full`, every pair of `new` is upserted, not only the pairs that changed."""
-    new_pairs = pairs(new, columns, record_key, target)
+    new_pairs = pairs(new, definition, record_key, target)
     if old is None or old.num_rows == 0:
         return with_op(new_pairs, OP_UPSERT)
-    old_pairs = pairs(old, columns, record_key, target)
+    old_pairs = pairs(old, definition, record_key, target)
     gone = _minus(old_pairs, new_pairs).cast(target.schema)
     added = (new_pairs if full else _minus(new_pairs, old_pairs)).cast(target.schema)
     return pa.concat_tables([with_op(gone, OP_DELETE), with_op(added, OP_UPSERT)])

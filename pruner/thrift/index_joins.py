@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from pruner.errors import InvalidInputError
 from pruner.format.keys import encode_record_keys
-from pruner.index.definitions import IndexType
+from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.metadata.files_index import DataFile
 from pruner.table.table import LakeTable, Snapshot
 from pruner.thrift import blocks, connector_types, idl
@@ -72,12 +72,18 @@ def _locate_keys(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[
 
 
 def secondary_columns(table: LakeTable) -> list[str]:
-    """The columns of the table's one-column secondary indexes (a composite one joins on no one column)."""
-    return [
-        d.columns[0]
-        for d in table.definitions
-        if d.index_type == IndexType.SECONDARY_INDEX and len(d.columns) == 1
-    ]
+    """The columns of the table's one-column secondary indexes (a composite one joins on no one
+    column, one over an expression on no column)."""
+    return [d.columns[0] for d in table.definitions if _on_column(d)]
+
+
+def _on_column(definition: IndexDefinition) -> bool:
+    """Whether `definition` is a secondary index on one column (not composite, not an expression)."""
+    return (
+        definition.index_type == IndexType.SECONDARY_INDEX
+        and definition.expression is None
+        and len(definition.columns) == 1
+    )
 
 
 def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, list[int]]:
@@ -87,9 +93,7 @@ def _locate_values(snapshot: Snapshot, key_page: pa.Table) -> dict[DataFile, lis
     live file gets every value (a scan, but still exact); so does a snapshot older than its build."""
     column = key_page.column_names[0]
     table = snapshot.table
-    definition = next(
-        d for d in table.definitions if d.index_type == IndexType.SECONDARY_INDEX and d.columns == (column,)
-    )
+    definition = next(d for d in table.definitions if _on_column(d) and d.columns == (column,))
     values = key_page.column(0).combine_chunks()
     if not definition.covers(snapshot.instant):  # building, or built after this snapshot
         everything = [i for i, v in enumerate(values.to_pylist()) if v is not None]

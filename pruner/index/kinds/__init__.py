@@ -13,7 +13,7 @@ write-time function and its query-time projection. A kind (`base.IndexKind`) imp
   or None for a kind without per-file rows (`partition_stats`, `secondary_index`);
 - `leftover(definition)`: what a removed or rewritten file leaves behind (`Leftover`: tombstones of
   its keys, deletes of its previous rows by value, nothing, or a re-aggregation of its partition).
-- `many_per_table`, `options`, `check_options(options)`, `check_columns(config, columns)`,
+- `many_per_table`, `options`, `check_options(options)`, `check_columns(config, columns, expression)`,
   `bind_expression(config, expression)`: what `CREATE INDEX` accepts (`pruner.index.defining`).
 
 Kinds take definitions, data rows, properties and schemas, never a table or snapshot object: they

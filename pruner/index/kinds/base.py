@@ -66,9 +66,10 @@ class IndexKind(Protocol):
         the normalised text or raises InvalidInputError."""
         ...
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
         """Raise InvalidInputError unless an index of this type can cover `columns` of the table
-        (known and distinct already)."""
+        (known and distinct already), the columns `expression` reads when it is over one (as
+        `bind_expression` returned them)."""
         ...
 
     def check_options(self, options: Mapping[str, str]) -> None:
@@ -142,7 +143,7 @@ class PerFileDefaults:
     many_per_table = False
     options: Mapping[str, Callable[[str], str]] = {}
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
         return None
 
     def check_options(self, options: Mapping[str, str]) -> None:

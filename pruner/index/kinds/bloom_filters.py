@@ -29,7 +29,7 @@ class BloomFilters(PerFileDefaults):
     index_type = IndexType.BLOOM_FILTERS
     options: Mapping[str, Callable[[str], str]] = {"fpp": fpp_option}
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
         if not columns:
             raise InvalidInputError("bloom_filters needs its column(s): USING bloom_filters (col, ...)")
         for column in columns:

@@ -19,7 +19,7 @@ class PartitionStats(PerFileDefaults):
     index_type = IndexType.PARTITION_STATS
     requires: tuple[IndexType, ...] = (IndexType.COLUMN_STATS,)
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
         if not config.all_partition_fields:
             raise InvalidInputError(
                 f"table {config.name} is not partitioned; partition_stats needs partitions"

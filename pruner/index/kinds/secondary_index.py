@@ -1,5 +1,6 @@
-"""The `secondary_index` kind (RFC-77): `(value, record key)` pairs of one column, or of the
-composite value of up to `MAX_COLUMNS` columns, in partition `secondary_index_<name>`
+"""The `secondary_index` kind (RFC-77): `(value, record key)` pairs of one column, of the
+composite value of up to `MAX_COLUMNS` columns, or of an expression over columns (RFC-63, with a
+virtual column named after the index, as a functional index has), in partition `secondary_index_<name>`
 (`pruner.index.secondary`). It has no per-file rows: the write tasks diff each file group's pairs
 against its old image, so a removed file leaves nothing for the driver."""
 
@@ -9,8 +10,10 @@ import pyarrow as pa
 
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
+from pruner.functions import parse_expression
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexType
+from pruner.index.functional import index_expression
 from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
@@ -24,7 +27,18 @@ class SecondaryIndex(PerFileDefaults):
     index_type = IndexType.SECONDARY_INDEX
     many_per_table = True
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
+        tree = parse_expression(expression, {c.name: c.type for c in config.schema.columns})
+        if not tree.type.kind.allows(Role.SECONDARY_INDEX):
+            raise InvalidInputError(
+                f"a secondary index cannot cover {tree.type} values ({tree.sql()}) "
+                f"(types: {', '.join(Role.SECONDARY_INDEX.kinds())})"
+            )
+        return sorted(tree.columns), tree.sql()
+
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
+        if expression is not None:
+            return  # its inputs: `bind_expression` checked the type of its values
         if not 1 <= len(columns) <= MAX_COLUMNS:
             raise InvalidInputError(
                 f"a secondary index covers 1 to {MAX_COLUMNS} columns: USING secondary_index (col) "
@@ -47,7 +61,7 @@ class SecondaryIndex(PerFileDefaults):
     def spec(
         self, definition: IndexDefinition, properties: TableProperties, schema: TableSchema
     ) -> IndexPartitionSpec:
-        key_type = secondary.key_type(definition.columns, schema)
+        key_type = secondary.key_type(definition, schema)
         return secondary.spec(definition.name, key_type, properties.index_secondary_index_buckets)
 
     def file_rows(
@@ -65,7 +79,13 @@ class SecondaryIndex(PerFileDefaults):
         self, definition: IndexDefinition, schema: TableSchema, instant: str | None
     ) -> tuple[str, ...]:
         # keyed by value, it cannot tell an unindexed file from one without the value
-        return definition.columns if definition.covers(instant) else ()
+        if not definition.covers(instant):
+            return ()
+        if definition.expression is None:
+            return definition.columns
+        # its virtual column, and the column of an expression over one (`=` / IN map through it)
+        source = index_expression(definition, schema).source
+        return (definition.name, *((source,) if source is not None else ()))
 
     def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
         return ()  # keyed by value and record key, never tombstoned by file
@@ -79,7 +99,7 @@ class SecondaryIndex(PerFileDefaults):
         spec: IndexPartitionSpec,
         full: bool,
     ) -> pa.Table | None:
-        return secondary.file_group_changes(old, new, definition.columns, record_key, spec, full)
+        return secondary.file_group_changes(old, new, definition, record_key, spec, full)
 
 
 KIND = SecondaryIndex()

@@ -108,7 +108,7 @@ class Text(PerFileDefaults):
         if "n" in options and options.get("tokenizer", TokenizerName.NGRAM) != TokenizerName.NGRAM:
             raise InvalidInputError("option n is the gram length of tokenizer 'ngram'; 'words' takes none")
 
-    def check_columns(self, config: TableConfig, columns: list[str]) -> None:
+    def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
         if len(columns) != 1:
             raise InvalidInputError("a text index covers exactly one column: USING text (col)")
         kind = config.schema.column(columns[0]).type.kind

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pyarrow.compute as pc
 
-from pruner.index.definitions import FunctionalKind, IndexState
-from pruner.index.functional import VirtualColumn, source_domain
+from pruner.index.definitions import FunctionalKind, IndexState, IndexType
+from pruner.index.functional import VirtualColumn, virtual_domain
 from pruner.planner.keys import key_array
 from pruner.planner.stats_eval import might_match
 from pruner.planner.steps.base import (
@@ -34,13 +34,15 @@ class FunctionalIndex:
     index: ClassVar[str | None] = "functional_index"
 
     def plan(self, context: StepContext, in_play: InPlay) -> StepOutcome:
-        virtual = context.table.virtual_columns
+        virtual = [
+            v for v in context.table.virtual_columns if v.definition.index_type == IndexType.FUNCTIONAL
+        ]
         if not virtual:
             return Skipped("no functional index")
         filters: list[FileFilter] = []
         reasons = []
         for column in virtual:
-            domain = _domain_on(context, column)
+            domain = virtual_domain(column, context.predicate)
             if domain is None:
                 continue
             if column.definition.state != IndexState.READY:
@@ -86,14 +88,3 @@ def _bloom(context: StepContext, in_play: InPlay, column: VirtualColumn, domain:
 def _ruling_out(keys: set[tuple[str, str]]) -> Keeping:
     """Keep every file but those whose (partition, file name) is among `keys`."""
     return Keeping(lambda f: (f.partition, f.file_name) not in keys)
-
-
-def _domain_on(context: StepContext, column: VirtualColumn) -> Domain | None:
-    """The predicate's domain on the virtual column, narrowed by what its source columns' domains
-    imply (`source_domain`)."""
-    predicate = context.predicate
-    domain = predicate.domain(column.name) if column.name in predicate.columns else None
-    implied = source_domain(column.expression, predicate)
-    if implied is not None:
-        domain = implied if domain is None else domain.intersect(implied)
-    return domain

@@ -10,7 +10,11 @@ stats, which run later and are cheaper then.
 A composite index on (a, b, ...) answers EQUAL / IN on all its columns (a lookup of each
 combination of their values) and on a leading prefix (a, or a and b, ...): a scan of the keys
 starting with each combination's encoding (`pruner.index.secondary.prefix_range`), under the same
-footer-statistics guard as a range, for at most `MAX_PREFIX_SCANS` combinations."""
+footer-statistics guard as a range, for at most `MAX_PREFIX_SCANS` combinations.
+
+An index over an expression answers the domain on its virtual column (the SQL translator maps the
+expression to it), narrowed by what its source columns' domains imply (`virtual_domain`: `name IN
+('Bob', 'BOB')` is `lower(name) = 'bob'`), as a one-column index does."""
 
 from __future__ import annotations
 
@@ -24,8 +28,9 @@ import pyarrow.dataset as ds
 
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
+from pruner.index.functional import virtual_domain
 from pruner.metadata.index_partition import IndexPartitionView
-from pruner.planner.keys import combinations
+from pruner.planner.keys import combinations, key_array
 from pruner.planner.limits import PruneLimits
 from pruner.planner.steps.base import AllOf, InPlay, Skipped, StepContext, StepOutcome, Verdict
 from pruner.planner.steps.record_index import kept_file_groups
@@ -43,13 +48,14 @@ class SecondaryIndex:
         definitions = [d for d in context.table.definitions if d.index_type == IndexType.SECONDARY_INDEX]
         if not definitions:
             return Skipped("no secondary index")
-        usable = [d for d in definitions if d.columns[0] in context.predicate.columns]
+        domains = {d.name: domain for d in definitions if (domain := _domain(context, d)) is not None}
+        usable = [d for d in definitions if d.name in domains]
         if not usable:
-            return Skipped("no predicate on a column with a secondary index")
+            return Skipped("no predicate on a column or an expression with a secondary index")
         reasons: list[str] = []
         verdicts: list[Verdict] = []
         for definition in usable:
-            outcome = self._one(context, definition, in_play)
+            outcome = self._one(context, definition, domains[definition.name], in_play)
             if isinstance(outcome, str):
                 reasons.append(outcome)
                 continue
@@ -59,9 +65,11 @@ class SecondaryIndex:
             return Skipped("; ".join(reasons))
         return Verdict(AllOf(tuple(v.filter for v in verdicts)), in_play, tuple(reasons))
 
-    def _one(self, context: StepContext, definition: IndexDefinition, in_play: InPlay) -> Verdict | str:
-        """Keep the files holding a row the index lists for the column's domain, or why this index
-        cannot narrow them."""
+    def _one(
+        self, context: StepContext, definition: IndexDefinition, domain: Domain, in_play: InPlay
+    ) -> Verdict | str:
+        """Keep the files holding a row the index lists for `domain` (on its column, or on its
+        expression), or why this index cannot narrow them."""
         if definition.state != IndexState.READY:
             return f"index {definition.name} is still building"
         if not definition.covers(context.snapshot.instant):
@@ -69,10 +77,10 @@ class SecondaryIndex:
                 f"index {definition.name} is complete from instant {definition.complete_up_to}; "
                 f"snapshot {context.snapshot.instant} is older"
             )
-        if len(definition.columns) > 1:
+        if definition.expression is None and len(definition.columns) > 1:
             return self._composite(context, definition, in_play)
-        column = definition.columns[0]
-        domain = context.predicate.domain(column)
+        column = definition.columns[0] if definition.expression is None else definition.name
+        key_type = context.table.query_schema.column(column).type
         if domain.is_null_allowed():
             return f"{column}: NULLs are not indexed by {definition.name}"
         if domain.values.is_all():
@@ -86,9 +94,9 @@ class SecondaryIndex:
             reason = limits.lookup_skipped(f"{column} ({definition.name})", count, in_play.count)
             if reason is not None:
                 return reason
-            pairs = view.lookup(context.keys(column))
+            pairs = view.lookup(key_array(domain.values.discrete_values(), key_type))
         else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
-            expression = ranges_expression(domain, context.schema.column(column).type.to_arrow())
+            expression = ranges_expression(domain, key_type.to_arrow())
             scanned = _scan_if_selective(view, expression, limits, f"{column}: the range", definition)
             if isinstance(scanned, str):
                 return scanned
@@ -134,6 +142,16 @@ class SecondaryIndex:
             pairs = scanned
         context.check_deadline()
         return kept_file_groups(in_play, context.snapshot.record_index().lookup(pairs["key"]))
+
+
+def _domain(context: StepContext, definition: IndexDefinition) -> Domain | None:
+    """What the predicate says of the index's key: the domain on its (first) column, or on its
+    expression's virtual column narrowed by its source columns' domains; None: nothing."""
+    if definition.expression is None:
+        column = definition.columns[0]
+        return context.predicate.domain(column) if column in context.predicate.columns else None
+    virtual = next((v for v in context.table.virtual_columns if v.name == definition.name), None)
+    return None if virtual is None else virtual_domain(virtual, context.predicate)
 
 
 def _scan_if_selective(

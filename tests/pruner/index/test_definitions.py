@@ -27,6 +27,7 @@ KINDS = {
     "secondary_index (RFC-77 syntax)": (None, ["city"], None),
     "functional": (None, [], "hour(ts)"),
     "functional value_list": ("value_list", [], "hour(ts)"),
+    "secondary_index over an expression": ("secondary_index", [], "lower(city)"),
 }
 
 
@@ -141,3 +142,18 @@ def test_an_expression_over_two_columns_is_on_both() -> None:
     tree = define(CONFIG, [], "h", None, [], {}, "hour(ts) * 100 + length(city)")
     assert tree.columns == ("city", "ts")
     assert tree.expression == "(100 * hour(ts)) + length(city)"
+
+
+def test_a_secondary_index_over_an_expression() -> None:
+    definition = define(CONFIG, [], "by_key", "secondary_index", [], {}, "LOWER(city)")
+    assert (definition.index_type, definition.columns, definition.expression) == (
+        IndexType.SECONDARY_INDEX,
+        ("city",),
+        "lower(city)",
+    )
+    # over the record key too: the record index does not index lower(id)
+    assert define(CONFIG, [], "id_text", "secondary_index", [], {}, "id * 2").columns == ("id",)
+    with pytest.raises(InvalidInputError, match="cannot cover double values"):
+        define(CONFIG, [], "half", "secondary_index", [], {}, "CAST(id AS double)")
+    with pytest.raises(InvalidInputError, match="would hide column 'city'"):
+        define(CONFIG, [], "city", "secondary_index", [], {}, "lower(city)")

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pruner.index import secondary
+from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.metadata.index_partition import IndexPartitionView, compact_bucket, write_base, write_logs
 from pruner.metadata.merge import with_op
 from pruner.metadata.spec import OP_DELETE, OP_FIELD, OP_UPSERT
@@ -20,6 +21,7 @@ from pruner.storage import Storage
 from pruner.types import parse_type
 
 SPEC = secondary.spec("by_city", parse_type("string"), 4)
+CITY_INDEX = IndexDefinition("by_city", IndexType.SECONDARY_INDEX, ("city",))
 I1, I2, I3 = "20240101000000001", "20240101000000002", "20240101000000003"
 
 BASE = [
@@ -105,7 +107,7 @@ def test_old_image_diff() -> None:
     record_key = ("id",)
     old = pa.table({"id": [1, 2, 3, 4], "city": ["a", "b", None, "d"]})
     new = pa.table({"id": [1, 2, 3, 5], "city": ["a", "x", "c", None]})
-    changes = secondary.file_group_changes(old, new, ("city",), record_key, SPEC, full=False)
+    changes = secondary.file_group_changes(old, new, CITY_INDEX, record_key, SPEC, full=False)
     got = sorted(zip(_pairs(changes), changes[OP_FIELD].to_pylist(), strict=True))
     assert got == [
         (("b", "2"), OP_DELETE),  # value changed: tombstone for the old pair
@@ -113,7 +115,7 @@ def test_old_image_diff() -> None:
         (("d", "4"), OP_DELETE),  # deleted row
         (("x", "2"), OP_UPSERT),  # value changed: insert of the new pair
     ]
-    full = secondary.file_group_changes(old, new, ("city",), record_key, SPEC, full=True)
+    full = secondary.file_group_changes(old, new, CITY_INDEX, record_key, SPEC, full=True)
     assert sorted(_pairs(full.filter(pa.compute.equal(full[OP_FIELD], OP_UPSERT)))) == [
         ("a", "1"),
         ("c", "3"),
@@ -182,7 +184,8 @@ def test_composite_pairs_index_rows_with_a_null_value() -> None:
     spec = secondary.spec("by_city_day", parse_type("string"), 4)
     old = pa.table({"id": [1, 2], "city": ["a", None], "n": [1, 2]})
     new = pa.table({"id": [1, 2], "city": ["a", "b"], "n": [None, 2]})
-    changes = secondary.file_group_changes(old, new, ("city", "n"), ("id",), spec, full=False)
+    composite = IndexDefinition("by_city_n", IndexType.SECONDARY_INDEX, ("city", "n"))
+    changes = secondary.file_group_changes(old, new, composite, ("id",), spec, full=False)
     got = sorted(zip(_pairs(changes), changes[OP_FIELD].to_pylist(), strict=True))
     assert got == [
         (("\\N\x1f2", "2"), OP_DELETE),
