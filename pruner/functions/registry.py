@@ -8,7 +8,8 @@
   `%Y %m %d %H %i %s %%`, other characters literal (no quote). Zero-padded, 4-digit years.
 - `date_trunc(unit, t)`: the start of its second / minute / hour / day / week (Monday) / month /
   quarter / year, of the same type; the unit is a literal, written first as in Trino and Spark.
-- `from_unixtime` = `timestamp_seconds(bigint seconds)`, `timestamp_millis(bigint ms)` -> timestamp;
+- `from_unixtime` = `to_timestamp` = `timestamp_seconds(bigint seconds)`, `timestamp_millis(bigint ms)`
+  -> timestamp;
   `to_date(ts)` -> date (floor to the UTC day).
 - `lower`, `upper`: Unicode simple case mapping per code point (Arrow's utf8proc tables;
   `upper('ß')` is `'ẞ'`, not `'SS'`). `substring(s, start, length)`: 1-based, in code points,
@@ -387,6 +388,7 @@ REGISTRY: dict[str, Function] = {
             )
             for name, unit, low, high, spark in [
                 ("from_unixtime", "s", MIN_SECONDS, MAX_SECONDS, "timestamp_seconds"),
+                ("to_timestamp", "s", MIN_SECONDS, MAX_SECONDS, "timestamp_seconds"),  # PostgreSQL's
                 ("timestamp_seconds", "s", MIN_SECONDS, MAX_SECONDS, "timestamp_seconds"),
                 ("timestamp_millis", "ms", MIN_MILLIS, MAX_MILLIS, "timestamp_millis"),
             ]

@@ -59,6 +59,7 @@ CASES: list[tuple[str, str, tuple[Any, ...], Any]] = [
     ("date_format", "timestamp", ("%Y%m%d %H:%i:%s %%",), timestamps),
     ("date_format", "date", ("%d/%m/%Y T%H",), dates),
     ("from_unixtime", "bigint", (), seconds),
+    ("to_timestamp", "bigint", (), seconds),
     ("to_date", "timestamp", (), timestamps),
     ("lower", "string", (), strings),
     ("upper", "string", (), strings),

@@ -68,6 +68,7 @@ def test_orders() -> None:
         "date_format",
         "date_trunc",
         "from_unixtime",
+        "to_timestamp",
         "timestamp_seconds",
         "timestamp_millis",
         "to_date",
