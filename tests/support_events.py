@@ -36,6 +36,7 @@ INDEXES_AFTER = [
     "CREATE INDEX day_half ON events USING value_list (CASE WHEN hour(ts) < 12 THEN 'am' ELSE 'pm' END)",
     # built over the files written, then maintained by the upsert
     "CREATE INDEX id_key ON events USING secondary_index (id + 7)",
+    "CREATE INDEX org_number ON events USING value_list (regexp_extract(org_id, '^org([0-9]+)', 1))",
 ]
 
 

@@ -16,6 +16,9 @@
   start >= 1 and length >= 0 literals. `length(s)`: code points (bigint). `trim(s)`: leading and
   trailing spaces (U+0020) removed.
 - `abs(x)`: bigint for integers (NULL for -2^63, where SQL fails), the same type for floats.
+- `regexp_extract(s, pattern, group)`: the group (0: the whole match) of the first match, NULL
+  without a match or when the group took no part in it (Trino's); the pattern is a literal in the
+  subset every engine reads alike (`pruner.functions.regex_subset`).
 - order: `monotonic` (non-decreasing: a <= b implies f(a) <= f(b), NULLs aside) for identity, year,
   to_date, date_trunc, the epoch functions and date_format patterns whose fields are a prefix of
   `%Y %m %d %H %i %s` in that order; `none` for all others. How a tree of calls, arithmetic and
@@ -27,6 +30,8 @@ implementation as an Arrow UDF (`arrow_udf`)."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,6 +42,7 @@ import pyarrow.compute as pc
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
+from pruner.functions.regex_subset import check_pattern
 from pruner.numeric import MAX_DAY, MAX_MICROS, MICROS_PER_SECOND, MIN_DAY, MIN_MICROS
 from pruner.types import ColumnType, TypeKind
 
@@ -228,6 +234,33 @@ def _substring_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
 def _check_substring(args: tuple[Literal, ...]) -> None:
     if int(args[0]) < 1 or int(args[1]) < 0:
         raise InvalidInputError("substring(s, start, length) needs start >= 1 and length >= 0")
+
+
+def _check_regexp_extract(args: tuple[Literal, ...]) -> None:
+    groups = check_pattern(str(args[0]))
+    if not 0 <= int(args[1]) <= groups:
+        raise InvalidInputError(
+            f"regexp_extract(s, {render_literal(args[0])}, {args[1]}): the pattern has {groups} "
+            "group(s); the group is 0 (the whole match) to that"
+        )
+
+
+def _regexp_extract_arrow(values: pa.Array, args: tuple[Literal, ...]) -> pa.Array:
+    """The group of the first match; NULL without a match or when the group took no part in it.
+    Python's `re`, one value at a time: the pattern subset (`regex_subset`) means the same there as
+    in every engine, which Arrow's RE2 kernel does not offer group by number."""
+    pattern = _compiled(str(args[0]))
+    group = int(args[1])
+    out: list[str | None] = []
+    for value in values.to_pylist():
+        found = None if value is None else pattern.search(value)
+        out.append(None if found is None else found.group(group))
+    return pa.array(out, pa.string())
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 # Spark helpers (pyspark is imported lazily: the sidecar never loads it) ----------------------
@@ -437,6 +470,16 @@ REGISTRY: dict[str, Function] = {
             _substring_spark,
             _unordered,
             _check_substring,
+        ),
+        Function(
+            "regexp_extract",
+            _STRING,
+            (str, int),
+            _same,
+            _regexp_extract_arrow,
+            _arrow_in_spark(_regexp_extract_arrow, _same),
+            _unordered,
+            _check_regexp_extract,
         ),
         Function(
             "length",

@@ -247,6 +247,11 @@ def test_sub_millisecond_timestamp_bounds(native: Native) -> None:
         ("lower(substring(name, 1, 2)) IN ('mo', 'xy')", "lower(substring(name, 1, 2)) IN ('mo', 'xy')", 1),
         ("hour(ts) * 10 + length(org_id) = 124", "hour(ts) * 10 + length(org_id) = 124", 1),
         ("1000000 - id < 990500", "1000000 - id < 990500", 12),
+        (
+            "regexp_extract(org_id, '^org([0-9]+)', 1) = '9'",
+            "regexp_extract(org_id, '^org([0-9]+)', 1) = '9'",
+            1,
+        ),
     ],
 )
 def test_functional_index_predicates_prune(

@@ -18,9 +18,11 @@ means the same in Trino and in lakeprune's registry on every input is kept:
   `%Y %m %d %H %i %s %%`. The registry's are NULL for instants outside 0001..9999, where Trino's
   have a value, so a comparison of one is read as `(cmp OR operand IS NULL)`, and never negated;
 - on `varchar`: `substring` from a positive start, `length` (both count code points, as Trino
-  does), `abs` on numbers, and `lower` in `=` / `IN` only — the connector sends those only with
-  literals free of the letters its JVM lowers differently from the index (a range is not
-  translated: such a row could sort inside Trino's range and outside the index's). `upper` and
+  does), `regexp_extract` with a pattern in the subset every engine reads alike
+  (`pruner.functions.regex_subset`; NULL without a match in both), `abs` on numbers, and
+  `lower` in `=` / `IN` only — the connector sends those only with literals free of the letters
+  its JVM lowers differently from the index (a range is not translated: such a row could sort
+  inside Trino's range and outside the index's). `upper` and
   `trim` are not: Trino keeps 'ß' where the index has 'ẞ', and trims other whitespace.
 Every conjunct left out is named in `dropped` (the engine still evaluates the whole filter)."""
 
@@ -36,6 +38,7 @@ from sqlglot import exp
 
 from pruner.errors import InvalidInputError
 from pruner.functions.expression import cast_allowed
+from pruner.functions.regex_subset import check_pattern
 from pruner.functions.registry import TRUNC_UNITS
 from pruner.predicate.sql.translator import Translation, translate
 from pruner.predicate.tuple_domain import TupleDomain
@@ -278,6 +281,22 @@ def _string_function(name: str) -> Callable[[Sequence[TrinoExpression]], exp.Exp
     return read
 
 
+def _regexp_extract(arguments: Sequence[TrinoExpression]) -> exp.Expr:
+    if len(arguments) not in (2, 3):
+        raise _UnsupportedError("regexp_extract takes 2 or 3 arguments")
+    _check_string("regexp_extract", arguments[0])
+    pattern = _text_constant("regexp_extract", arguments[1])
+    group = _integer_constant("regexp_extract", arguments[2]) if len(arguments) == 3 else 0
+    try:
+        check_pattern(pattern)
+    except InvalidInputError as exc:
+        raise _UnsupportedError(str(exc)) from None
+    return exp.Anonymous(
+        this="regexp_extract",
+        expressions=[_value(arguments[0]), exp.Literal.string(pattern), exp.Literal.number(group)],
+    )
+
+
 def _abs(arguments: Sequence[TrinoExpression]) -> exp.Expr:
     _check_count("abs", arguments, 1)
     kind = arguments[0].type.kind
@@ -294,6 +313,7 @@ _FUNCTIONS: dict[str, Callable[[Sequence[TrinoExpression]], exp.Expr]] = {
     "length": _string_function("length"),
     "lower": _string_function("lower"),
     "abs": _abs,
+    "regexp_extract": _regexp_extract,
 }
 
 

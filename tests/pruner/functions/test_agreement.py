@@ -67,6 +67,7 @@ CASES: list[tuple[str, str, tuple[Any, ...], Any]] = [
     ("substring", "string", (2, 0), strings),
     ("substring", "string", (3, 100), strings),
     ("length", "string", (), strings),
+    ("regexp_extract", "string", ("^([a-zß]+)([0-9]*)", 2), strings),
     ("date_trunc", "timestamp", ("hour",), timestamps),
     ("date_trunc", "timestamp", ("week",), timestamps),
     ("date_trunc", "date", ("quarter",), dates),

@@ -50,6 +50,9 @@ def test_parse_and_render() -> None:
         "date_trunc(ts, 'hour')",
         "abs(s)",
         "trim(n)",
+        "regexp_extract(s, 'a.c', 0)",  # '.': outside the subset every engine reads alike
+        "regexp_extract(s, '(a)', 2)",  # no group 2
+        "regexp_extract(s, '(a)')",
     ],
 )
 def test_rejects(text: str) -> None:
@@ -100,3 +103,11 @@ def test_epoch_functions_are_monotonic(values: list[int]) -> None:
     for text in ["from_unixtime(n)", "timestamp_millis(n)"]:
         out = [v for v in call(text).arrow(ordered).to_pylist() if v is not None]
         assert out == sorted(out)
+
+
+def test_regexp_extract_is_null_without_a_match_or_a_group() -> None:
+    f = call("regexp_extract(s, '^([a-z]+)(-([0-9]+))?', 3)")
+    values = pa.array(["ab-12x", "ab", "12", None, "é"])
+    assert f.compute({"s": values}, 5).to_pylist() == ["12", None, None, None, None]
+    whole = call("regexp_extract(s, '[0-9]+', 0)")
+    assert whole.compute({"s": values}, 5).to_pylist() == ["12", None, "12", None, None]

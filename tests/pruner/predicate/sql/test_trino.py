@@ -73,6 +73,10 @@ HOUR = f("hour", BIGINT, c("ts"))
         ),
         (f("$is_null", BOOLEAN, f("length", BIGINT, c("s"))), 'LENGTH("s") IS NULL'),
         (f("$not", BOOLEAN, eq(c("id"), k(2))), 'NOT ("id" = 2)'),
+        (
+            eq(f("regexp_extract", STRING, c("s"), k("^a([0-9]+)", STRING)), k("a1", STRING)),
+            "REGEXP_EXTRACT(\"s\", '^a([0-9]+)', 0) = 'a1'",
+        ),
     ],
 )
 def test_what_means_the_same_is_rewritten(tree: Call, sql: str) -> None:
@@ -101,6 +105,7 @@ def test_what_means_the_same_is_rewritten(tree: Call, sql: str) -> None:
         (eq(f("year", BIGINT, c("d")), k(2026)), "year of other than timestamp"),
         (f("$like", BOOLEAN, c("s"), k("%a%", STRING)), "$like is not a condition"),
         (c("s"), "not a condition"),
+        (eq(f("regexp_extract", STRING, c("s"), k("a.b", STRING), k(0)), k("x", STRING)), "'.'"),
     ],
 )
 def test_what_may_differ_is_left_out_with_its_reason(tree: TrinoExpression, reason: str) -> None:
