@@ -25,7 +25,13 @@ import java.util.function.Function;
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.DoubleType.DOUBLE;
+import static io.trino.spi.type.IntegerType.INTEGER;
+import static io.trino.spi.type.SmallintType.SMALLINT;
+import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+import static io.trino.spi.type.TinyintType.TINYINT;
 import static io.trino.spi.type.TypeUtils.readNativeValue;
 import static io.trino.spi.type.TypeUtils.writeNativeValue;
 import static java.lang.Math.floorDiv;
@@ -36,14 +42,18 @@ import static java.util.Objects.requireNonNull;
 /**
  * The values of a functional index's hidden column, computed from its source column exactly as the
  * index computes them (pruner/functions/registry.py), so that a filter on the hidden column by
- * name both prunes (its domain goes to the sidecar) and is evaluated right on rows. Only the
- * functions whose Trino semantics {@link FunctionIndexes} established as the index's are
- * computed: {@code year}, {@code month}, {@code day}, {@code hour} and {@code date_format} (over
- * {@code %Y %m %d %H %i %s %%}) of a {@code timestamp(6) with time zone} column, in UTC and NULL
- * outside 0001-01-01 .. 9999-12-31; {@code lower} (per code point, by the registry's own table,
- * index-lower.tsv: the JVM's Unicode version is not Arrow's),
+ * name both prunes (its domain goes to the sidecar) and is evaluated right on rows. One registry
+ * call over one column is computed: {@code year}, {@code month}, {@code day}, {@code hour},
+ * {@code to_date} and {@code date_format} (over {@code %Y %m %d %H %i %s %%}) of a
+ * {@code timestamp(6) with time zone} column, in UTC and NULL outside 0001-01-01 .. 9999-12-31;
+ * {@code from_unixtime} / {@code to_timestamp} / {@code timestamp_seconds} and
+ * {@code timestamp_millis} of an integer column (NULL outside that range), {@code abs} of an
+ * integer (NULL for -2^63) or double column; {@code lower} (per code point, by the registry's own
+ * table, index-lower.tsv: the JVM's Unicode version is not Arrow's), {@code trim} (spaces only),
  * {@code substring(s, start >= 1, length >= 0)} (1-based, in code points) and {@code length}
- * (code points) of a {@code varchar} column. NULL in, NULL out.
+ * (code points) of a {@code varchar} column. NULL in, NULL out. Any other hidden column (of
+ * {@code upper}, {@code date_trunc}, {@code regexp_extract}, a tree) is refused with the way out:
+ * filter by the expression itself, which the sidecar matches (ExpressionFilter).
  */
 final class IndexFunctions
 {
@@ -195,12 +205,36 @@ final class IndexFunctions
             if (call.function().equals("date_format") && resultType instanceof VarcharType && arguments.size() == 1 && arguments.getFirst() instanceof String pattern) {
                 return dateFormat(pattern).map(format -> field(time -> utf8Slice(format.apply(time))));
             }
+            if (call.function().equals("to_date") && resultType.equals(DATE) && arguments.isEmpty()) {
+                return Optional.of(field(time -> time.toLocalDate().toEpochDay()));
+            }
             return Optional.empty();
+        }
+        if (isInteger(sourceType) && arguments.isEmpty()) {
+            return switch (call.function()) {
+                case "from_unixtime", "to_timestamp", "timestamp_seconds" -> resultType.equals(TIMESTAMP_TZ_MICROS)
+                        ? Optional.of(epoch(floorDiv(MIN_MICROS, 1_000_000), floorDiv(MAX_MICROS, 1_000_000), 1))
+                        : Optional.empty();
+                case "timestamp_millis" -> resultType.equals(TIMESTAMP_TZ_MICROS)
+                        ? Optional.of(epoch(floorDiv(MIN_MICROS, 1000), floorDiv(MAX_MICROS, 1000), 1000))
+                        : Optional.empty();
+                // the registry's abs of an integer is a bigint, NULL for -2^63 (where SQL fails)
+                case "abs" -> resultType.equals(BIGINT)
+                        ? Optional.of(value -> (long) value == Long.MIN_VALUE ? null : Math.abs((long) value))
+                        : Optional.empty();
+                default -> Optional.empty();
+            };
+        }
+        if (sourceType.equals(DOUBLE) && resultType.equals(DOUBLE) && call.function().equals("abs") && arguments.isEmpty()) {
+            return Optional.of(value -> Math.abs((double) value));
         }
         if (!(sourceType instanceof VarcharType)) {
             return Optional.empty();
         }
         return switch (call.function()) {
+            case "trim" -> arguments.isEmpty() && resultType instanceof VarcharType
+                    ? Optional.of(value -> trimSpaces((Slice) value))
+                    : Optional.empty();
             case "lower" -> arguments.isEmpty() && resultType instanceof VarcharType
                     ? Optional.of(value -> indexLower((Slice) value))
                     : Optional.empty();
@@ -213,6 +247,38 @@ final class IndexFunctions
                     : Optional.empty();
             default -> Optional.empty();
         };
+    }
+
+    private static boolean isInteger(Type type)
+    {
+        return type.equals(BIGINT) || type.equals(INTEGER) || type.equals(SMALLINT) || type.equals(TINYINT);
+    }
+
+    /** Epoch counts of 1 / {@code perSecond} seconds as UTC instants, NULL outside {@code [low, high]} (0001..9999). */
+    private static Function<Object, Object> epoch(long low, long high, long perSecond)
+    {
+        return value -> {
+            long count = (long) value;
+            if (count < low || count > high) {
+                return null;
+            }
+            long micros = Math.multiplyExact(count, 1_000_000 / perSecond);
+            return LongTimestampWithTimeZone.fromEpochMillisAndFraction(floorDiv(micros, 1000), (int) floorMod(micros, 1000) * 1_000_000, UTC_KEY);
+        };
+    }
+
+    /** The registry's trim: leading and trailing spaces (U+0020) only, as SQL's TRIM(BOTH ' ' FROM s). */
+    static Slice trimSpaces(Slice value)
+    {
+        int begin = 0;
+        int end = value.length();
+        while (begin < end && value.getByte(begin) == ' ') {
+            begin++;
+        }
+        while (end > begin && value.getByte(end - 1) == ' ') {
+            end--;
+        }
+        return value.slice(begin, end - begin);
     }
 
     /** A field of the UTC instant, NULL outside 0001..9999 (as the index's temporal functions). */

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -22,6 +23,8 @@ import java.util.stream.Collectors;
 
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.type.BigintType.BIGINT;
+import static io.trino.spi.type.DateType.DATE;
+import static io.trino.spi.type.DoubleType.DOUBLE;
 import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.TypeUtils.readNativeValue;
@@ -40,7 +43,16 @@ class TestIndexFunctions
     private static final LakepruneColumnHandle TS = LakepruneColumnHandle.regular("ts", TIMESTAMP_TZ_MICROS);
     private static final LakepruneColumnHandle NAME = LakepruneColumnHandle.regular("name", VARCHAR);
 
-    private record Case(String function, String arguments, String input, String expected) {}
+    private record Case(String function, String arguments, String source, String input, String result, String expected) {}
+
+    // the source column of each source type
+    private static final Map<String, LakepruneColumnHandle> SOURCES = Map.of(
+            "timestamp", TS,
+            "string", NAME,
+            "bigint", LakepruneColumnHandle.regular("n", BIGINT),
+            "double", LakepruneColumnHandle.regular("x", DOUBLE));
+    private static final Map<String, Type> RESULTS = Map.of(
+            "bigint", BIGINT, "string", VARCHAR, "date", DATE, "timestamp", TIMESTAMP_TZ_MICROS, "double", DOUBLE);
 
     private static List<String[]> lines()
             throws IOException
@@ -67,6 +79,23 @@ class TestIndexFunctions
         return LongTimestampWithTimeZone.fromEpochMillisAndFraction(Math.floorDiv(micros, 1000), Math.floorMod(micros, 1000) * 1_000_000, UTC_KEY);
     }
 
+    /** A value of the cases file as Trino's native value of {@code type}; NULL is \\N. */
+    private static Object value(String text, String type)
+    {
+        if (text.equals("\\N")) {
+            return null;
+        }
+        return switch (type) {
+            case "timestamp" -> timestamp(Long.parseLong(text));
+            case "string" -> utf8Slice(text);
+            case "bigint" -> Long.parseLong(text);
+            // Python's repr: inf, -inf
+            case "double" -> Double.parseDouble(text.replace("inf", "Infinity"));
+            case "date" -> LocalDate.parse(text).toEpochDay();
+            default -> throw new IllegalArgumentException(type);
+        };
+    }
+
     @Test
     void testValuesEqualThePythonRegistrys()
             throws IOException
@@ -74,27 +103,26 @@ class TestIndexFunctions
         Map<String, List<Case>> byCall = new HashMap<>();
         int count = 0;
         for (String[] line : lines()) {
-            assertThat(line).hasSize(4);
-            Case c = new Case(line[0], line[1], line[2], line[3]);
-            boolean temporal = !List.of("lower", "substring", "length").contains(c.function());
-            byCall.computeIfAbsent(call(c, temporal ? "ts" : "name"), _ -> new ArrayList<>()).add(c);
+            assertThat(line).hasSize(6);
+            Case c = new Case(line[0], line[1], line[2], line[3], line[4], line[5]);
+            byCall.computeIfAbsent(call(c, SOURCES.get(c.source()).name()), _ -> new ArrayList<>()).add(c);
             count++;
         }
         assertThat(count).isGreaterThan(2000);
         for (Map.Entry<String, List<Case>> entry : byCall.entrySet()) {
             String expression = entry.getKey();
             List<Case> cases = entry.getValue();
-            boolean temporal = expression.endsWith("(ts)") || expression.contains("(ts,");
-            Type resultType = List.of("year", "month", "day", "hour", "length").contains(cases.getFirst().function()) ? BIGINT : VARCHAR;
-            LakepruneColumnHandle hidden = LakepruneColumnHandle.virtual("idx", resultType, expression, Optional.of(temporal ? TS : NAME));
+            Type resultType = RESULTS.get(cases.getFirst().result());
+            LakepruneColumnHandle source = SOURCES.get(cases.getFirst().source());
+            LakepruneColumnHandle hidden = LakepruneColumnHandle.virtual("idx", resultType, expression, Optional.of(source));
             IndexFunctions.Computation computation = IndexFunctions.computation(hidden);
 
             // one value at a time, and a block of them (with a NULL) as the page source does
             BlockBuilder builder = computation.sourceType().createBlockBuilder(null, cases.size() + 1);
             List<Object> expected = new ArrayList<>();
             for (Case c : cases) {
-                Object input = temporal ? timestamp(Long.parseLong(c.input())) : utf8Slice(c.input());
-                Object want = c.expected().equals("\\N") ? null : resultType.equals(BIGINT) ? (Object) Long.parseLong(c.expected()) : utf8Slice(c.expected());
+                Object input = value(c.input(), c.source());
+                Object want = value(c.expected(), c.result());
                 assertThat(computation.apply(input)).as("%s on %s", expression, c.input()).isEqualTo(want);
                 io.trino.spi.type.TypeUtils.writeNativeValue(computation.sourceType(), builder, input);
                 expected.add(want);
@@ -108,7 +136,10 @@ class TestIndexFunctions
                 assertThat(actual).as("%s, block position %s", expression, position).isEqualTo(expected.get(position));
             }
         }
-        assertThat(byCall).containsKeys("year(ts)", "month(ts)", "day(ts)", "hour(ts)", "date_format(ts, '%Y-%m-%d %H:%i:%s')", "lower(name)", "length(name)", "substring(name, 2, 1)");
+        assertThat(byCall).containsKeys(
+                "year(ts)", "month(ts)", "day(ts)", "hour(ts)", "date_format(ts, '%Y-%m-%d %H:%i:%s')", "to_date(ts)",
+                "lower(name)", "length(name)", "substring(name, 2, 1)", "trim(name)",
+                "from_unixtime(n)", "to_timestamp(n)", "timestamp_seconds(n)", "timestamp_millis(n)", "abs(n)", "abs(x)");
     }
 
     @Test
@@ -161,6 +192,8 @@ class TestIndexFunctions
     void testFunctionsTheConnectorCannotComputeAreRefusedByName()
     {
         assertRefused(LakepruneColumnHandle.virtual("upper_idx", VARCHAR, "upper(name)", Optional.of(NAME)), "upper");
+        assertRefused(LakepruneColumnHandle.virtual("code", VARCHAR, "regexp_extract(name, '(a)', 1)", Optional.of(NAME)), "regexp_extract");
+        // a registry function with a result type other than the registry's
         assertRefused(LakepruneColumnHandle.virtual("day_idx", BIGINT, "to_date(ts)", Optional.of(TS)), "to_date");
         assertRefused(LakepruneColumnHandle.virtual("fmt", VARCHAR, "date_format(ts, '%W')", Optional.of(TS)), "date_format");
         // the same function over a source type whose semantics were not established
