@@ -11,8 +11,10 @@ semantics equal the registry's: `year`, `hour`, `month`, `day` (also over Spark'
 `CAST(ts AS DATE)`, which it inserts for `year` / `month` / `dayofmonth` of a timestamp),
 `to_date` and `date_format` (a Java
 pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
-`length`, and `lower` compared with literals that the JVM's full case mapping cannot produce
-differently from the registry's simple one (no U+0307, no final sigma), nested in one another; and,
+`length`, `lower` compared with literals that the JVM's full case mapping cannot produce
+differently from the registry's simple one (no U+0307, no final sigma), and `regexp_extract` with
+a pattern in the subset every engine reads alike, compared by `=` / IN with non-empty strings only
+(Spark gives '' where the registry gives NULL), nested in one another; and,
 in ANSI mode only (`spark.sql.ansi.enabled`, Spark 4's default: otherwise Spark wraps integer
 overflow where an index expression holds NULL), arithmetic (`+ - * / div %`, unary `-`) over them,
 columns and literals, with casts of those to numbers (and, in UTC, to dates and timestamps).
@@ -25,12 +27,15 @@ with a NaN literal is left out. Every conjunct left out is named in `dropped`.""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import SqlglotError
+
+from pruner.errors import InvalidInputError
+from pruner.functions.regex_subset import check_pattern
 
 # Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
 _CALLS = (
@@ -45,6 +50,7 @@ _CALLS = (
     "upper",
     "substring",
     "length",
+    "regexp_extract",
 )
 _TIME_CALLS = {"date_format", "year", "hour", "month", "day", "dayofmonth", "to_date"}
 # Spark reads `year(ts)` as `year(CAST(ts AS DATE))` (so `month`, `dayofmonth`): in a UTC session
@@ -120,7 +126,7 @@ def _conjunct(text: str, session: _Session, approximate: set[str]) -> str | None
             return None
     except (SqlglotError, RecursionError):
         return None
-    if _lower_is_unsafe(tree) or _has_nan_literal(tree):
+    if _lower_is_unsafe(tree) or _regexp_extract_is_unsafe(tree) or _has_nan_literal(tree):
         return None
     try:
         return _rewrite(_nan_above(tree, approximate), session).sql()
@@ -318,18 +324,45 @@ def _lower_is_unsafe(tree: exp.Expr) -> bool:
     """Whether a `lower(...)` call stands anywhere but in an un-negated `=` or IN against string
     literals that the JVM's lower-casing cannot produce where the registry's does not: elsewhere
     (`<>`, ranges, under NOT) the two case mappings could disagree about a row."""
+    return _outside_equality(
+        tree, "lower", lambda text: not any(ch in text for ch in _LOWER_DIFFERS), text_subjects=True
+    )
+
+
+def _regexp_extract_is_unsafe(tree: exp.Expr) -> bool:
+    """Whether a `regexp_extract(...)` call stands anywhere but in an un-negated `=` or IN against
+    non-empty string literals: Spark gives '' where the registry gives NULL (no match, or a group
+    that took no part in it), so only such an equality means the same; its pattern must lie in the
+    subset every engine reads alike (`pruner.functions.regex_subset`)."""
     for call in tree.find_all(exp.Anonymous):
-        if str(call.this).lower() != "lower":
+        if str(call.this).lower() == "regexp_extract":
+            pattern = call.expressions[1] if len(call.expressions) > 1 else None
+            if not isinstance(pattern, exp.Literal) or not pattern.is_string:
+                return True
+            try:
+                check_pattern(pattern.name)
+            except InvalidInputError:
+                return True
+    return _outside_equality(tree, "regexp_extract", bool, text_subjects=False)
+
+
+def _outside_equality(
+    tree: exp.Expr, name: str, literal_ok: Callable[[str], bool], *, text_subjects: bool
+) -> bool:
+    """Whether a call of `name` stands anywhere but in an un-negated `=` or IN against string
+    literals that `literal_ok` accepts (or, with `text_subjects`, as a text atom's subject)."""
+    for call in tree.find_all(exp.Anonymous):
+        if str(call.this).lower() != name:
             continue
         parent = call.parent
         while isinstance(parent, exp.Paren):
             parent = parent.parent
-        if _is_text_subject(call, parent):
+        if text_subjects and _is_text_subject(call, parent):
             continue
         if not isinstance(parent, exp.EQ | exp.In) or parent.find_ancestor(exp.Not) is not None:
             return True
         others = [lit for lit in parent.find_all(exp.Literal) if lit.find_ancestor(exp.Anonymous) is None]
-        if any(not lit.is_string or any(ch in lit.name for ch in _LOWER_DIFFERS) for lit in others):
+        if any(not lit.is_string or not literal_ok(lit.name) for lit in others):
             return True
     return False
 
