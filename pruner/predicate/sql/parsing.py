@@ -17,7 +17,7 @@ from sqlglot.errors import SqlglotError
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.functions.parsing import DIALECT, bind
-from pruner.types import Column, TableSchema
+from pruner.types import Column, ColumnType, TableSchema
 
 # The sqlglot nodes that may be an index expression (others are only looked into).
 _EXPRESSION_NODES = (
@@ -45,13 +45,20 @@ def expressions_as_columns(tree: exp.Expr, schema: TableSchema, expressions: Map
     def as_column(node: exp.Expr) -> exp.Expr:
         if not isinstance(node.unnest(), _EXPRESSION_NODES) or node.find(exp.Column) is None:
             return node  # (a parenthesised condition is only looked into)
-        try:
-            name = expressions.get(bind(node, types, "in the WHERE clause").key())
-        except InvalidInputError:  # not an expression an index could hold
-            return node
+        name = indexed_column(node, types, expressions)
         return node if name is None else exp.column(name)
 
     return tree.transform(as_column, copy=False)  # the tree is this translation's own
+
+
+def indexed_column(
+    node: exp.Expr, types: Mapping[str, ColumnType], expressions: Mapping[str, str]
+) -> str | None:
+    """The virtual column of the index whose expression `node` is (up to normalisation), if any."""
+    try:
+        return expressions.get(bind(node, types, "in the WHERE clause").key())
+    except InvalidInputError:  # not an expression an index could hold
+        return None
 
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")

@@ -36,10 +36,12 @@ from decimal import Decimal
 
 from sqlglot import exp
 
+from pruner.bounded import shorten
 from pruner.errors import InvalidInputError
 from pruner.functions.expression import cast_allowed
 from pruner.functions.regex_subset import check_pattern
 from pruner.functions.registry import TRUNC_UNITS
+from pruner.predicate.sql.parsing import indexed_column
 from pruner.predicate.sql.translator import Translation, translate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
@@ -82,15 +84,19 @@ class TrinoFilters:
     dropped: tuple[str, ...]
 
 
-def from_trino(conjuncts: Sequence[TrinoExpression]) -> TrinoFilters:
-    """What can be read of Trino's `conjuncts` as lakeprune SQL, one text per conjunct."""
+def from_trino(
+    conjuncts: Sequence[TrinoExpression], indexed: Callable[[exp.Expr], bool] = lambda node: True
+) -> TrinoFilters:
+    """What can be read of Trino's `conjuncts` as lakeprune SQL, one text per conjunct; a
+    comparison of a computed value (not a column, not a constant) is read only where `indexed`
+    says an index holds it."""
     kept: list[str] = []
     dropped: list[str] = []
     for conjunct in conjuncts:
         try:
-            text = _condition(conjunct).sql()
+            text = _Reader(indexed).condition(conjunct).sql()
         except _UnsupportedError as exc:
-            dropped.append(f"{render(conjunct)} ({exc})")
+            dropped.append(f"{shorten(render(conjunct))} ({shorten(exc)})")
             continue
         if text not in kept:
             kept.append(text)
@@ -102,15 +108,19 @@ def translate_trino(
 ) -> Translation:
     """The AND of what can be read of Trino's `conjuncts` over `schema` (`expressions`: the
     table's index expressions, as `translate` takes them), each conjunct translated on its own so
-    that one the table cannot bind (a literal outside its column's type) leaves out only itself."""
-    filters = from_trino(conjuncts)
+    that one the table cannot bind (a literal outside its column's type) leaves out only itself.
+    A comparison of a computed value that no index holds is left out before any SQL is made of it
+    (a 400-value IN list over `substring(zip, 1, 5)` on a table without such an index would
+    otherwise be rendered and parsed for nothing)."""
+    types = {c.name: c.type for c in schema.columns}
+    filters = from_trino(conjuncts, lambda node: indexed_column(node, types, expressions) is not None)
     domain = TupleDomain.all()
     notes = [f"Trino filter not read: {dropped}" for dropped in filters.dropped]
     for conjunct in filters.conjuncts:
         try:
             translation = translate(conjunct, schema, expressions)
         except InvalidInputError as exc:
-            notes.append(f"Trino filter not bound: {conjunct} ({exc})")
+            notes.append(f"Trino filter not bound: {shorten(conjunct)} ({shorten(exc)})")
             continue
         domain = domain.intersect(translation.domain)
         notes.extend(translation.widened)
@@ -153,33 +163,48 @@ _NULL_OUTSIDE_RANGE = {"year", "month", "day", "hour", "date_format", "date_trun
 _DATE_FORMAT_PATTERN = re.compile(r"(?:[^%]|%[YmdHis%])*")
 
 
-def _condition(node: TrinoExpression) -> exp.Expr:
-    if not isinstance(node, Call):
-        raise _UnsupportedError("not a condition")
-    function, arguments = node.function, node.arguments
-    if function in ("$and", "$or"):
-        if not arguments:
-            raise _UnsupportedError(f"{function} of nothing")
-        parts = [_condition(argument) for argument in arguments]
-        return exp.and_(*parts) if function == "$and" else exp.or_(*parts)
-    if function == "$not" and len(arguments) == 1:
-        if _approximate_calls(arguments[0]) or _calls(arguments[0], {"lower"}):
-            raise _UnsupportedError("a negated lower or time function")
-        return exp.Not(this=exp.Paren(this=_condition(arguments[0])))
-    if function == "$is_null" and len(arguments) == 1:
-        return exp.Is(this=_value(arguments[0]), expression=exp.Null())
-    if function in _COMPARISONS and len(arguments) == 2:
-        if _calls(node, {"lower"}) and function != "$equal":
-            raise _UnsupportedError("lower compared other than by =")
-        comparison = _COMPARISONS[function](this=_value(arguments[0]), expression=_value(arguments[1]))
-        return _null_outside_range(comparison, arguments)
-    if function == "$in" and len(arguments) == 2:
-        values = arguments[1]
-        if not isinstance(values, Call) or values.function != "$array" or not values.arguments:
-            raise _UnsupportedError("IN of other than a list")
-        listed = [_value(value) for value in values.arguments]
-        return _null_outside_range(exp.In(this=_value(arguments[0]), expressions=listed), arguments[:1])
-    raise _UnsupportedError(f"{function} is not a condition lakeprune reads")
+class _Reader:
+    """Reads conditions; `indexed` decides whether a computed operand is worth reading."""
+
+    def __init__(self, indexed: Callable[[exp.Expr], bool]) -> None:
+        self.indexed = indexed
+
+    def condition(self, node: TrinoExpression) -> exp.Expr:
+        if not isinstance(node, Call):
+            raise _UnsupportedError("not a condition")
+        function, arguments = node.function, node.arguments
+        if function in ("$and", "$or"):
+            if not arguments:
+                raise _UnsupportedError(f"{function} of nothing")
+            parts = [self.condition(argument) for argument in arguments]
+            return exp.and_(*parts) if function == "$and" else exp.or_(*parts)
+        if function == "$not" and len(arguments) == 1:
+            if _approximate_calls(arguments[0]) or _calls(arguments[0], {"lower"}):
+                raise _UnsupportedError("a negated lower or time function")
+            return exp.Not(this=exp.Paren(this=self.condition(arguments[0])))
+        if function == "$is_null" and len(arguments) == 1:
+            return exp.Is(this=self.operand(arguments[0]), expression=exp.Null())
+        if function in _COMPARISONS and len(arguments) == 2:
+            if _calls(node, {"lower"}) and function != "$equal":
+                raise _UnsupportedError("lower compared other than by =")
+            left, right = (self.operand(argument) for argument in arguments)
+            comparison = _COMPARISONS[function](this=left, expression=right)
+            return _null_outside_range(comparison, arguments)
+        if function == "$in" and len(arguments) == 2:
+            values = arguments[1]
+            if not isinstance(values, Call) or values.function != "$array" or not values.arguments:
+                raise _UnsupportedError("IN of other than a list")
+            subject = self.operand(arguments[0])  # before the list is rendered
+            listed = [_value(value) for value in values.arguments]
+            return _null_outside_range(exp.In(this=subject, expressions=listed), arguments[:1])
+        raise _UnsupportedError(f"{function} is not a condition lakeprune reads")
+
+    def operand(self, node: TrinoExpression) -> exp.Expr:
+        """A compared value: a column, a constant, or a computed value an index holds."""
+        value = _value(node)
+        if isinstance(node, Call) and not self.indexed(value):
+            raise _UnsupportedError(f"no index on {shorten(value.sql())}")
+        return value
 
 
 def _null_outside_range(condition: exp.Expr, operands: Sequence[TrinoExpression]) -> exp.Expr:
