@@ -193,4 +193,6 @@ def ranges_expression(domain: Domain, arrow_type: pa.DataType) -> ds.Expression:
             high = pa.scalar(item.high, arrow_type)
             parts.append(key <= high if item.high_inclusive else key < high)
         alternatives.append(functools.reduce(operator.and_, parts) if parts else key.is_valid())
+    if not alternatives:  # an empty domain (`id_key IN (0, 100) AND id = 0`: id + 7 is 7): no key
+        return ds.scalar(False)
     return functools.reduce(operator.or_, alternatives)

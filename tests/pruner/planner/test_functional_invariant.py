@@ -215,3 +215,10 @@ def test_a_regexp_extract_index_answers_its_groups(events_table: str) -> None:
     table = LakeTable.open(events_table)
     assert prune(table, "regexp_extract(org_id, '^org([0-9]+)', 1) = '9'").files_selected == 1
     assert prune(table, "org_id IN ('org9', 'xorg9')").files_selected == 1  # mapped through it
+
+
+def test_a_secondary_index_over_an_expression_with_an_empty_domain_keeps_no_file(events_table: str) -> None:
+    # id_key is id + 7: with id = 0 it is 7, which the IN list does not hold: no row matches
+    assert (
+        prune(LakeTable.open(events_table), "id_key IN (0, 100) AND id BETWEEN 0 AND 0").files_selected == 0
+    )
