@@ -143,6 +143,14 @@ def virtual_columns(schema: TableSchema, definitions: Iterable[IndexDefinition])
     return out
 
 
+def expression_prunes_by(definition: IndexDefinition, schema: TableSchema) -> tuple[str, ...]:
+    """What an index over an expression prunes by: its virtual column, and the column of an
+    expression over one column (an `=` / IN on it maps to the expression's values, and a range too
+    where the expression is ordered)."""
+    source = index_expression(definition, schema).source
+    return (definition.name, *((source,) if source is not None else ()))
+
+
 def virtual_domain(column: VirtualColumn, predicate: TupleDomain) -> Domain | None:
     """The predicate's domain on the virtual column, narrowed by what its source columns' domains
     imply (`source_domain`); None when the predicate says nothing about either."""

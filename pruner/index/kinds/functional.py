@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from pruner.format.config import TableProperties
 from pruner.index.definitions import FunctionalKind, IndexDefinition, IndexType
-from pruner.index.functional import functional_rows, functional_spec, index_expression
+from pruner.index.functional import expression_prunes_by, functional_rows, functional_spec
 from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import TableSchema
@@ -38,10 +38,7 @@ class Functional(PerFileDefaults):
     def prunes_by(
         self, definition: IndexDefinition, schema: TableSchema, instant: str | None
     ) -> tuple[str, ...]:
-        # its virtual column, and the column of an expression over one column: an `=` / IN on it
-        # maps to the expression's values (and a range too where the expression is ordered)
-        source = index_expression(definition, schema).source
-        return (definition.name, *((source,) if source is not None else ()))
+        return expression_prunes_by(definition, schema)
 
     def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
         return (definition.name,)  # the virtual column is named after the index

@@ -13,7 +13,7 @@ from pruner.format.config import TableConfig, TableProperties
 from pruner.functions import parse_expression
 from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.index.functional import index_expression
+from pruner.index.functional import expression_prunes_by
 from pruner.index.kinds.base import Leftover, PerFileDefaults
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.types import Role, TableSchema
@@ -83,9 +83,7 @@ class SecondaryIndex(PerFileDefaults):
             return ()
         if definition.expression is None:
             return definition.columns
-        # its virtual column, and the column of an expression over one (`=` / IN map through it)
-        source = index_expression(definition, schema).source
-        return (definition.name, *((source,) if source is not None else ()))
+        return expression_prunes_by(definition, schema)
 
     def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
         return ()  # keyed by value and record key, never tombstoned by file

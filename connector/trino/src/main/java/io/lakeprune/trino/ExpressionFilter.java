@@ -56,7 +56,7 @@ public record ExpressionFilter(EngineFilter filter)
     public static Optional<ExpressionFilter> of(ConnectorExpression expression, Map<String, ColumnHandle> assignments)
     {
         EngineFilter.Builder filter = EngineFilter.newBuilder().setEngine(FilterEngine.FILTER_ENGINE_TRINO);
-        for (ConnectorExpression conjunct : conjuncts(expression)) {
+        for (ConnectorExpression conjunct : FunctionIndexes.conjuncts(expression)) {
             // a constant or a lone boolean column says nothing the TupleDomain does not
             if (!(conjunct instanceof Call) || !lowerAgrees(conjunct)) {
                 continue;
@@ -112,11 +112,6 @@ public record ExpressionFilter(EngineFilter filter)
             case CALL -> expression.getCall().getFunction() + "(" + String.join(", ", expression.getCall().getArgumentsList().stream().map(ExpressionFilter::render).collect(toImmutableList())) + ")";
             case KIND_NOT_SET -> "?";
         };
-    }
-
-    static List<ConnectorExpression> conjuncts(ConnectorExpression expression)
-    {
-        return FunctionIndexes.conjuncts(expression);
     }
 
     /** Trino's tree as an Expression; empty when a part of it has no lakeprune form. */
