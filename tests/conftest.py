@@ -175,6 +175,14 @@ def events_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session")
+def people_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Issue 38's people table (`tests/support_people.py`): indexes on the expressions users write."""
+    from tests.support_people import build_people
+
+    return build_people(spark, str(tmp_path_factory.mktemp("people") / "people"))
+
+
+@pytest.fixture(scope="session")
 def evolved_events(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
     """RFC-63 use case 2 (`tests/support_evolution.py`): old `org_id/datestr` files, new `org_id`
     files, and a functional index on the event date over both."""

@@ -219,7 +219,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         notes: tuple[str, ...] = ()
         if request.HasField("filter"):
             conjuncts, undecoded = decode_engine_filter(request.filter, schema)
-            translation = translate_trino(conjuncts, schema, table.indexed_calls)
+            translation = translate_trino(conjuncts, schema, table.indexed_calls, request.filter.time_zone)
             domain = domain.intersect(translation.domain)
             notes = (*undecoded, *translation.widened)
         return table, BoundPredicate(domain, notes, text), codec.check_snapshot(request.snapshot)

@@ -30,6 +30,9 @@ from pruner.index.definitions import IndexState
 from pruner.table import statistics as statistics_module
 from pruner.table.table import LakeTable
 from tests import support
+from tests.e2e.warehouse import table_reference
+from tests.support_people import CASES as PEOPLE_CASES
+from tests.support_people import Case
 from tests.support_spark_cluster import spark_submit
 
 SCHEMA = "id bigint, name string, score double, ts timestamp, day date"
@@ -237,6 +240,20 @@ def test_a_composite_secondary_index_prunes_spark_filters_on_its_columns(
         assert_same(found, full_read(spark, table).where(where).collect())
         assert (read or 0) == holding, (where, read, recent_prunes()[-1])
         assert "secondary_index" in recent_prunes()[-1]["summary"], recent_prunes()[-1]
+
+
+@pytest.mark.parametrize("case", PEOPLE_CASES, ids=lambda case: case.name)
+def test_predicates_as_users_write_them_prune_through_expression_indexes(
+    spark: SparkSession, people_table: str, case: Case
+) -> None:
+    """Issue 38: indexes on `lower(substring(name, 1, 3))`, `salary + salary * pct`,
+    `hour(from_unixtime(epoch))` (Catalyst's `hour(CAST(from_unixtime(epoch, ...) AS TIMESTAMP))`),
+    `(country, city)` and a bloom filter on `lower(email)`, each reached by the predicate as a Spark
+    user writes it: DuckDB's answer, Spark reads few files."""
+    found, read = files_read(spark.read.format("lakeprune").load(people_table).where(case.spark))
+    want = table_reference(people_table, f"SELECT id FROM {{t}} WHERE {case.duckdb} ORDER BY id")
+    assert sorted(row[0] for row in found) == [row[0] for row in want] and want
+    assert read is not None and 0 < read <= case.kept, (case.name, read, recent_prunes()[-1])
 
 
 def test_the_relation_size_is_its_files_and_reads_no_column_stats(

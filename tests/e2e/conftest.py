@@ -35,6 +35,8 @@ from tests.e2e.warehouse import SCHEMA_NAME
 EVENTS_SCHEMA = "rfc63"
 # The schema of the text index's log table (`text_logs`).
 LOGS_SCHEMA = "text"
+# The schema of issue 38's people table (`people_table`).
+PEOPLE_SCHEMA = "people"
 
 
 def _start_sidecar(

@@ -37,7 +37,7 @@ from pruner.serving.config import ServeConfig
 from pruner.sidecar import Sidecar
 from pruner.table.describe import history, index_summaries
 from pruner.table.table import LakeTable
-from tests.e2e.conftest import EVENTS_SCHEMA, LOGS_SCHEMA, free_port
+from tests.e2e.conftest import EVENTS_SCHEMA, LOGS_SCHEMA, PEOPLE_SCHEMA, free_port
 from tests.e2e.engines import Engine, SharedTrino, lakeprune_catalog_properties
 from tests.e2e.native import check_query, native_plugin, pruned
 from tests.e2e.queries import QUERIES, Query, normalized
@@ -47,6 +47,9 @@ from tests.support_adopt import Adopted, duckdb_rows, snapshot_files
 from tests.support_events import DAYS
 from tests.support_http import get as http_get
 from tests.support_http import health
+from tests.support_people import CASES as PEOPLE_CASES
+from tests.support_people import FILES as PEOPLE_FILES
+from tests.support_people import Case
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 
@@ -67,6 +70,7 @@ class Native:
     events: str  # the RFC-63 events table's location
     adopted: Adopted  # a Hive-style directory adopted in place (issue 18), schema ADOPTED_SCHEMA
     logs: str  # the log table with text indexes (issue 37), schema LOGS_SCHEMA
+    people: str  # indexes on the expressions users write (issue 38), schema PEOPLE_SCHEMA
     doomed: subprocess.Popen[bytes]  # `lakeprune serve` under DOOMED_CATALOG
     doomed_address: str
     partner: subprocess.Popen[bytes]  # `lakeprune serve` first in PAIR_CATALOG's address list
@@ -95,12 +99,14 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
     events: str = request.getfixturevalue("events_table")
     adopted: Adopted = request.getfixturevalue("adopted_hive")
     logs: str = request.getfixturevalue("text_logs")
+    people: str = request.getfixturevalue("people_table")
     config = ServeConfig(
         {
             SCHEMA_NAME: str(lake_warehouse),
             EVENTS_SCHEMA: str(Path(events).parent),
             ADOPTED_SCHEMA: str(Path(adopted.location).parent),
             LOGS_SCHEMA: str(Path(logs).parent),
+            PEOPLE_SCHEMA: str(Path(people).parent),
         },
         host="127.0.0.1",
         grpc_port=0,
@@ -136,6 +142,7 @@ def native(request: pytest.FixtureRequest) -> Iterator[Native]:
                 events,
                 adopted,
                 logs,
+                people,
                 doomed,
                 doomed_address,
                 partner,
@@ -269,6 +276,22 @@ def test_functional_index_predicates_prune(
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
     assert considered == 24 * DAYS
     assert kept <= kept_per_day * DAYS, f"{predicate}: kept {kept} of {considered} files"
+
+
+@pytest.mark.parametrize("case", PEOPLE_CASES, ids=lambda case: case.name)
+def test_predicates_as_users_write_them_prune_through_expression_indexes(native: Native, case: Case) -> None:
+    """Issue 38: indexes on `lower(substring(name, 1, 3))`, `salary + salary * pct`,
+    `hour(from_unixtime(epoch))`, `(country, city)` and a bloom filter on `lower(email)`, each
+    reached by the predicate as a user writes it in Trino: DuckDB's answer, few files kept."""
+    before = pruned(native.sidecar)
+    got = native.engine.query(
+        f"SELECT count(*), sum(id) FROM lakeprune.{PEOPLE_SCHEMA}.people WHERE {case.trino}"
+    )
+    after = pruned(native.sidecar)
+    assert got == table_reference(native.people, f"SELECT count(*), sum(id) FROM {{t}} WHERE {case.duckdb}")
+    assert got[0][0] > 0
+    considered, kept = after["in"] - before["in"], after["out"] - before["out"]
+    assert considered == PEOPLE_FILES and 0 < kept <= case.kept, f"{case.name}: kept {kept} of {considered}"
 
 
 def test_an_expression_tree_index_through_trino(native: Native) -> None:

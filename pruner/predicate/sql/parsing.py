@@ -3,7 +3,8 @@ empty clause or a statement that is no condition is an `InvalidInputError` quoti
 one-line form of the input); `expressions_as_columns` then rewrites the parts that a functional
 index indexes into the index's virtual column; and the small helpers over the tree (`unparen`,
 `is_column`, `operands`, `sql_text` for notes and messages, the comparison operators,
-`lookup_column`) are shared by the literal reader, the translator and the text conditions."""
+`lookup_column`, `is_utc` for an engine's session zone) are shared by the literal reader, the
+translator, the text conditions and the engines' readers."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ from pruner.bounded import echo
 from pruner.errors import InvalidInputError
 from pruner.functions.parsing import DIALECT, bind
 from pruner.types import Column, ColumnType, TableSchema
+
+# The spellings of UTC an engine's session may have (Spark's `spark.sql.session.timeZone`, Trino's
+# TimeZoneKey id), upper-cased.
+_UTC_ZONES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "+00:00", "UTC+00:00"}
 
 # The sqlglot nodes that may be an index expression (others are only looked into).
 _EXPRESSION_NODES = (
@@ -157,3 +162,8 @@ def chain_operands(node: exp.Expr, kind: type[exp.Expr]) -> list[exp.Expr]:
         else:
             result.append(current)
     return result
+
+
+def is_utc(zone: str) -> bool:
+    """Whether an engine's session time zone `zone` is UTC (under any of its names)."""
+    return zone.strip().upper() in _UTC_ZONES

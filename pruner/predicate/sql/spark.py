@@ -10,7 +10,10 @@ CASTs), `startswith` (Spark's form of `LIKE 'p%'`), the text atoms (`LIKE`, give
 semantics equal the registry's: `year`, `hour`, `month`, `day` (also over Spark's
 `CAST(ts AS DATE)`, which it inserts for `year` / `month` / `dayofmonth` of a timestamp),
 `to_date` and `date_format` (a Java
-pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling), `substring`,
+pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` spelling),
+`timestamp_seconds` / `timestamp_millis` and Spark's string `from_unixtime(s)` cast back to a
+timestamp (the registry's `from_unixtime`; as those are NULL in the registry outside 0001..9999,
+where Spark's have a value, a comparison of one also keeps NULL and is never negated), `substring`,
 `length`, `lower` compared with literals that the JVM's full case mapping cannot produce
 differently from the registry's simple one (no U+0307, no final sigma), and `regexp_extract` with
 a pattern in the subset every engine reads alike, compared by `=` / IN with non-empty strings only
@@ -27,7 +30,7 @@ with a NaN literal is left out. Every conjunct left out is named in `dropped`.""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -36,6 +39,7 @@ from sqlglot.errors import SqlglotError
 
 from pruner.errors import InvalidInputError
 from pruner.functions.regex_subset import check_pattern
+from pruner.predicate.sql.parsing import is_utc
 
 # Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
 _CALLS = (
@@ -51,13 +55,21 @@ _CALLS = (
     "substring",
     "length",
     "regexp_extract",
+    "timestamp_seconds",
+    "timestamp_millis",
 )
-_TIME_CALLS = {"date_format", "year", "hour", "month", "day", "dayofmonth", "to_date"}
+# timestamps made of epoch numbers: NULL in the registry outside 0001..9999, where Spark's have a
+# value (Spark's own timestamps lie in that range)
+_EPOCH_CALLS = {"timestamp_seconds", "timestamp_millis", "from_unixtime"}
+_TIME_CALLS = {"date_format", "year", "hour", "month", "day", "dayofmonth", "to_date", *_EPOCH_CALLS}
+# Spark's `from_unixtime(s)` is a string, `yyyy-MM-dd HH:mm:ss` in the session's zone; Catalyst
+# writes `hour(from_unixtime(s))` as `hour(CAST(from_unixtime(s, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP))`,
+# which in a UTC session is the registry's `from_unixtime(s)`.
+_FROM_UNIXTIME_FORMAT = "yyyy-MM-dd HH:mm:ss"
 # Spark reads `year(ts)` as `year(CAST(ts AS DATE))` (so `month`, `dayofmonth`): in a UTC session
 # the date's field is the timestamp's own UTC field, the registry's.
 _DATE_FIELDS = {"year", "month", "day", "dayofmonth"}
 _RENAMED = {"dayofmonth": "day"}
-_UTC_ZONES = {"UTC", "GMT", "Z", "ETC/UTC", "ETC/GMT", "UCT", "ETC/UCT", "ZULU", "+00:00", "UTC+00:00"}
 # Characters the JVM's full lower-case mapping produces where the registry's simple one does not.
 _LOWER_DIFFERS = ("\u0307", "\u03c2")
 _JAVA_FIELDS = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%i", "ss": "%s"}
@@ -77,7 +89,11 @@ _VALUE_CASTS = {"BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT"}
 _PARSER = type(
     "Parser",
     (Spark.Parser,),
-    {"FUNCTIONS": {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k.lower() not in _CALLS}},
+    {
+        "FUNCTIONS": {
+            k: v for k, v in Spark.Parser.FUNCTIONS.items() if k.lower() not in (*_CALLS, "from_unixtime")
+        }
+    },
 )
 _SPARK = type("SparkCalls", (Spark,), {"Parser": _PARSER})()
 
@@ -105,7 +121,7 @@ def from_spark(
 ) -> SparkFilters:
     """The AND of what can be read of `filters` (Catalyst SQL texts) in a session at `time_zone`,
     in ANSI mode or not; `floating` names the float and double columns (see `_nan_above`)."""
-    session = _Session(time_zone.strip().upper() in _UTC_ZONES, ansi)
+    session = _Session(is_utc(time_zone), ansi)
     approximate = {name.lower() for name in floating}
     kept: list[str] = []
     dropped: list[str] = []
@@ -129,7 +145,7 @@ def _conjunct(text: str, session: _Session, approximate: set[str]) -> str | None
     if _lower_is_unsafe(tree) or _regexp_extract_is_unsafe(tree) or _has_nan_literal(tree):
         return None
     try:
-        return _rewrite(_nan_above(tree, approximate), session).sql()
+        return _null_outside_range(_rewrite(_nan_above(tree, approximate), session)).sql()
     except _UnsupportedError:
         return None
 
@@ -234,9 +250,23 @@ def _value_cast(node: exp.Cast, session: _Session) -> exp.Expr:
     expressions compute alike (`pruner.functions.expression.cast_allowed` says which casts an
     index holds): numbers, and dates and timestamps in a UTC session."""
     to, kind = _target(node)
+    if kind in ("TIMESTAMP", "TIMESTAMPTZ") and session.utc and _is_from_unixtime_text(node.this):
+        assert isinstance(node.this, exp.Anonymous)
+        return exp.Anonymous(this="from_unixtime", expressions=[_operand(node.this.expressions[0], session)])
     if kind not in _VALUE_CASTS and not (kind in ("DATE", "TIMESTAMP") and session.utc):
         raise _UnsupportedError
     return exp.Cast(this=_rewrite(node.this, session), to=to.copy())
+
+
+def _is_from_unixtime_text(node: exp.Expr) -> bool:
+    """Whether `node` is Spark's `from_unixtime(s, 'yyyy-MM-dd HH:mm:ss')`, the string that casts
+    back to the instant `s` (in a UTC session)."""
+    if not isinstance(node, exp.Anonymous) or str(node.this).lower() != "from_unixtime":
+        return False
+    pattern = node.expressions[1:]
+    return len(node.expressions) in (1, 2) and all(
+        isinstance(p, exp.Literal) and p.is_string and p.name == _FROM_UNIXTIME_FORMAT for p in pattern
+    )
 
 
 def _cast(node: exp.Cast, session: _Session, negate: bool = False) -> exp.Expr:
@@ -406,3 +436,30 @@ def _nan_above(tree: exp.Expr, approximate: set[str]) -> exp.Expr:
         return node
 
     return tree.transform(spark_order)
+
+
+def _null_outside_range(tree: exp.Expr) -> exp.Expr:
+    """`tree` (rewritten) with each comparison of a timestamp made of an epoch number read as
+    `(cmp OR operand IS NULL)`: the registry's is NULL outside 0001..9999, where Spark's has a value.
+    Under NOT that would keep too few rows, so a negated one is left out."""
+    epoch = list(_epoch_calls(tree))
+    if not epoch:
+        return tree
+    if any(call.find_ancestor(exp.Not) is not None for call in epoch):
+        raise _UnsupportedError
+
+    def keep_null(node: exp.Expr) -> exp.Expr:
+        if not isinstance(node, _PREDICATES) or isinstance(node, exp.Is):
+            return node
+        operands = [node.this] if isinstance(node, exp.In | exp.Between) else [node.this, node.expression]
+        nullable = [operand for operand in operands if any(_epoch_calls(operand))]
+        if not nullable:
+            return node
+        nulls = (exp.Is(this=o.copy(), expression=exp.Null()) for o in nullable)
+        return exp.Paren(this=exp.or_(node.copy(), *nulls))
+
+    return tree.transform(keep_null)
+
+
+def _epoch_calls(tree: exp.Expr) -> Iterator[exp.Anonymous]:
+    return (call for call in tree.find_all(exp.Anonymous) if str(call.this).lower() in _EPOCH_CALLS)

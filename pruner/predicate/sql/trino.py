@@ -15,8 +15,12 @@ means the same in Trino and in lakeprune's registry on every input is kept:
   the session's zone);
 - on `timestamp(6) with time zone` values (read in UTC, as the connector reads them): `year`,
   `month`, `day` (`day_of_month`), `hour`, `date_trunc` and `date_format` over the fields
-  `%Y %m %d %H %i %s %%`. The registry's are NULL for instants outside 0001..9999, where Trino's
-  have a value, so a comparison of one is read as `(cmp OR operand IS NULL)`, and never negated;
+  `%Y %m %d %H %i %s %%`; and `from_unixtime` of integer seconds (Trino's takes a double: the
+  integer's cast to double is exact in 0001..9999), whose `timestamp(3) with time zone` is in the
+  session's zone, so it is read only when that zone (`time_zone`, sent by the connector) is UTC, or
+  with UTC as its second argument. The registry's are NULL for instants outside 0001..9999, where
+  Trino's have a value, so a comparison of one is read as `(cmp OR operand IS NULL)`, and never
+  negated;
 - on `varchar`: `substring` from a positive start, `length` (both count code points, as Trino
   does), `regexp_extract` with a pattern in the subset every engine reads alike
   (`pruner.functions.regex_subset`; NULL without a match in both), `abs` on numbers, and
@@ -41,7 +45,7 @@ from pruner.errors import InvalidInputError
 from pruner.functions.expression import cast_allowed
 from pruner.functions.regex_subset import check_pattern
 from pruner.functions.registry import TRUNC_UNITS
-from pruner.predicate.sql.parsing import indexed_column
+from pruner.predicate.sql.parsing import indexed_column, is_utc
 from pruner.predicate.sql.translator import Translation, translate
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.predicate.values import Value
@@ -85,15 +89,19 @@ class TrinoFilters:
 
 
 def from_trino(
-    conjuncts: Sequence[TrinoExpression], indexed: Callable[[exp.Expr], bool] = lambda node: True
+    conjuncts: Sequence[TrinoExpression],
+    indexed: Callable[[exp.Expr], bool] = lambda node: True,
+    time_zone: str = "",
 ) -> TrinoFilters:
-    """What can be read of Trino's `conjuncts` as lakeprune SQL, one text per conjunct; a
-    comparison of a computed value (not a column, not a constant) is read only where `indexed`
-    says an index holds it."""
+    """What can be read of Trino's `conjuncts` as lakeprune SQL, one text per conjunct, in a
+    session at `time_zone` (Trino's TimeZoneKey id; empty: unknown); a comparison of a computed
+    value (not a column, not a constant) is read only where `indexed` says an index holds it."""
     kept: list[str] = []
     dropped: list[str] = []
     for conjunct in conjuncts:
         try:
+            if _session_zoned(conjunct) and not is_utc(time_zone):
+                raise _UnsupportedError(f"from_unixtime in the session's zone {time_zone or '(unknown)'!r}")
             text = _Reader(indexed).condition(conjunct).sql()
         except _UnsupportedError as exc:
             dropped.append(f"{shorten(render(conjunct))} ({shorten(exc)})")
@@ -104,16 +112,22 @@ def from_trino(
 
 
 def translate_trino(
-    conjuncts: Sequence[TrinoExpression], schema: TableSchema, expressions: Mapping[str, str]
+    conjuncts: Sequence[TrinoExpression],
+    schema: TableSchema,
+    expressions: Mapping[str, str],
+    time_zone: str = "",
 ) -> Translation:
-    """The AND of what can be read of Trino's `conjuncts` over `schema` (`expressions`: the
-    table's index expressions, as `translate` takes them), each conjunct translated on its own so
+    """The AND of what can be read of Trino's `conjuncts` over `schema` in a session at
+    `time_zone` (`expressions`: the table's index expressions, as `translate` takes them), each
+    conjunct translated on its own so
     that one the table cannot bind (a literal outside its column's type) leaves out only itself.
     A comparison of a computed value that no index holds is left out before any SQL is made of it
     (a 400-value IN list over `substring(zip, 1, 5)` on a table without such an index would
     otherwise be rendered and parsed for nothing)."""
     types = {c.name: c.type for c in schema.columns}
-    filters = from_trino(conjuncts, lambda node: indexed_column(node, types, expressions) is not None)
+    filters = from_trino(
+        conjuncts, lambda node: indexed_column(node, types, expressions) is not None, time_zone
+    )
     domain = TupleDomain.all()
     notes = [f"Trino filter not read: {dropped}" for dropped in filters.dropped]
     for conjunct in filters.conjuncts:
@@ -159,7 +173,7 @@ _ARITHMETIC: dict[str, type[exp.Binary]] = {
 }
 _TEMPORAL_FIELDS = {"year": "year", "month": "month", "day": "day", "day_of_month": "day", "hour": "hour"}
 # the time functions whose registry value is NULL outside 0001..9999, where Trino's is not
-_NULL_OUTSIDE_RANGE = {"year", "month", "day", "hour", "date_format", "date_trunc"}
+_NULL_OUTSIDE_RANGE = {"year", "month", "day", "hour", "date_format", "date_trunc", "from_unixtime"}
 _DATE_FORMAT_PATTERN = re.compile(r"(?:[^%]|%[YmdHis%])*")
 
 
@@ -322,6 +336,32 @@ def _regexp_extract(arguments: Sequence[TrinoExpression]) -> exp.Expr:
     )
 
 
+def _from_unixtime(arguments: Sequence[TrinoExpression]) -> exp.Expr:
+    """`from_unixtime(seconds)` (in the session's zone, see `_session_zoned`) or
+    `from_unixtime(seconds, 'UTC')`, of integer seconds: Trino casts them to double, exactly for
+    every instant of 0001..9999, and keeps milliseconds, of which whole seconds lose nothing."""
+    if len(arguments) not in (1, 2):
+        raise _UnsupportedError("from_unixtime with hours and minutes")
+    if len(arguments) == 2 and not is_utc(_text_constant("from_unixtime", arguments[1])):
+        raise _UnsupportedError("from_unixtime in a zone other than UTC")
+    seconds = arguments[0]
+    if isinstance(seconds, Call) and seconds.function == "$cast" and len(seconds.arguments) == 1:
+        seconds = seconds.arguments[0]
+    if not seconds.type.kind.is_integer:
+        raise _UnsupportedError("from_unixtime of other than integer seconds")
+    return exp.Anonymous(this="from_unixtime", expressions=[_value(seconds)])
+
+
+def _session_zoned(node: TrinoExpression) -> bool:
+    """Whether `node` makes a timestamp in the session's zone (`from_unixtime(seconds)`), whose
+    fields are the registry's (UTC) only in a UTC session."""
+    if not isinstance(node, Call):
+        return False
+    if node.function == "from_unixtime" and len(node.arguments) == 1:
+        return True
+    return any(_session_zoned(argument) for argument in node.arguments)
+
+
 def _abs(arguments: Sequence[TrinoExpression]) -> exp.Expr:
     _check_count("abs", arguments, 1)
     kind = arguments[0].type.kind
@@ -339,6 +379,7 @@ _FUNCTIONS: dict[str, Callable[[Sequence[TrinoExpression]], exp.Expr]] = {
     "lower": _string_function("lower"),
     "abs": _abs,
     "regexp_extract": _regexp_extract,
+    "from_unixtime": _from_unixtime,
 }
 
 

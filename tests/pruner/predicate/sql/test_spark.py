@@ -55,6 +55,19 @@ from pruner.types import TableSchema
         ("contains(lower(t.msg), 'i\u0307')", "CONTAINS(LOWER(\"msg\"), 'i\u0307')"),  # the index has both
         ("lower(t.msg) LIKE '%ab%'", "LOWER(\"msg\") LIKE '%ab%'"),
         ("contains(upper(t.msg), 'SS')", "CONTAINS(UPPER(\"msg\"), 'SS')"),
+        # timestamps of epoch numbers keep NULL: the registry's are NULL outside 0001..9999
+        (
+            "(hour(timestamp_seconds(t.epoch)) = 3)",
+            '((HOUR(TIMESTAMP_SECONDS("epoch")) = 3 OR HOUR(TIMESTAMP_SECONDS("epoch")) IS NULL))',
+        ),
+        (
+            "(hour(timestamp_millis(t.epoch)) IN (3, 4))",
+            '((HOUR(TIMESTAMP_MILLIS("epoch")) IN (3, 4) OR HOUR(TIMESTAMP_MILLIS("epoch")) IS NULL))',
+        ),
+        (  # Catalyst's `hour(from_unixtime(epoch))`: the string of the instant, cast back
+            "(hour(CAST(from_unixtime(t.epoch, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP)) = 3)",
+            '((HOUR(FROM_UNIXTIME("epoch")) = 3 OR HOUR(FROM_UNIXTIME("epoch")) IS NULL))',
+        ),
     ],
 )
 def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
@@ -84,6 +97,10 @@ def test_what_means_the_same_is_rewritten(spark: str, lakeprune: str) -> None:
         "(regexp_extract(t.url, '^x([0-9]+)', 1) > '3')",
         "(NOT (regexp_extract(t.url, '^x([0-9]+)', 1) = '3'))",
         "(regexp_extract(t.url, 'x.y', 0) = 'x1y')",  # '.': outside the subset engines read alike
+        "(NOT (hour(timestamp_seconds(t.epoch)) = 3))",  # NULL kept possible: never negated
+        # Spark's from_unixtime is a string: only its cast back from the full pattern is an instant
+        "(from_unixtime(t.epoch, 'yyyy-MM-dd HH:mm:ss') = '2026-03-01 03:00:00')",
+        "(hour(CAST(from_unixtime(t.epoch, 'yyyy-MM-dd') AS TIMESTAMP)) = 0)",
     ],
 )
 def test_what_may_differ_is_left_out(spark: str) -> None:
@@ -97,11 +114,12 @@ def test_timestamps_need_a_utc_session() -> None:
         "(hour(t.ts) = 12)",
         "(t.ts > TIMESTAMP '2026-01-01 00:00:00')",
         "(year(CAST(t.ts AS DATE)) = 1)",
+        "(hour(CAST(from_unixtime(t.epoch, 'yyyy-MM-dd HH:mm:ss') AS TIMESTAMP)) = 3)",
     ]
     texts.append("(t.id = 1L)")
     filters = from_spark(texts, "America/New_York")  # a date in the session zone is not the UTC one
     assert filters.where == '(("id" = CAST(1 AS BIGINT)))'
-    assert filters.dropped == tuple(texts[:3])
+    assert filters.dropped == tuple(texts[:4])
     assert from_spark(texts, "Etc/UTC").dropped == ()
 
 

@@ -14,7 +14,9 @@ from pruner.predicate.sql import translate
 from pruner.predicate.sql.trino import Call, ColumnRef, Constant, TrinoExpression, from_trino, translate_trino
 from pruner.types import ColumnType, TableSchema, TypeKind
 
-SCHEMA = TableSchema.parse("id bigint, n int, x double, amount decimal(10,2), s string, ts timestamp, d date")
+SCHEMA = TableSchema.parse(
+    "id bigint, n int, x double, amount decimal(10,2), s string, ts timestamp, d date, epoch bigint"
+)
 T = {c.name: c.type for c in SCHEMA.columns}
 BOOLEAN, BIGINT, DOUBLE = ColumnType("boolean"), ColumnType("bigint"), ColumnType("double")
 STRING, DATE, TS = ColumnType("string"), ColumnType("date"), ColumnType("timestamp")
@@ -38,6 +40,8 @@ def eq(left: TrinoExpression, right: TrinoExpression, op: str = "$equal") -> Cal
 
 
 HOUR = f("hour", BIGINT, c("ts"))
+# Trino's from_unixtime takes a double: `from_unixtime(CAST(epoch AS double))`, in the session's zone
+EPOCH_SECONDS = f("$cast", DOUBLE, c("epoch"))
 
 
 @pytest.mark.parametrize(
@@ -112,6 +116,31 @@ def test_what_may_differ_is_left_out_with_its_reason(tree: TrinoExpression, reas
     filters = from_trino([tree])
     assert filters.conjuncts == ()
     assert len(filters.dropped) == 1 and reason in filters.dropped[0], filters.dropped
+
+
+@pytest.mark.parametrize(
+    ("zone", "arguments", "read"),
+    [
+        ("UTC", (EPOCH_SECONDS,), True),
+        ("Etc/UTC", (EPOCH_SECONDS,), True),
+        ("Europe/Paris", (EPOCH_SECONDS,), False),  # hour() would be Paris's hour
+        ("", (EPOCH_SECONDS,), False),  # an older connector: the zone is unknown
+        ("Europe/Paris", (EPOCH_SECONDS, k("UTC", STRING)), True),  # the zone written in
+        ("UTC", (EPOCH_SECONDS, k("Asia/Tokyo", STRING)), False),
+        ("UTC", (c("x"),), False),  # double seconds: the registry takes integers
+    ],
+)
+def test_from_unixtime_is_read_where_its_zone_is_utc(
+    zone: str, arguments: tuple[TrinoExpression, ...], read: bool
+) -> None:
+    hour = f("hour", BIGINT, f("from_unixtime", TS, *arguments))
+    filters = from_trino([eq(hour, k(3))], time_zone=zone)
+    if read:
+        sql = 'HOUR(FROM_UNIXTIME("epoch"))'
+        assert filters.conjuncts == (f"({sql} = 3 OR {sql} IS NULL)",)  # NULL outside 0001..9999
+        translate(filters.conjuncts[0], SCHEMA)
+    else:
+        assert filters.conjuncts == () and len(filters.dropped) == 1
 
 
 def test_each_conjunct_stands_alone() -> None:

@@ -223,12 +223,14 @@ class PruneRequest(_message.Message):
     def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ..., filter: _Optional[_Union[EngineFilter, _Mapping]] = ...) -> None: ...
 
 class EngineFilter(_message.Message):
-    __slots__ = ("engine", "conjuncts")
+    __slots__ = ("engine", "conjuncts", "time_zone")
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     CONJUNCTS_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
     engine: FilterEngine
     conjuncts: _containers.RepeatedCompositeFieldContainer[Expression]
-    def __init__(self, engine: _Optional[_Union[FilterEngine, str]] = ..., conjuncts: _Optional[_Iterable[_Union[Expression, _Mapping]]] = ...) -> None: ...
+    time_zone: str
+    def __init__(self, engine: _Optional[_Union[FilterEngine, str]] = ..., conjuncts: _Optional[_Iterable[_Union[Expression, _Mapping]]] = ..., time_zone: _Optional[str] = ...) -> None: ...
 
 class Expression(_message.Message):
     __slots__ = ("type", "column", "constant", "call")

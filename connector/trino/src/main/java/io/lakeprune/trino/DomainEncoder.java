@@ -13,6 +13,7 @@ import io.trino.spi.predicate.ValueSet;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.Int128;
 import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
 import io.trino.spi.type.VarcharType;
 import lakeprune.v1.Predicate;
@@ -30,6 +31,7 @@ import static io.airlift.slice.Slices.wrappedBuffer;
 import static io.lakeprune.trino.LakepruneErrorCode.LAKEPRUNE_BAD_DATA;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
+import static io.trino.spi.type.DateTimeEncoding.unpackMillisUtc;
 import static io.trino.spi.type.DateType.DATE;
 import static io.trino.spi.type.DoubleType.DOUBLE;
 import static io.trino.spi.type.IntegerType.INTEGER;
@@ -190,6 +192,15 @@ public final class DomainEncoder
         }
         if (type.equals(DATE)) {
             return Optional.of(builder.setDateDays(toIntExact((Long) value)).build());
+        }
+        if (type instanceof TimestampWithTimeZoneType zoned && zoned.isShort()) {
+            // timestamp(0..3) with time zone (from_unixtime's): milliseconds, exact in microseconds
+            try {
+                return Optional.of(builder.setTimestampMicros(Math.multiplyExact(unpackMillisUtc((Long) value), 1000L)).build());
+            }
+            catch (ArithmeticException e) {
+                return Optional.empty();
+            }
         }
         if (type.equals(TIMESTAMP_TZ_MICROS)) {
             LongTimestampWithTimeZone timestamp = (LongTimestampWithTimeZone) value;

@@ -10,6 +10,8 @@ import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Constant;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.TimeZoneKey;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
 import lakeprune.v1.Predicate;
 import lakeprune.v1.PruningServiceOuterClass.ColumnType;
@@ -17,6 +19,7 @@ import lakeprune.v1.PruningServiceOuterClass.EngineFilter;
 import lakeprune.v1.PruningServiceOuterClass.Expression;
 import lakeprune.v1.PruningServiceOuterClass.ExpressionCall;
 import lakeprune.v1.PruningServiceOuterClass.FilterEngine;
+import lakeprune.v1.PruningServiceOuterClass.TypeKind;
 
 import java.util.Base64;
 import java.util.LinkedHashSet;
@@ -27,6 +30,7 @@ import java.util.Set;
 
 import static com.google.common.collect.ImmutableList.toImmutableList;
 import static io.trino.spi.expression.StandardFunctions.ARRAY_CONSTRUCTOR_FUNCTION_NAME;
+import static io.trino.spi.expression.StandardFunctions.CAST_FUNCTION_NAME;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -35,8 +39,12 @@ import static java.util.Objects.requireNonNull;
  * calls by Trino's function names, its variables as the table's columns, its constants as values of
  * lakeprune's types. The sidecar reads what it knows to mean the same as lakeprune's functions and
  * matches it against the table's index expressions: this class does not know which functions an
- * index uses. A conjunct is left out when a part has no lakeprune type (char, timestamp(3), arrays but
- * an IN list's, ...), reads a hidden column, calls a function of a catalog, or compares {@code lower} of text
+ * index uses. A {@code timestamp(p) with time zone} of at most microseconds is lakeprune's timestamp
+ * (an instant; {@code from_unixtime} gives {@code timestamp(3)}), and the session's time zone goes
+ * along, as the zone of such a value that Trino makes from a number. A conjunct is left out when a
+ * part has no lakeprune type (char, timestamp(9), arrays but an IN list's, ...), casts a timestamp
+ * to fewer fractional digits (Trino rounds), reads a hidden column, calls a function of a catalog,
+ * or compares {@code lower} of text
  * with a literal holding a letter this JVM lowers differently from the index
  * ({@link IndexFunctions#trinoLowerIsIndexLower}: the only place where Trino's result for some
  * inputs is known here to differ from the registry's).
@@ -52,10 +60,10 @@ public record ExpressionFilter(EngineFilter filter)
         requireNonNull(filter, "filter is null");
     }
 
-    /** The conjuncts of {@code expression} that can be sent; empty when none can. */
-    public static Optional<ExpressionFilter> of(ConnectorExpression expression, Map<String, ColumnHandle> assignments)
+    /** The conjuncts of {@code expression} that can be sent, in a session at {@code zone}; empty when none can. */
+    public static Optional<ExpressionFilter> of(ConnectorExpression expression, Map<String, ColumnHandle> assignments, TimeZoneKey zone)
     {
-        EngineFilter.Builder filter = EngineFilter.newBuilder().setEngine(FilterEngine.FILTER_ENGINE_TRINO);
+        EngineFilter.Builder filter = EngineFilter.newBuilder().setEngine(FilterEngine.FILTER_ENGINE_TRINO).setTimeZone(zone.getId());
         for (ConnectorExpression conjunct : FunctionIndexes.conjuncts(expression)) {
             // a constant or a lone boolean column says nothing the TupleDomain does not
             if (!(conjunct instanceof Call) || !lowerAgrees(conjunct)) {
@@ -120,7 +128,9 @@ public record ExpressionFilter(EngineFilter filter)
         Type valueType = expression instanceof Call call && call.getFunctionName().equals(ARRAY_CONSTRUCTOR_FUNCTION_NAME) && expression.getType() instanceof ArrayType array
                 ? array.getElementType()
                 : expression.getType();
-        Optional<ColumnType> type = LakepruneTypes.toColumnType(valueType);
+        Optional<ColumnType> type = valueType instanceof TimestampWithTimeZoneType zoned && zoned.getPrecision() <= 6
+                ? Optional.of(ColumnType.newBuilder().setKind(TypeKind.TYPE_KIND_TIMESTAMP).setName(valueType.getDisplayName()).build())
+                : LakepruneTypes.toColumnType(valueType);
         if (type.isEmpty()) {
             return Optional.empty();
         }
@@ -139,7 +149,7 @@ public record ExpressionFilter(EngineFilter filter)
                 return DomainEncoder.encodeValue(constant.getType(), constant.getValue()).map(value -> builder.setConstant(value).build());
             }
             case Call call -> {
-                if (call.getFunctionName().getCatalogSchema().isPresent()) {
+                if (call.getFunctionName().getCatalogSchema().isPresent() || roundsTimestamp(call)) {
                     return Optional.empty();
                 }
                 ExpressionCall.Builder encoded = ExpressionCall.newBuilder().setFunction(call.getFunctionName().getName());
@@ -156,6 +166,15 @@ public record ExpressionFilter(EngineFilter filter)
                 return Optional.empty();
             }
         }
+    }
+
+    /** Whether {@code call} casts a timestamp with time zone to fewer fractional digits, which Trino rounds. */
+    private static boolean roundsTimestamp(Call call)
+    {
+        return call.getFunctionName().equals(CAST_FUNCTION_NAME)
+                && call.getType() instanceof TimestampWithTimeZoneType target
+                && call.getArguments().getFirst().getType() instanceof TimestampWithTimeZoneType source
+                && target.getPrecision() < source.getPrecision();
     }
 
     /**

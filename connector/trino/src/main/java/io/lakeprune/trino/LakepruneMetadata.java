@@ -228,7 +228,7 @@ public class LakepruneMetadata
         LakepruneTableHandle handle = (LakepruneTableHandle) tableHandle;
         TupleDomain<LakepruneColumnHandle> summary = constraint.getSummary().transformKeys(LakepruneColumnHandle.class::cast);
         TupleDomain<LakepruneColumnHandle> combined = handle.constraint().intersect(summary);
-        Optional<ExpressionFilter> filter = ExpressionFilter.and(handle.filter(), ExpressionFilter.of(constraint.getExpression(), constraint.getAssignments()));
+        Optional<ExpressionFilter> filter = ExpressionFilter.and(handle.filter(), ExpressionFilter.of(constraint.getExpression(), constraint.getAssignments(), session.getTimeZoneKey()));
         Optional<TextFilter> text = TextFilter.and(handle.text(), TextFilter.of(constraint.getExpression(), constraint.getAssignments()));
         if (combined.equals(handle.constraint()) && filter.equals(handle.filter()) && text.equals(handle.text())) {
             return Optional.empty();

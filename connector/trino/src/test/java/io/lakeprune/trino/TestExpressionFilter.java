@@ -19,13 +19,19 @@ import java.util.Optional;
 import static io.airlift.slice.Slices.utf8Slice;
 import static io.trino.spi.expression.StandardFunctions.AND_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.ARRAY_CONSTRUCTOR_FUNCTION_NAME;
+import static io.trino.spi.expression.StandardFunctions.CAST_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.EQUAL_OPERATOR_FUNCTION_NAME;
 import static io.trino.spi.expression.StandardFunctions.IN_PREDICATE_FUNCTION_NAME;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.BooleanType.BOOLEAN;
 import static io.trino.spi.type.CharType.createCharType;
+import static io.trino.spi.type.DateTimeEncoding.packDateTimeWithZone;
+import static io.trino.spi.type.DoubleType.DOUBLE;
+import static io.trino.spi.type.TimeZoneKey.UTC_KEY;
+import static io.trino.spi.type.TimeZoneKey.getTimeZoneKey;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
 import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_MILLIS;
+import static io.trino.spi.type.TimestampWithTimeZoneType.TIMESTAMP_TZ_PICOS;
 import static io.trino.spi.type.VarcharType.VARCHAR;
 import static io.trino.spi.type.VarcharType.createVarcharType;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,7 +62,7 @@ class TestExpressionFilter
 
     private static List<Expression> conjuncts(ConnectorExpression expression)
     {
-        return ExpressionFilter.of(expression, ASSIGNMENTS).map(filter -> filter.filter().getConjunctsList()).orElse(List.of());
+        return ExpressionFilter.of(expression, ASSIGNMENTS, UTC_KEY).map(filter -> filter.filter().getConjunctsList()).orElse(List.of());
     }
 
     @Test
@@ -101,11 +107,35 @@ class TestExpressionFilter
         ConnectorExpression hidden = equal(new Variable("hour_idx", BIGINT), new Constant(1L, BIGINT));
         ConnectorExpression unknown = equal(new Variable("other", BIGINT), new Constant(1L, BIGINT));
         ConnectorExpression charType = equal(call(createCharType(3), "f", NAME), new Constant(utf8Slice("abc"), createCharType(3)));
-        ConnectorExpression millis = equal(call(TIMESTAMP_TZ_MILLIS, "g", TS), new Constant(null, TIMESTAMP_TZ_MILLIS));
-        List<Expression> sent = conjuncts(new Call(BOOLEAN, AND_FUNCTION_NAME, List.of(kept, hidden, unknown, charType, millis)));
+        ConnectorExpression picos = equal(call(TIMESTAMP_TZ_PICOS, "g", TS), new Constant(null, TIMESTAMP_TZ_PICOS));
+        List<Expression> sent = conjuncts(new Call(BOOLEAN, AND_FUNCTION_NAME, List.of(kept, hidden, unknown, charType, picos)));
         assertThat(sent).hasSize(1);
         assertThat(sent.getFirst().getCall().getArguments(0).getCall().getFunction()).isEqualTo("hour");
         assertThat(conjuncts(Constant.TRUE)).isEmpty();
+    }
+
+    @Test
+    void testFromUnixtimeGoesWithTheSessionZone()
+    {
+        // hour(from_unixtime(epoch)): Trino's from_unixtime takes a double and gives timestamp(3) in the session's zone
+        ConnectorExpression seconds = new Call(DOUBLE, CAST_FUNCTION_NAME, List.of(new Variable("epoch", BIGINT)));
+        ConnectorExpression instant = call(TIMESTAMP_TZ_MILLIS, "from_unixtime", seconds);
+        Map<String, ColumnHandle> assignments = Map.of("epoch", LakepruneColumnHandle.regular("epoch", BIGINT), "ts", ASSIGNMENTS.get("ts"));
+        ExpressionFilter filter = ExpressionFilter.of(equal(call(BIGINT, "hour", instant), new Constant(3L, BIGINT)), assignments, getTimeZoneKey("Europe/Paris")).orElseThrow();
+        assertThat(filter.filter().getTimeZone()).isEqualTo("Europe/Paris");
+        Expression sent = filter.filter().getConjuncts(0).getCall().getArguments(0).getCall().getArguments(0);
+        assertThat(sent.getCall().getFunction()).isEqualTo("from_unixtime");
+        assertThat(sent.getType().getKind()).isEqualTo(TypeKind.TYPE_KIND_TIMESTAMP);
+        // a timestamp(3) constant is an exact instant
+        long millis = 1_772_334_000_123L;
+        ConnectorExpression atMillis = equal(instant, new Constant(packDateTimeWithZone(millis, UTC_KEY), TIMESTAMP_TZ_MILLIS));
+        Expression constant = ExpressionFilter.of(atMillis, assignments, UTC_KEY).orElseThrow().filter().getConjuncts(0).getCall().getArguments(1);
+        assertThat(constant.getConstant().getTimestampMicros()).isEqualTo(millis * 1000);
+        // a cast of microseconds to milliseconds rounds (00:59:59.9996 is 01:00:00.000): not sent; a widening cast is
+        ConnectorExpression narrowed = new Call(TIMESTAMP_TZ_MILLIS, CAST_FUNCTION_NAME, List.of(TS));
+        assertThat(conjuncts(equal(call(BIGINT, "hour", narrowed), new Constant(1L, BIGINT)))).isEmpty();
+        ConnectorExpression widened = new Call(TIMESTAMP_TZ_MICROS, CAST_FUNCTION_NAME, List.of(instant));
+        assertThat(ExpressionFilter.of(equal(call(BIGINT, "hour", widened), new Constant(1L, BIGINT)), assignments, UTC_KEY)).isPresent();
     }
 
     @Test
@@ -122,8 +152,8 @@ class TestExpressionFilter
     @Test
     void testAndKeepsEachConjunctOnceAndTravelsAsJson()
     {
-        Optional<ExpressionFilter> first = ExpressionFilter.of(equal(call(BIGINT, "hour", TS), new Constant(1L, BIGINT)), ASSIGNMENTS);
-        Optional<ExpressionFilter> second = ExpressionFilter.of(equal(call(BIGINT, "length", NAME), new Constant(2L, BIGINT)), ASSIGNMENTS);
+        Optional<ExpressionFilter> first = ExpressionFilter.of(equal(call(BIGINT, "hour", TS), new Constant(1L, BIGINT)), ASSIGNMENTS, UTC_KEY);
+        Optional<ExpressionFilter> second = ExpressionFilter.of(equal(call(BIGINT, "length", NAME), new Constant(2L, BIGINT)), ASSIGNMENTS, UTC_KEY);
         assertThat(ExpressionFilter.and(first, first)).isEqualTo(first);
         ExpressionFilter both = ExpressionFilter.and(first, second).orElseThrow();
         assertThat(both.filter().getConjunctsCount()).isEqualTo(2);

@@ -192,14 +192,14 @@ class TestSidecarPlanning
                 new Constant(12L, BIGINT)));
         Constraint constraint = new Constraint(summary, hourIs12, Map.of("ts", columns.get("ts"), "id", columns.get("id")));
 
-        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(null, handle, constraint);
+        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(TestingSession.UTC, handle, constraint);
         assertThat(result).isPresent();
         // nothing is dropped: Trino keeps the whole filter
         assertThat(result.get().getRemainingFilter()).isEqualTo(summary);
         assertThat(result.get().getRemainingExpression()).contains(hourIs12);
         LakepruneTableHandle filtered = (LakepruneTableHandle) result.get().getHandle();
         // applying the same filter again changes nothing
-        assertThat(metadata.applyFilter(null, filtered, constraint)).isEmpty();
+        assertThat(metadata.applyFilter(TestingSession.UTC, filtered, constraint)).isEmpty();
 
         LakepruneSplitManager splitManager = new LakepruneSplitManager(client);
         assertThat(drain(splitManager.splitSource(filtered, DynamicFilter.EMPTY, System.nanoTime(), 64L << 20))).containsExactly(
@@ -232,12 +232,12 @@ class TestSidecarPlanning
         Map<String, ColumnHandle> assignments = metadata.getColumnHandles(null, handle);
 
         // no text atom: no text predicate (the call goes to the sidecar as Trino's tree, see ExpressionFilter)
-        LakepruneTableHandle negated = (LakepruneTableHandle) metadata.applyFilter(null, handle, new Constraint(TupleDomain.all(), notLate, assignments)).orElseThrow().getHandle();
+        LakepruneTableHandle negated = (LakepruneTableHandle) metadata.applyFilter(TestingSession.UTC, handle, new Constraint(TupleDomain.all(), notLate, assignments)).orElseThrow().getHandle();
         assertThat(negated.text()).isEmpty();
         assertThat(negated.filter()).isPresent();
 
         Constraint lateConstraint = new Constraint(TupleDomain.all(), late, assignments);
-        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(null, handle, lateConstraint);
+        Optional<ConstraintApplicationResult<ConnectorTableHandle>> result = metadata.applyFilter(TestingSession.UTC, handle, lateConstraint);
         assertThat(result).isPresent();
         // the files are pruned, not the rows: Trino keeps the whole filter
         assertThat(result.get().getRemainingExpression()).contains(late);
@@ -247,23 +247,23 @@ class TestSidecarPlanning
         assertThat(filtered.text()).isEqualTo(TextFilter.of(late, assignments));
         assertThat(filtered.toString()).endsWith(" text: note LIKE '%late%'");
         // the same filter again changes nothing (no endless optimizer loop); one without atoms keeps the text predicate
-        assertThat(metadata.applyFilter(null, filtered, lateConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(TestingSession.UTC, filtered, lateConstraint)).isEmpty();
         Constraint notLateConstraint = new Constraint(TupleDomain.all(), notLate, assignments);
-        LakepruneTableHandle alsoNegated = (LakepruneTableHandle) metadata.applyFilter(null, filtered, notLateConstraint).orElseThrow().getHandle();
+        LakepruneTableHandle alsoNegated = (LakepruneTableHandle) metadata.applyFilter(TestingSession.UTC, filtered, notLateConstraint).orElseThrow().getHandle();
         assertThat(alsoNegated.text()).isEqualTo(filtered.text());
-        assertThat(metadata.applyFilter(null, alsoNegated, notLateConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(TestingSession.UTC, alsoNegated, notLateConstraint)).isEmpty();
 
         // another atom is ANDed with the one the handle has, once
         Constraint cashConstraint = new Constraint(TupleDomain.all(), startsWithCash, assignments);
-        LakepruneTableHandle both = (LakepruneTableHandle) metadata.applyFilter(null, filtered, cashConstraint).orElseThrow().getHandle();
+        LakepruneTableHandle both = (LakepruneTableHandle) metadata.applyFilter(TestingSession.UTC, filtered, cashConstraint).orElseThrow().getHandle();
         assertThat(both.text()).isEqualTo(TextFilter.and(filtered.text(), TextFilter.of(startsWithCash, assignments)));
         assertThat(both.text().orElseThrow().predicate().getAll().getPartsCount()).isEqualTo(2);
-        assertThat(metadata.applyFilter(null, both, cashConstraint)).isEmpty();
-        assertThat(metadata.applyFilter(null, both, lateConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(TestingSession.UTC, both, cashConstraint)).isEmpty();
+        assertThat(metadata.applyFilter(TestingSession.UTC, both, lateConstraint)).isEmpty();
 
         // a domain alone still changes the handle, and keeps its text predicate
         TupleDomain<ColumnHandle> idIs7 = TupleDomain.withColumnDomains(Map.of(assignments.get("id"), Domain.singleValue(BIGINT, 7L)));
-        LakepruneTableHandle withDomain = (LakepruneTableHandle) metadata.applyFilter(null, both, new Constraint(idIs7, Constant.TRUE, assignments)).orElseThrow().getHandle();
+        LakepruneTableHandle withDomain = (LakepruneTableHandle) metadata.applyFilter(TestingSession.UTC, both, new Constraint(idIs7, Constant.TRUE, assignments)).orElseThrow().getHandle();
         assertThat(withDomain.text()).isEqualTo(both.text());
 
         // the prune request carries the handle's text predicate beside its TupleDomain
