@@ -2,7 +2,8 @@
 stubs from proto/lakeprune (`pruner/service/gen`) and Thrift bindings from the Trino IDL
 (`pruner/thrift/gen`, only checked where the Apache Thrift compiler is installed); and the Trino
 connector's copy of the function registry's answers is what `scripts/trino_function_cases.py`
-writes today."""
+writes today; and the engine-parity table of docs/trino-presto.md is what `scripts/engine_parity.py`
+makes of the cases the tests run."""
 
 from __future__ import annotations
 
@@ -62,3 +63,15 @@ def test_trino_connector_function_tables_match_the_registry(tmp_path: Path) -> N
     assert len(written) == 2
     stale = [str(p) for p in written if (tmp_path / p).read_bytes() != (REPO / p).read_bytes()]
     assert not stale, f"stale {stale}: run `python scripts/trino_function_cases.py`"
+
+
+def test_the_engine_parity_table_is_what_the_cases_say() -> None:
+    checked = subprocess.run(
+        [sys.executable, "scripts/engine_parity.py", "--check"],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

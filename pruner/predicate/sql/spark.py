@@ -14,8 +14,10 @@ pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` sp
 `timestamp_seconds` / `timestamp_millis` and Spark's string `from_unixtime(s)` cast back to a
 timestamp (the registry's `from_unixtime`; as those are NULL in the registry outside 0001..9999,
 where Spark's have a value, a comparison of one also keeps NULL and is never negated), `substring`,
-`length`, `lower` compared with literals that the JVM's full case mapping cannot produce
-differently from the registry's simple one (no U+0307, no final sigma), and `regexp_extract` with
+`length`, `lower` and `upper` compared by `=` / IN with literals that the JVM's full case mapping
+cannot produce differently from the registry's simple one (`lower`: no U+0307, no final sigma;
+`upper`: ASCII without 'SS', 'FF', 'FI', 'FL', 'ST', which it makes of 'ß' and ligatures), and
+`regexp_extract` with
 a pattern in the subset every engine reads alike, compared by `=` / IN with non-empty strings only
 (Spark gives '' where the registry gives NULL), nested in one another; and,
 in ANSI mode only (`spark.sql.ansi.enabled`, Spark 4's default: otherwise Spark wraps integer
@@ -72,6 +74,10 @@ _DATE_FIELDS = {"year", "month", "day", "dayofmonth"}
 _RENAMED = {"dayofmonth": "day"}
 # Characters the JVM's full lower-case mapping produces where the registry's simple one does not.
 _LOWER_DIFFERS = ("\u0307", "\u03c2")
+# The ASCII texts the JVM's full upper-case mapping makes of one character where the registry's simple
+# one keeps a single character ('ß' -> 'SS', 'ﬁ' -> 'FI', ...): of an ASCII text without them, every
+# string the JVM upper-cases to it is one the registry upper-cases to it too.
+_UPPER_EXPANSIONS = ("SS", "FF", "FI", "FL", "ST")
 _JAVA_FIELDS = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%i", "ss": "%s"}
 _JAVA_TOKEN = re.compile(r"yyyy|MM|dd|HH|mm|ss|[-:/. ,_]|'[^']+'")
 _CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
@@ -142,7 +148,7 @@ def _conjunct(text: str, session: _Session, approximate: set[str]) -> str | None
             return None
     except (SqlglotError, RecursionError):
         return None
-    if _lower_is_unsafe(tree) or _regexp_extract_is_unsafe(tree) or _has_nan_literal(tree):
+    if _case_mapping_is_unsafe(tree) or _regexp_extract_is_unsafe(tree) or _has_nan_literal(tree):
         return None
     try:
         return _null_outside_range(_rewrite(_nan_above(tree, approximate), session)).sql()
@@ -350,12 +356,20 @@ def _percent_pattern(java: str) -> str:
     return "".join(out)
 
 
-def _lower_is_unsafe(tree: exp.Expr) -> bool:
-    """Whether a `lower(...)` call stands anywhere but in an un-negated `=` or IN against string
-    literals that the JVM's lower-casing cannot produce where the registry's does not: elsewhere
-    (`<>`, ranges, under NOT) the two case mappings could disagree about a row."""
+def _case_mapping_is_unsafe(tree: exp.Expr) -> bool:
+    """Whether a `lower(...)` or `upper(...)` call stands anywhere but in an un-negated `=` or IN
+    against string literals that the JVM's full case mapping cannot produce where the registry's
+    simple one does not (`lower`: no U+0307, no final sigma; `upper`: ASCII without the expansions
+    'SS', 'FF', 'FI', 'FL', 'ST' — Spark's `upper('straße')` is 'STRASSE', the index's 'STRAẞE'):
+    elsewhere (`<>`, ranges, under NOT) the two case mappings could disagree about a row. The
+    subject of a text atom is safe: the text index holds the terms of both mappings."""
     return _outside_equality(
         tree, "lower", lambda text: not any(ch in text for ch in _LOWER_DIFFERS), text_subjects=True
+    ) or _outside_equality(
+        tree,
+        "upper",
+        lambda text: text.isascii() and not any(seq in text for seq in _UPPER_EXPANSIONS),
+        text_subjects=True,
     )
 
 
@@ -456,7 +470,8 @@ def _null_outside_range(tree: exp.Expr) -> exp.Expr:
         if not nullable:
             return node
         nulls = (exp.Is(this=o.copy(), expression=exp.Null()) for o in nullable)
-        return exp.Paren(this=exp.or_(node.copy(), *nulls))
+        either = exp.or_(node.copy(), *nulls)
+        return either if isinstance(node.parent, exp.Paren) else exp.Paren(this=either)
 
     return tree.transform(keep_null)
 
