@@ -5,8 +5,9 @@ each say what every value matching one SQL atom (`msg LIKE '%time_out%'`, `strpo
 `starts_with(...)`, `regexp_like(...)`, `text_match(msg, 'a b')`) must contain: literal
 `Fragment`s (substrings, each perhaps anchored at the value's start or end) and whole `words`.
 Each is a superset of the rows its atom matches, as the TupleDomain is of the whole predicate; the
-two are intersected file by file. A leaf names its `TextSubject`: a column, or `lower(col)` /
-`upper(col)` of one; a text index answers only leaves with its own subject, so an index on
+two are intersected file by file. A leaf names its `TextSubject`: a column or a string expression
+(`substring(msg, 1, 80)`), or `lower` / `upper` of one; a text index answers only leaves with its
+own subject, so an index on
 `lower(msg)` serves `lower(msg) LIKE ...` and a case-sensitive index never answers a
 case-insensitive predicate. `TEXT_TRUE` (every row) is the condition of a predicate with no text
 atom, and what any part that cannot be used (an atom under NOT, an OR with a branch that is not
@@ -51,13 +52,16 @@ class Case(StrEnum):
 
 @dataclass(frozen=True, order=True)
 class TextSubject:
-    """The text a leaf constrains: a string column, in one of its `Case`s."""
+    """The text a leaf constrains, in one of its `Case`s: a string column (its name) or a string
+    expression over the table's columns (its canonical text, `pruner.functions`:
+    `substring(msg, 1, 80)`), with no case mapping inside it."""
 
-    column: str
+    source: str
     case: Case = Case.AS_IS
+    expression: bool = False  # `source` is an expression's canonical text, not a column's name
 
     def sql(self) -> str:
-        return self.column if self.case is Case.AS_IS else f"{self.case.value}({self.column})"
+        return self.source if self.case is Case.AS_IS else f"{self.case.value}({self.source})"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ that requires nothing raises `UnusedTextAtom` saying why (the caller notes it). 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pruner.predicate.regex_runs import regex_condition
 from pruner.predicate.text import (
     TEXT_TRUE,
@@ -49,7 +51,7 @@ def ilike(subject: TextSubject, pattern: str, escape: str | None, source: str) -
         raise UnusedTextAtom("is ILIKE over lower / upper")
     if escape and any(escape in form for ch in pattern if ch != escape for form in _lowered(ch)):
         raise UnusedTextAtom(f"has escape {escape!r}, which lower-casing the pattern can produce")
-    lowered = TextSubject(subject.column, Case.LOWER)
+    lowered = replace(subject, case=Case.LOWER)
     return any_of([_leaf(lowered, source, like_fragments(form, escape)) for form in _lowered(pattern)])
 
 

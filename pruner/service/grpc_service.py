@@ -24,7 +24,9 @@ from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import PlannedPrune
 from pruner.planner.prune import BoundPredicate, prune, prune_stream
 from pruner.planner.result import PruneResult, Split
-from pruner.predicate.sql.trino import translate_trino
+from pruner.predicate.sql import text_condition
+from pruner.predicate.sql.trino import text_atoms, translate_trino
+from pruner.predicate.text import TextPredicate, all_of
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
 from pruner.service.expression_codec import decode_engine_filter
@@ -219,9 +221,14 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         notes: tuple[str, ...] = ()
         if request.HasField("filter"):
             conjuncts, undecoded = decode_engine_filter(request.filter, schema)
-            translation = translate_trino(conjuncts, schema, table.indexed_calls, request.filter.time_zone)
+            zone = request.filter.time_zone
+            translation = translate_trino(conjuncts, schema, table.indexed_calls, zone)
             domain = domain.intersect(translation.domain)
             notes = (*undecoded, *translation.widened)
+            atoms = text_atoms(conjuncts, zone)
+            if atoms:  # text atoms over expressions, for the text indexes over expressions
+                more = text_condition(" AND ".join(f"({atom})" for atom in atoms), schema)
+                text = TextPredicate(all_of([text.condition, more.condition]), (*text.notes, *more.notes))
         return table, BoundPredicate(domain, notes, text), codec.check_snapshot(request.snapshot)
 
     def _finish(self, record: RequestRecord, result: PruneResult, requests: StorageRequests) -> PruneResult:

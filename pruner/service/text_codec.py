@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from pruner.bounded import echo
 from pruner.errors import InvalidInputError
+from pruner.functions.parsing import parse_sql
 from pruner.predicate import text_atoms
 from pruner.predicate.text import (
     TEXT_TRUE,
@@ -31,6 +32,7 @@ from pruner.predicate.text import (
     any_of,
 )
 from pruner.predicate.text_atoms import UnusedTextAtom, unused_note
+from pruner.predicate.text_subjects import expression_subject
 from pruner.service.gen.lakeprune.v1 import predicate_pb2 as ppb
 from pruner.types import TableSchema, TypeKind
 
@@ -86,25 +88,39 @@ class _Reader:
         raise InvalidInputError("text predicate: a node with none of atom, all, any, opaque set")
 
     def atom(self, atom: ppb.TextAtom) -> TextCondition:
-        if not self.schema.has(atom.column):
+        on = atom.column or atom.expression
+        if atom.expression and atom.column:
+            raise InvalidInputError(f"text atom on {echo(on)}: both a column and an expression")
+        if not atom.expression and not self.schema.has(atom.column):
             raise InvalidInputError(
                 f"text atom: unknown column {echo(atom.column)} (columns: {', '.join(self.schema.names)})"
             )
         if atom.case not in _CASES:
-            raise InvalidInputError(f"text atom on {atom.column}: unknown case {atom.case}")
+            raise InvalidInputError(f"text atom on {echo(on)}: unknown case {atom.case}")
         kind = atom.WhichOneof("kind")
         if kind is None:
-            raise InvalidInputError(f"text atom on {atom.column}: none of like, contains, ... set")
-        subject = TextSubject(atom.column, _CASES[atom.case])
+            raise InvalidInputError(f"text atom on {echo(on)}: none of like, contains, ... set")
+        subject = TextSubject(on, _CASES[atom.case], expression=bool(atom.expression))
         source = atom.source or _describe(atom, subject, kind)
         try:
-            column = self.schema.column(atom.column)
-            if column.type.kind is not TypeKind.STRING:
-                raise UnusedTextAtom(f"is over {column.type} column {column.name}")
+            if atom.expression:
+                subject = self.expression_subject(atom.expression, subject.case)
+            else:
+                column = self.schema.column(atom.column)
+                if column.type.kind is not TypeKind.STRING:
+                    raise UnusedTextAtom(f"is over {column.type} column {column.name}")
             return _read(atom, subject, kind, source)
         except UnusedTextAtom as exc:
             self.notes.append(unused_note(source, str(exc)))
             return TEXT_TRUE
+
+    def expression_subject(self, expression: str, case: Case) -> TextSubject:
+        """The subject of an atom over `expression`, bound as a text index's expression is."""
+        types = {c.name: c.type for c in self.schema.columns}
+        try:
+            return expression_subject(parse_sql(expression), types, expression, case)
+        except InvalidInputError as exc:
+            raise UnusedTextAtom(f"is not over a string expression an index could hold ({exc})") from None
 
 
 def _read(atom: ppb.TextAtom, subject: TextSubject, kind: str, source: str) -> TextCondition:
@@ -149,5 +165,10 @@ def _atom(leaf: TextMatch) -> ppb.TextPredicate:
     """An atom on the leaf's subject, with its source, and no kind yet."""
     subject = leaf.subject
     return ppb.TextPredicate(
-        atom=ppb.TextAtom(column=subject.column, case=_PROTO_CASES[subject.case], source=leaf.source)
+        atom=ppb.TextAtom(
+            column="" if subject.expression else subject.source,
+            expression=subject.source if subject.expression else "",
+            case=_PROTO_CASES[subject.case],
+            source=leaf.source,
+        )
     )

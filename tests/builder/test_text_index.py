@@ -1,4 +1,5 @@
-"""Text indexes (issue 37) on the Spark side: built over existing files by CREATE INDEX, maintained by
+"""Text indexes (issue 37) on the Spark side, over a column, `lower` of it and an expression
+(`substring(msg, 1, 12)`, issue 38): built over existing files by CREATE INDEX, maintained by
 inserts, upserts that change the text, deletes and compaction (every live file has a row, no removed
 file keeps one), and pruning with them never drops a file holding a matching row (an oracle scans
 each live file with Python's `in`), at the latest snapshot and at earlier ones (time travel)."""
@@ -40,7 +41,9 @@ SCHEMA = "id bigint, day string, msg string"
 MSG, LOWER_MSG = TextSubject("msg"), TextSubject("msg", Case.LOWER)
 TIMEOUT = TextMatch(MSG, (Fragment("timeout"),), (), "msg LIKE '%timeout%'")
 ISTANBUL = TextMatch(LOWER_MSG, (), ("istanbul",), "text_match(lower(msg), 'istanbul')")
-CONDITIONS: list[TextCondition] = [TIMEOUT, ISTANBUL, TextAny((TIMEOUT, ISTANBUL))]
+HEAD = TextSubject("substring(msg, 1, 12)", expression=True)
+CONNECTION = TextMatch(HEAD, (Fragment("connection"),), (), "substring(msg, 1, 12) LIKE '%connection%'")
+CONDITIONS: list[TextCondition] = [TIMEOUT, ISTANBUL, CONNECTION, TextAny((TIMEOUT, ISTANBUL))]
 
 
 def _message(i: int) -> str | None:
@@ -66,6 +69,8 @@ def _matches(condition: TextCondition, value: str | None) -> bool:
         return "timeout" in value
     if condition == ISTANBUL:
         return "istanbul" in value.lower() or "istanbul" in value.lower().replace("i\u0307", "i")
+    if condition == CONNECTION:
+        return "connection" in value[:12]
     assert isinstance(condition, TextAny)
     return any(_matches(part, value) for part in condition.parts)
 
@@ -105,7 +110,7 @@ def _covered(location: str) -> dict[str, set[tuple[str, str]]]:
 
 def _assert_covered(table: LakepruneTable) -> None:
     live = {(f.partition, f.file_name) for f in table.snapshot().files()}
-    assert _covered(table.location) == {"msg_grams": live, "msg_words": live}
+    assert _covered(table.location) == {"msg_grams": live, "msg_words": live, "msg_head": live}
 
 
 def test_text_indexes_are_maintained_and_never_drop_a_match(spark: SparkSession, tmp_path: Path) -> None:
@@ -120,6 +125,7 @@ def test_text_indexes_are_maintained_and_never_drop_a_match(spark: SparkSession,
     table.sql("CREATE INDEX msg_words ON logs USING text (lower(msg)) OPTIONS (tokenizer = 'words')")
     table.insert(spark.createDataFrame(_rows(range(400)), SCHEMA))
     table.sql("CREATE INDEX msg_grams ON logs USING text (msg)")  # built over the existing files
+    table.sql("CREATE INDEX msg_head ON logs USING text (substring(msg, 1, 12))")  # an expression
     _assert_covered(table)
     first = table.snapshot()
     assert len(first.files()) >= 8
@@ -151,7 +157,8 @@ def _check_over_grpc(location: str) -> None:
     where = "msg LIKE '%timeout%'"
     local = _names(prune(table, where))
     words = _names(prune(table, "lower(msg) LIKE '%stanbul node 53 %'"))  # the words index
-    assert local < every and words < every
+    head = "substring(msg, 1, 12) LIKE '%connection%'"  # the index over an expression
+    assert local < every and words < every and _names(prune(table, head)) < every
     like = ppb.LikePattern(pattern="%stanbul node 53 %")
     atom = ppb.TextAtom(column="msg", case=ppb.TEXT_CASE_LOWER, like=like)
     request = spb.PruneRequest(
@@ -162,6 +169,7 @@ def _check_over_grpc(location: str) -> None:
         address = f"127.0.0.1:{sidecar.grpc_port}"
         with PruningClient(address) as client:
             assert _names(client.prune(SCHEMA_NAME, name, where)) == local
+            assert _names(client.prune(SCHEMA_NAME, name, head)) == _names(prune(table, head))
         with grpc.insecure_channel(address) as channel:
             response = spb_grpc.PruningServiceStub(channel).Prune(request)
     assert {s.path.rsplit("/", 1)[-1] for s in response.splits} == words
@@ -178,6 +186,7 @@ SPARK_FILTERS = [
     "msg RLIKE 'NBUL node [0-9]+ up'",
     "instr(msg, 'timeout') > 0",
     "endswith(msg, 'node 53 up')",
+    "substring(msg, 1, 12) LIKE '%connection%'",  # the index over an expression
 ]
 
 

@@ -315,6 +315,7 @@ def test_an_expression_tree_index_through_trino(native: Native) -> None:
         ("regexp_like(msg, 'upstream (timeout|reset)')", "upstream ", False),
         ("lower(msg) LIKE '%user from istanbul logged%'", "user from istanbul logged", True),  # words
         ("msg LIKE '%full on node-_ (errno%' OR msg LIKE '%timeout after%'", None, False),
+        ("substring(msg, 7, 40) LIKE '%disk full%'", "disk full", False),  # an index over an expression
     ],
 )
 def test_text_predicates_prune(native: Native, predicate: str, needle: str | None, lower: bool) -> None:

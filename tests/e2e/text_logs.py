@@ -1,6 +1,7 @@
 """The log table of the text index tests through engines (issue 37): request log lines in 40 small
 files, a few rare lines (a disk error, a timeout, a city written with a dotted capital I) each in a
-handful of files, with a trigram index on `msg` and a words index on `lower(msg)`. `holding`
+handful of files, with a trigram index on `msg`, a words index on `lower(msg)` and a trigram index
+on the text after the level, `substring(msg, 7, 40)` (an index over an expression). `holding`
 scans the files for the ground truth: which files hold a substring."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ ROWS_PER_FILE = 50
 TEXT_INDEXES = [
     "CREATE INDEX msg_grams ON logs USING text (msg)",
     "CREATE INDEX msg_words ON logs USING text (lower(msg)) OPTIONS (tokenizer = 'words')",
+    "CREATE INDEX msg_tail ON logs USING text (substring(msg, 7, 40))",
 ]
 
 

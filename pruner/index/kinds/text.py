@@ -1,6 +1,7 @@
 """The `text` kind (RFC-51, issue 37): per (partition, file), a split-block bloom filter of the
-terms of one string column's text (`pruner.index.tokenizers`: n-grams or lower-cased words, of the
-column as stored or of `lower(col)` / `upper(col)`), sized for the definition's false-positive
+terms of one string column's or string expression's text (`pruner.index.tokenizers`: n-grams or
+lower-cased words, of the text as stored or of `lower` / `upper` of it,
+`pruner.predicate.text_subjects`), sized for the definition's false-positive
 probability, and the file's distinct term count, in partition `text_index_<name>`; any number per
 table, one per subject. A per-file filter, as StarRocks' n-gram bloom filter index, rather than
 postings keyed by term: its rows are per file and hash on the partition path like the other
@@ -16,17 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import pyarrow as pa
-from sqlglot import exp
 
 from pruner.errors import IndexUnusableError, InvalidInputError
 from pruner.format.config import TableConfig, TableProperties
+from pruner.functions.expression import ColumnRef
 from pruner.functions.parsing import parse_sql
 from pruner.index import bloom
 from pruner.index.definitions import IndexDefinition, IndexType
 from pruner.index.kinds.base import Leftover, PerFileDefaults, fpp_option
 from pruner.index.tokenizers import DEFAULT_N, MAX_N, MIN_N, Tokenizer, TokenizerName, case_forms
 from pruner.metadata.spec import IndexPartitionSpec
-from pruner.predicate.text import Case, TextSubject
+from pruner.predicate.text import TextSubject
+from pruner.predicate.text_subjects import BoundSubject, text_subject
 from pruner.types import TableSchema, TypeKind
 
 TEXT_SCHEMA = pa.schema(
@@ -38,7 +40,6 @@ TEXT_SCHEMA = pa.schema(
         pa.field("terms", pa.int64()),
     ]
 )
-_CASES = {case.value: case for case in (Case.LOWER, Case.UPPER)}
 
 
 def _tokenizer(value: str) -> str:
@@ -69,30 +70,33 @@ def tokenizer_of(definition: IndexDefinition) -> Tokenizer:
         raise IndexUnusableError(f"text index {definition.name} has unusable options: {exc}") from None
 
 
-def subject_of(definition: IndexDefinition) -> TextSubject:
-    """The text the index of `definition` holds: its column, or `lower` / `upper` of it.
-    IndexUnusableError for any other expression (a hand-edited definition)."""
+def subject_of(definition: IndexDefinition, schema: TableSchema) -> TextSubject:
+    """The text the index of `definition` holds: its column, or the expression it is over
+    (`pruner.predicate.text_subjects`). IndexUnusableError for an expression that does not bind to
+    `schema` (a hand-edited definition, or a column since dropped)."""
+    return _bound(definition, schema).subject
+
+
+def _bound(definition: IndexDefinition, schema: TableSchema) -> BoundSubject:
+    types = {c.name: c.type for c in schema.columns}
     if definition.expression is None:
-        return TextSubject(definition.columns[0])
+        column = schema.column(definition.columns[0])
+        return BoundSubject(TextSubject(column.name), ColumnRef(column.name, column.type))
     try:
-        name, column = _case_call(definition.expression)
-        return TextSubject(column, _CASES[name])
-    except InvalidInputError:
+        return text_subject(parse_sql(definition.expression), types, definition.expression)
+    except InvalidInputError as exc:
         raise IndexUnusableError(
-            f"text index {definition.name} is over {definition.expression!r}, not lower or upper of a column"
+            f"text index {definition.name} is over {definition.expression!r}: {exc}"
         ) from None
 
 
-def _case_call(expression: str) -> tuple[str, str]:
-    """(`lower` or `upper`, the column) of a text index's expression; InvalidInputError for others."""
-    node = parse_sql(expression)
-    arguments = node.expressions if isinstance(node, exp.Anonymous) else []
-    column = arguments[0] if len(arguments) == 1 else None
-    if node.name.lower() in _CASES and isinstance(column, exp.Column) and not column.table:
-        return node.name.lower(), column.name.lower()
-    raise InvalidInputError(
-        f"a text index is on a column, lower(column) or upper(column), not {expression!r}"
-    )
+def _column_key(definition: IndexDefinition) -> str:
+    """The `column` key of the index's rows: its column, also under `lower` / `upper` (as before
+    indexes over expressions), or else the index's name."""
+    column = definition.columns[0]
+    if definition.expression in (None, f"lower({column})", f"upper({column})"):
+        return column
+    return definition.name
 
 
 class Text(PerFileDefaults):
@@ -101,14 +105,17 @@ class Text(PerFileDefaults):
     options: Mapping[str, Callable[[str], str]] = {"tokenizer": _tokenizer, "n": _n, "fpp": fpp_option}
 
     def bind_expression(self, config: TableConfig, expression: str) -> tuple[list[str], str]:
-        name, column = _case_call(expression)
-        return [column], f"{name}({column})"
+        types = {c.name: c.type for c in config.schema.columns}
+        bound = text_subject(parse_sql(expression), types, expression)
+        return sorted(bound.values.columns), bound.subject.sql()
 
     def check_options(self, options: Mapping[str, str]) -> None:
         if "n" in options and options.get("tokenizer", TokenizerName.NGRAM) != TokenizerName.NGRAM:
             raise InvalidInputError("option n is the gram length of tokenizer 'ngram'; 'words' takes none")
 
     def check_columns(self, config: TableConfig, columns: list[str], expression: str | None = None) -> None:
+        if expression is not None:
+            return  # `bind_expression` checked the expression's type and columns
         if len(columns) != 1:
             raise InvalidInputError("a text index covers exactly one column: USING text (col)")
         kind = config.schema.column(columns[0]).type.kind
@@ -133,17 +140,20 @@ class Text(PerFileDefaults):
     def file_rows(
         self, rows: pa.Table, schema: TableSchema, definition: IndexDefinition, partition: str, file_name: str
     ) -> pa.Table | None:
-        subject = subject_of(definition)
-        terms = tokenizer_of(definition).terms(case_forms(rows.column(subject.column), subject.case))
+        bound = _bound(definition, schema)
+        terms = tokenizer_of(definition).terms(case_forms(bound.values.arrow(rows), bound.subject.case))
         data = bloom.build(terms, bloom.num_bytes_for(len(terms), definition.fpp))
         row = {
-            "column": subject.column,
+            "column": _column_key(definition),
             "partition": partition,
             "file_name": file_name,
             "filter": data,
             "terms": len(terms),
         }
         return pa.Table.from_pylist([row], schema=TEXT_SCHEMA)
+
+    def column_keys(self, definition: IndexDefinition) -> tuple[str, ...]:
+        return (_column_key(definition),)
 
     def leftover(self, definition: IndexDefinition) -> Leftover:
         return Leftover.TOMBSTONES

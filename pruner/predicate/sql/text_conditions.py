@@ -4,8 +4,9 @@ TupleDomain beside it, and a note for every text atom it could not use. Polarity
 translator: AND is `all_of`, OR `any_of`, NOT flips; a text atom that must be FALSE (NOT LIKE, a
 NOT over `contains`) requires nothing, but a position comparison is negated exactly (`NOT
 (strpos(col, 'x') = 0)` requires `x`); a NULL atom or FALSE matches no row. Subjects are STRING
-columns or `lower(col)` / `upper(col)` of one (the engine's case mapping, simple per code point
-or full: the index keeps both forms). Atoms, each read by `pruner.predicate.text_atoms`: `LIKE` /
+columns or string expressions of the registry (`substring(msg, 1, 80)`), or `lower` / `upper` of
+one (the engine's case mapping, simple per code point or full: the index keeps both forms;
+`pruner.predicate.text_subjects`). Atoms, each read by `pruner.predicate.text_atoms`: `LIKE` /
 `ILIKE` with an optional `ESCAPE`, `strpos` / `position` / `locate` / `instr` compared so that 0
 fails, `contains`, `starts_with`, `ends_with`, `regexp_like` / `RLIKE`, and `text_match(col, 'a
 b')`. Pure: sqlglot trees in, conditions out."""
@@ -43,6 +44,7 @@ from pruner.predicate.text import (
     any_of,
 )
 from pruner.predicate.text_atoms import UnusedTextAtom, unused_note
+from pruner.predicate.text_subjects import expression_subject
 from pruner.types import Column, TableSchema, TypeKind
 
 
@@ -78,6 +80,7 @@ class _TextReader:
 
     def __post_init__(self) -> None:
         self.columns = columns_by_name(self.schema)
+        self.types = {c.name: c.type for c in self.schema.columns}
 
     def column(self, node: exp.Expr) -> Column:
         return lookup_column(node, self.columns, self.schema)
@@ -150,11 +153,18 @@ class _TextReader:
             # as the WHERE clause is parsed (`parse`: registry functions as plain calls)
             node, case = unparen(node.expressions[0]), called
         if not is_column(node):
-            raise UnusedTextAtom("is not over a column or lower / upper of one")
+            return self.expression_subject(node, case)
         column = self.column(node)
         if column.type.kind is not TypeKind.STRING:
             raise UnusedTextAtom(f"is over {column.type} column {column.name}")
         return TextSubject(column.name, case)
+
+    def expression_subject(self, node: exp.Expr, case: Case) -> TextSubject:
+        """A string expression's subject, bound as a text index's expression is."""
+        try:
+            return expression_subject(node, self.types, sql_text(node), case)
+        except InvalidInputError as exc:
+            raise UnusedTextAtom(f"is not over a string column or expression ({exc})") from None
 
     def string(self, node: exp.Expr, what: str) -> str:
         try:

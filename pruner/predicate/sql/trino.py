@@ -111,6 +111,32 @@ def from_trino(
     return TrinoFilters(tuple(kept), tuple(dropped))
 
 
+def text_atoms(conjuncts: Sequence[TrinoExpression], time_zone: str = "") -> tuple[str, ...]:
+    """The `$like` conjuncts over a computed string (`substring(msg, 1, 80) LIKE '%disk full%'`)
+    as lakeprune SQL, for the text indexes over expressions (`text_condition` reads them): the
+    connector's text predicate carries atoms over a column, or `lower` / `upper` of one, only.
+    A conjunct with a function that does not mean in Trino what it means in the registry (`upper`,
+    `trim`, ...) is left out, as in `from_trino`."""
+    found: list[str] = []
+    for conjunct in conjuncts:
+        if not isinstance(conjunct, Call) or conjunct.function != "$like":
+            continue
+        subject, *literals = conjunct.arguments
+        if len(literals) not in (1, 2) or not isinstance(subject, Call) or _cases_a_column(subject):
+            continue  # (the connector's text predicate has the atoms over a column, cased or not)
+        if _session_zoned(conjunct) and not is_utc(time_zone):
+            continue
+        try:
+            texts = [_text_constant("$like", literal) for literal in literals]
+            like: exp.Expr = exp.Like(this=_value(subject), expression=exp.Literal.string(texts[0]))
+        except _UnsupportedError:
+            continue
+        if len(texts) == 2:
+            like = exp.Escape(this=like, expression=exp.Literal.string(texts[1]))
+        found.append(like.sql())
+    return tuple(dict.fromkeys(found))
+
+
 def translate_trino(
     conjuncts: Sequence[TrinoExpression],
     schema: TableSchema,
@@ -350,6 +376,10 @@ def _from_unixtime(arguments: Sequence[TrinoExpression]) -> exp.Expr:
     if not seconds.type.kind.is_integer:
         raise _UnsupportedError("from_unixtime of other than integer seconds")
     return exp.Anonymous(this="from_unixtime", expressions=[_value(seconds)])
+
+
+def _cases_a_column(node: Call) -> bool:
+    return node.function in ("lower", "upper") and all(isinstance(a, ColumnRef) for a in node.arguments)
 
 
 def _session_zoned(node: TrinoExpression) -> bool:

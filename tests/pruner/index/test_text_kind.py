@@ -1,6 +1,6 @@
-"""The `text` kind: what `CREATE INDEX ... USING text` accepts (a string column or lower / upper of
-one, the tokenizer options), the errors it gives, and the row it writes per data file (a bloom
-filter holding every term of the file, and the term count)."""
+"""The `text` kind: what `CREATE INDEX ... USING text` accepts (a string column or expression, or
+lower / upper of one, the tokenizer options), the errors it gives, and the row it writes per data
+file (a bloom filter holding every term of the file's text, and the term count)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from pruner.predicate.text import Case, Fragment, TextSubject
 from pruner.types import TableSchema
 
 CONFIG = TableConfig("t", TableSchema.parse("id bigint, msg string, n bigint, day date"), ("id",))
+SCHEMA = CONFIG.schema
 
 
 def _create(sql: str, existing: list[IndexDefinition] | None = None) -> IndexDefinition:
@@ -46,7 +47,7 @@ def test_a_text_index_is_trigrams_of_a_column_by_default() -> None:
         None,
     )
     assert tokenizer_of(definition) == Tokenizer(TokenizerName.NGRAM, 3)
-    assert subject_of(definition) == TextSubject("msg")
+    assert subject_of(definition, SCHEMA) == TextSubject("msg")
 
 
 def test_options_choose_the_tokenizer_and_fpp() -> None:
@@ -63,7 +64,7 @@ def test_options_choose_the_tokenizer_and_fpp() -> None:
 def test_a_text_index_over_lower_or_upper_of_a_column(expression: str, case: Case) -> None:
     definition = _create(f"CREATE INDEX x ON t USING text ({expression})")
     assert definition.columns == ("msg",) and definition.expression == f"{case.value}(msg)"
-    assert subject_of(definition) == TextSubject("msg", case)
+    assert subject_of(definition, SCHEMA) == TextSubject("msg", case)
     assert IndexDefinition.from_json(definition.to_json()) == definition
     assert "index_type" not in definition.to_json()  # the functional indexes' backing kind
 
@@ -80,11 +81,9 @@ def test_many_text_indexes_per_table() -> None:
         ("CREATE INDEX x ON t USING text (n)", "a text index covers a string column; 'n' is bigint"),
         ("CREATE INDEX x ON t USING text (msg, id)", "exactly one column"),
         ("CREATE INDEX x ON t USING text (nope)", "unknown column"),
-        (
-            "CREATE INDEX x ON t USING text (length(msg))",
-            r"a text index is on a column, lower\(column\) or upper",
-        ),
-        ("CREATE INDEX x ON t USING text (lower(n))", "'n' is bigint"),
+        ("CREATE INDEX x ON t USING text (length(msg))", "is bigint, not a string"),
+        ("CREATE INDEX x ON t USING text (substring(lower(msg), 1, 3))", "cases text inside an expression"),
+        ("CREATE INDEX x ON t USING text (lower(n))", "lower takes a value of type string, not bigint"),
         ("CREATE INDEX x ON t USING text (lower(nope))", "unknown column"),
         ("CREATE INDEX x ON t USING text (msg) OPTIONS (tokenizer = 'lucene')", "one of ngram, words"),
         ("CREATE INDEX x ON t USING text (msg) OPTIONS (n = '6')", "option n must be between 2 and 5, got 6"),
@@ -162,5 +161,42 @@ def test_a_hand_edited_definition_is_unusable() -> None:
         tokenizer_of(replace(definition, options={"n": "9"}))
     with pytest.raises(IndexUnusableError, match="text index x has unusable options"):
         tokenizer_of(replace(definition, options={"tokenizer": "lucene"}))
-    with pytest.raises(IndexUnusableError, match=r"is over 'trim\(msg\)', not lower or upper"):
-        subject_of(replace(definition, expression="trim(msg)"))
+    with pytest.raises(IndexUnusableError, match=r"is over 'trim\(gone\)'"):
+        subject_of(replace(definition, expression="trim(gone)"), SCHEMA)  # a column since dropped
+
+
+@pytest.mark.parametrize(
+    ("expression", "subject", "texts", "absent"),
+    [
+        (
+            "substring(msg, 1, 5)",
+            TextSubject("substring(msg, 1, 5)", expression=True),
+            ["  err", "timeo"],
+            "disk",
+        ),
+        (
+            "lower(trim(msg))",
+            TextSubject("trim(msg)", Case.LOWER, expression=True),
+            ["error: disk full", "timeout after 5s"],
+            "  err",
+        ),
+        (
+            "regexp_extract(msg, '^([a-z]+) ', 1)",
+            TextSubject("regexp_extract(msg, '^([a-z]+) ', 1)", expression=True),
+            ["timeout"],
+            "after",
+        ),
+    ],
+)
+def test_a_text_index_over_a_string_expression(
+    expression: str, subject: TextSubject, texts: list[str], absent: str
+) -> None:
+    """The file's row holds the terms of the expression's values (NULL: none), not the column's."""
+    definition = _create(f"CREATE INDEX x ON t USING text ({expression})")
+    assert definition.columns == ("msg",) and subject_of(definition, SCHEMA) == subject
+    row = _filter_row(definition, ["  error: disk full", "timeout after 5s", None])
+    tokenizer = tokenizer_of(definition)
+    assert row["column"] == "x" and row["terms"] == len(tokenizer.terms(pa.array(texts)))
+    assert kind_of(IndexType.TEXT).column_keys(definition) == ("x",)  # what a removed file's tombstone names
+    assert all(_holds(row, tokenizer.fragment_terms(Fragment(text))) for text in texts)
+    assert not _holds(row, tokenizer.fragment_terms(Fragment(absent)))

@@ -75,6 +75,10 @@ class _Context:
     def table(self) -> _Table:
         return _Table(self.definitions)
 
+    @property
+    def schema(self) -> TableSchema:
+        return CONFIG.schema
+
     def rows_for(self, definition: IndexDefinition, in_play: InPlay) -> pa.Table:
         kind = kind_of(definition.index_type)
         parts = []

@@ -112,8 +112,8 @@ def test_atoms_that_require_nothing_are_noted() -> None:
     ("message", "error"),
     [
         (_atom(column="nope", contains="x"), "text atom: unknown column 'nope'"),
-        (_atom(), "text atom on msg: none of like, contains"),
-        (_atom(case=7, contains="x"), "text atom on msg: unknown case 7"),
+        (_atom(), "text atom on 'msg': none of like, contains"),
+        (_atom(case=7, contains="x"), "text atom on 'msg': unknown case 7"),
         (ppb.TextPredicate(all=ppb.TextPredicates()), "text predicate: ALL without parts"),
         (ppb.TextPredicate(any=ppb.TextPredicates(parts=[ppb.TextPredicate()])), "a node with none of"),
     ],
@@ -128,6 +128,21 @@ def test_a_fragment_anchored_at_both_ends_travels_as_an_escaped_like() -> None:
     encoded = encode_text(leaf)
     assert encoded is not None and encoded.atom.like.pattern == "50\\%\\_\\\\off"
     assert decode_text(encoded, (), SCHEMA).condition == leaf
+
+
+def test_an_atom_over_an_expression_travels_as_lakeprune_sql() -> None:
+    subject = TextSubject("substring(msg, 1, 5)", Case.LOWER, expression=True)
+    leaf = TextMatch(subject, (Fragment("err"),), (), "lower(substring(msg, 1, 5)) LIKE '%err%'")
+    encoded = encode_text(leaf)
+    assert encoded is not None and (encoded.atom.column, encoded.atom.expression) == ("", subject.source)
+    assert decode_text(encoded, (), SCHEMA).condition == leaf
+    # an expression the table cannot bind keeps every row, and says why
+    unbound = ppb.TextPredicate(atom=ppb.TextAtom(expression="substring(gone, 1, 5)", contains="x"))
+    decoded = decode_text(unbound, (), SCHEMA)
+    assert decoded.condition == TEXT_TRUE and "unknown column" in decoded.notes[0]
+    with pytest.raises(InvalidInputError, match="both a column and an expression"):
+        both = ppb.TextAtom(column="msg", expression="msg", contains="x")
+        decode_text(ppb.TextPredicate(atom=both), (), SCHEMA)
 
 
 @given(st.data())

@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 
 from pruner.predicate.sql import translate
-from pruner.predicate.sql.trino import from_trino, translate_trino
+from pruner.predicate.sql.trino import from_trino, text_atoms, translate_trino
 from tests.pruner.predicate.sql.engine_cases import (
     BOOLEAN,
     SCHEMA,
     STRING,
     TRINO,
     TRINO_DECIMAL,
+    TS,
     TrinoCase,
     c,
     eq,
@@ -62,3 +63,25 @@ def test_a_computed_value_that_no_index_holds_is_left_out_before_it_is_rendered(
     assert translation.domain == translate('"id" = 7', SCHEMA).domain
     (note,) = translation.widened
     assert 'no index on SUBSTRING("s", 1, 5)' in note and len(note) < 500
+
+
+def test_like_over_a_computed_string_is_a_text_atom() -> None:
+    """For text indexes over expressions: `$like` over a computed string, as SQL; over a column or
+    `lower` / `upper` of one the connector's text predicate has it; `upper` is not read."""
+    head = f("substring", STRING, c("s"), k(1), k(12))
+    likes = [
+        f("$like", BOOLEAN, head, text("%disk full%")),
+        f("$like", BOOLEAN, f("lower", STRING, head), text("%a!%%"), text("!")),
+        f("$like", BOOLEAN, c("s"), text("%x%")),
+        f("$like", BOOLEAN, f("lower", STRING, c("s")), text("%x%")),
+        f("$like", BOOLEAN, f("upper", STRING, head), text("%X%")),
+        eq(c("id"), k(1)),
+    ]
+    assert text_atoms(likes) == (
+        "SUBSTRING(\"s\", 1, 12) LIKE '%disk full%'",
+        "LOWER(SUBSTRING(\"s\", 1, 12)) LIKE '%a!%%' ESCAPE '!'",
+    )
+    at_noon = f(
+        "$like", BOOLEAN, f("date_format", STRING, f("from_unixtime", TS, c("epoch")), text("%H")), text("1%")
+    )
+    assert text_atoms([at_noon], "Europe/Paris") == () and len(text_atoms([at_noon], "UTC")) == 1

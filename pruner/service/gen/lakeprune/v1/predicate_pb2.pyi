@@ -139,9 +139,10 @@ class OpaqueText(_message.Message):
     def __init__(self) -> None: ...
 
 class TextAtom(_message.Message):
-    __slots__ = ("column", "case", "like", "contains", "starts_with", "ends_with", "regex", "words", "source")
+    __slots__ = ("column", "case", "expression", "like", "contains", "starts_with", "ends_with", "regex", "words", "source")
     COLUMN_FIELD_NUMBER: _ClassVar[int]
     CASE_FIELD_NUMBER: _ClassVar[int]
+    EXPRESSION_FIELD_NUMBER: _ClassVar[int]
     LIKE_FIELD_NUMBER: _ClassVar[int]
     CONTAINS_FIELD_NUMBER: _ClassVar[int]
     STARTS_WITH_FIELD_NUMBER: _ClassVar[int]
@@ -151,6 +152,7 @@ class TextAtom(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     column: str
     case: TextCase
+    expression: str
     like: LikePattern
     contains: str
     starts_with: str
@@ -158,7 +160,7 @@ class TextAtom(_message.Message):
     regex: str
     words: str
     source: str
-    def __init__(self, column: _Optional[str] = ..., case: _Optional[_Union[TextCase, str]] = ..., like: _Optional[_Union[LikePattern, _Mapping]] = ..., contains: _Optional[str] = ..., starts_with: _Optional[str] = ..., ends_with: _Optional[str] = ..., regex: _Optional[str] = ..., words: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+    def __init__(self, column: _Optional[str] = ..., case: _Optional[_Union[TextCase, str]] = ..., expression: _Optional[str] = ..., like: _Optional[_Union[LikePattern, _Mapping]] = ..., contains: _Optional[str] = ..., starts_with: _Optional[str] = ..., ends_with: _Optional[str] = ..., regex: _Optional[str] = ..., words: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class LikePattern(_message.Message):
     __slots__ = ("pattern", "escape")
