@@ -7,12 +7,12 @@ operators, redundant casts), or leaves it out. Leaving a conjunct out keeps more
 means the same in Trino and in lakeprune's registry on every input is kept:
 - the connectives `$and`, `$or`, `$not` (not over `lower` or a time function, see below),
   comparisons, `$in`, `$is_null`, constants of lakeprune's types;
-- arithmetic `$add $subtract $multiply $divide $modulus $negate` over integers and doubles (Trino
-  fails a query on integer overflow or division by zero, where the index holds NULL: no answer
-  depends on such a row; `/` of integers truncates in both; `mod` of doubles is not an index
-  expression), and `$cast` between the types the registry casts (integers to wider integers or
-  double, real to double, a timestamp to its date; not a date to a timestamp, which Trino places in
-  the session's zone);
+- arithmetic `$add $subtract $multiply $divide $modulus $negate` and the function `mod` over
+  integers and doubles (Trino fails a query on integer overflow or division by zero, where the index
+  holds NULL: no answer depends on such a row; `/` of integers truncates in both; `mod` of doubles
+  is not an index expression), and `$cast` between the types the registry casts (integers to wider
+  integers or double, real to double, a timestamp to its date; not a date to a timestamp, which
+  Trino places in the session's zone);
 - on `timestamp(6) with time zone` values (read in UTC, as the connector reads them): `year`,
   `month`, `day` (`day_of_month`), `hour`, `date_trunc` and `date_format` over the fields
   `%Y %m %d %H %i %s %%`; and `from_unixtime` of integer seconds (Trino's takes a double: the
@@ -196,6 +196,7 @@ _ARITHMETIC: dict[str, type[exp.Binary]] = {
     "$multiply": exp.Mul,
     "$divide": exp.Div,
     "$modulus": exp.Mod,
+    "mod": exp.Mod,  # Trino's function: the operator's value (the dividend's sign)
 }
 _TEMPORAL_FIELDS = {"year": "year", "month": "month", "day": "day", "day_of_month": "day", "hour": "hour"}
 # the time functions whose registry value is NULL outside 0001..9999, where Trino's is not
@@ -284,8 +285,8 @@ def _check_arithmetic(function: str, operands: Sequence[TrinoExpression]) -> Non
     kinds = {operand.type.kind for operand in operands}
     if not all(kind.is_integer or kind is TypeKind.DOUBLE for kind in kinds):
         raise _UnsupportedError(f"{function} of other than integers and doubles")
-    if function == "$modulus" and TypeKind.DOUBLE in kinds:
-        raise _UnsupportedError("$modulus of doubles")
+    if function in ("$modulus", "mod") and TypeKind.DOUBLE in kinds:
+        raise _UnsupportedError(f"{function} of doubles")
 
 
 def _cast(operand: TrinoExpression, target: ColumnType) -> exp.Expr:

@@ -116,6 +116,12 @@ TRINO = [
     ),
     TrinoCase(
         "arithmetic `+ - * / %`",
+        "`mod(id, 7) = 1` (the function, as `%`)",
+        eq(f("mod", BIGINT, c("id"), k(7)), k(1)),
+        '("id" % 7) = 1',
+    ),
+    TrinoCase(
+        "arithmetic `+ - * / %`",
         "`amount + amount` (decimals, reals: other result types)",
         eq(f("$add", WIDER_DECIMAL, c("amount"), c("amount")), k(1)),
         None,
