@@ -18,9 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pruner.format.config import TableConfig
+from pruner.functions.parsing import parse_sql
 from pruner.index.defining import define
 from pruner.index.definitions import IndexDefinition, IndexState
 from pruner.index.kinds import kind_of
+from pruner.index.kinds.text import subject_of
 from pruner.metadata.files_index import DataFile
 from pruner.planner.steps import text_index
 from pruner.planner.steps.base import InPlay, Skipped, StepContext, Verdict
@@ -38,6 +40,7 @@ from pruner.predicate.text import (
     all_of,
     any_of,
 )
+from pruner.predicate.text_subjects import text_subject
 from pruner.types import TableSchema
 
 CONFIG = TableConfig("t", TableSchema.parse("id bigint, msg string, note string"), ("id",))
@@ -206,6 +209,44 @@ def test_a_file_holding_a_matching_row_is_never_removed(
     kept, _ = context.kept()
     matching = {name for (_, name), rows in by_key.items() if any(_matches(condition, v) for v in rows)}
     assert matching <= kept
+
+
+# Indexes over string expressions (issue 38): the index holds the terms of the expression's values,
+# the oracle computes the expression for every row and matches the leaf against it.
+EXPRESSIONS = [
+    "substring(msg, 2, 4)",
+    "trim(msg)",
+    "regexp_extract(msg, '([a-c]+)', 1)",
+    "coalesce(msg, 'abc')",  # a NULL text has a value
+    "lower(substring(msg, 1, 5))",
+    "upper(trim(msg))",
+    "CASE WHEN length(msg) > 3 THEN substring(msg, 1, 3) ELSE msg END",
+    "CASE WHEN length(msg) > 3 THEN 'long' ELSE 'short' END",  # no text of the column's
+]
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"n": "2"}, {"tokenizer": "words"}], ids=["trigrams", "bigrams", "words"]
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), contents=files, expression=st.sampled_from(EXPRESSIONS))
+def test_an_index_over_an_expression_never_removes_a_matching_file(
+    options: dict[str, str], data: st.DataObject, contents: list[list[str | None]], expression: str
+) -> None:
+    definition = _index("over", expression, **options)
+    subject = subject_of(definition, CONFIG.schema)
+    types = {c.name: c.type for c in CONFIG.schema.columns}
+    values = text_subject(parse_sql(expression), types, expression).values
+    computed = [[values.value(msg=v) for v in rows] for rows in contents]
+    texts = [t for rows in computed for v in rows if v for t in (v, *_forms(v, subject.case))] or [""]
+    leaves_drawn = data.draw(st.lists(fragments(texts), min_size=1, max_size=3))
+    condition = any_of([TextMatch(subject, (f,), (), "leaf") for f in leaves_drawn])
+    if data.draw(st.booleans()):
+        condition = all_of([TextMatch(subject, (f,), (), "leaf") for f in leaves_drawn])
+    by_key = {("p=1" if i % 2 else "p=0", f"f{i}"): rows for i, rows in enumerate(contents)}
+    kept, _ = _Context(by_key, [definition], condition).kept()
+    matching = {f"f{i}" for i, rows in enumerate(computed) if any(_matches(condition, v) for v in rows)}
+    assert matching <= kept, (expression, computed)
 
 
 # What it prunes, and its notes -----------------------------------------------------------------
