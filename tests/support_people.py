@@ -9,10 +9,12 @@ apart: `lower(substring(name, 1, 3))` (column stats of a nested call), `salary +
 (a time function over epoch seconds), a composite secondary index `(country, city)` whose pair
 ('FR', 'Paris') is in two files while each of its values is in every file, and a bloom filter on
 `lower(email)`. `CASES` lists each predicate in Trino's, Spark's and DuckDB's SQL, with the files
-at most kept."""
+at most kept. `ratio` (double) is NaN in every row of two files and ordered by file elsewhere, for
+the engines' orders of NaN."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,7 @@ from builder import LakepruneTable
 
 SCHEMA = (
     "id bigint, name string, email string, salary double, pct double, epoch bigint, "
-    "country string, city string"
+    "country string, city string, ratio double"
 )
 FILES = 16
 ROWS_PER_FILE = 64
@@ -33,7 +35,9 @@ PREFIXES += ["Ivy", "Jon", "Kim", "Lea", "Max", "Ned", "Oli", "Pam"]
 PCTS = [0.0, 0.1, 0.25, None]
 PLACES = [("DE", "Berlin"), ("FR", "Austin"), ("US", "Paris")]  # never ('FR', 'Paris') ...
 PAIR_ROWS = {5 * ROWS_PER_FILE + 7, 11 * ROWS_PER_FILE + 40}  # ... but in these rows
+NAN_FILES = {4, 9}  # `ratio` is NaN in every row of these files (issue 38 item 4)
 INDEXES = [
+    "CREATE INDEX stats ON people USING column_stats",
     "CREATE INDEX name3 ON people (lower(substring(name, 1, 3)))",
     "CREATE INDEX pay ON people USING col_stats (salary + salary * pct)",
     "CREATE INDEX epoch_hour ON people (hour(from_unixtime(epoch)))",
@@ -76,7 +80,8 @@ def person(row: int) -> tuple[Any, ...]:
     email = f"User{row}@Example.com" if i % 2 else f"user{row}@example.com"
     country, city = ("FR", "Paris") if row in PAIR_ROWS else PLACES[i % 3]
     salary = 1000.0 * (block + 1) + 10 * i
-    return (row, name, email, salary, PCTS[i % 4], BASE_EPOCH + block * 3600 + i * 50, country, city)
+    ratio = None if i % 13 == 0 else math.nan if block in NAN_FILES else block + i / 100
+    return (row, name, email, salary, PCTS[i % 4], BASE_EPOCH + block * 3600 + i * 50, country, city, ratio)
 
 
 def build_people(spark: SparkSession, location: str) -> str:
@@ -91,10 +96,15 @@ def build_people(spark: SparkSession, location: str) -> str:
         },
         spark=spark,
     )
-    table.insert(spark.createDataFrame([person(r) for r in range(FILES * ROWS_PER_FILE)], SCHEMA))
+    table.insert(spark.createDataFrame(people(), SCHEMA))
     for statement in INDEXES:
         table.sql(statement)
     return location
 
 
-__all__ = ["CASES", "FILES", "Case", "build_people"]
+def people() -> list[tuple[Any, ...]]:
+    """Every row of the table, as written."""
+    return [person(r) for r in range(FILES * ROWS_PER_FILE)]
+
+
+__all__ = ["CASES", "FILES", "NAN_FILES", "Case", "build_people", "people"]

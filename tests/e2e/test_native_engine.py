@@ -13,13 +13,14 @@ reason, in a checkout without `connector/trino/`."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -49,7 +50,7 @@ from tests.support_http import get as http_get
 from tests.support_http import health
 from tests.support_people import CASES as PEOPLE_CASES
 from tests.support_people import FILES as PEOPLE_FILES
-from tests.support_people import Case
+from tests.support_people import NAN_FILES, Case, people
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 
@@ -292,6 +293,39 @@ def test_predicates_as_users_write_them_prune_through_expression_indexes(native:
     assert got[0][0] > 0
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
     assert considered == PEOPLE_FILES and 0 < kept <= case.kept, f"{case.name}: kept {kept} of {considered}"
+
+
+# Trino's order of NaN: every comparison with it is false but <> (IEEE), as lakeprune's is.
+NAN_PREDICATES: list[tuple[str, Callable[[float], bool]]] = [
+    ("ratio > 13.5", lambda x: x > 13.5),
+    ("ratio >= 14", lambda x: x >= 14),
+    ("ratio < 1.5", lambda x: x < 1.5),
+    ("ratio BETWEEN 2 AND 3", lambda x: 2 <= x <= 3),
+    ("ratio <> 7", lambda x: x != 7),
+    ("NOT (ratio < 14)", lambda x: not x < 14),
+    ("ratio IN (1.5, 2.5)", lambda x: x in (1.5, 2.5)),
+    ("is_nan(ratio)", math.isnan),
+    ("NOT is_nan(ratio) AND ratio > 15", lambda x: not math.isnan(x) and x > 15),
+]
+
+
+@pytest.mark.parametrize(("predicate", "holds"), NAN_PREDICATES, ids=[p for p, _ in NAN_PREDICATES])
+def test_nan_is_neither_above_nor_below_any_number_in_trino(
+    native: Native, predicate: str, holds: Callable[[float], bool]
+) -> None:
+    """Issue 38 item 4, Trino's side: the files whose `ratio` is all NaN are kept exactly when
+    Trino's predicate can hold for NaN (`<>`, a negation, `is_nan`), so every answer is the
+    rows Trino's own order says (an oracle over the rows written), and ranges prune them."""
+    before = pruned(native.sidecar)
+    got = native.engine.query(
+        f"SELECT count(*), sum(id) FROM lakeprune.{PEOPLE_SCHEMA}.people WHERE {predicate}"
+    )
+    after = pruned(native.sidecar)
+    rows = [(row[0], row[-1]) for row in people() if row[-1] is not None and holds(row[-1])]
+    assert got == [[len(rows), sum(key for key, _ in rows) if rows else None]]
+    kept = after["out"] - before["out"]
+    if not holds(math.nan):
+        assert kept <= PEOPLE_FILES - len(NAN_FILES), f"{predicate}: kept {kept}, NaN files among them"
 
 
 def test_an_expression_tree_index_through_trino(native: Native) -> None:
