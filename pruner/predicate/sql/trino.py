@@ -112,29 +112,59 @@ def from_trino(
 
 
 def text_atoms(conjuncts: Sequence[TrinoExpression], time_zone: str = "") -> tuple[str, ...]:
-    """The `$like` conjuncts over a computed string (`substring(msg, 1, 80) LIKE '%disk full%'`)
-    as lakeprune SQL, for the text indexes over expressions (`text_condition` reads them): the
-    connector's text predicate carries atoms over a column, or `lower` / `upper` of one, only.
+    """The text atoms among `conjuncts` over a computed string (`substring(msg, 1, 80) LIKE
+    '%disk full%'`, `starts_with`, `regexp_like`, `strpos(...)` compared) as lakeprune SQL, for the
+    text indexes over expressions (`text_condition` reads them, and decides what each requires):
+    the connector's text predicate carries atoms over a column, or `lower` / `upper` of one, only.
     A conjunct with a function that does not mean in Trino what it means in the registry (`upper`,
     `trim`, ...) is left out, as in `from_trino`."""
     found: list[str] = []
     for conjunct in conjuncts:
-        if not isinstance(conjunct, Call) or conjunct.function != "$like":
-            continue
-        subject, *literals = conjunct.arguments
-        if len(literals) not in (1, 2) or not isinstance(subject, Call) or _cases_a_column(subject):
-            continue  # (the connector's text predicate has the atoms over a column, cased or not)
-        if _session_zoned(conjunct) and not is_utc(time_zone):
+        if not isinstance(conjunct, Call) or (_session_zoned(conjunct) and not is_utc(time_zone)):
             continue
         try:
-            texts = [_text_constant("$like", literal) for literal in literals]
-            like: exp.Expr = exp.Like(this=_value(subject), expression=exp.Literal.string(texts[0]))
+            atom = _text_atom(conjunct)
         except _UnsupportedError:
             continue
-        if len(texts) == 2:
-            like = exp.Escape(this=like, expression=exp.Literal.string(texts[1]))
-        found.append(like.sql())
+        if atom is not None:
+            found.append(atom.sql())
     return tuple(dict.fromkeys(found))
+
+
+def _text_atom(node: Call) -> exp.Expr | None:
+    """`node` as a text atom over a computed string; None when it is no such atom."""
+    function, arguments = node.function, node.arguments
+    if function in _COMPARISONS and len(arguments) == 2:
+        for position, bound, op in ((0, 1, function), (1, 0, _FLIPPED_COMPARISONS[function])):
+            strpos = arguments[position]
+            if isinstance(strpos, Call) and strpos.function == "strpos" and len(strpos.arguments) == 2:
+                subject = _text_subject(strpos.arguments[0])
+                if subject is None:
+                    return None
+                needle = exp.Literal.string(_text_constant("strpos", strpos.arguments[1]))
+                found = exp.StrPosition(this=subject, substr=needle)
+                limit = exp.Literal.number(_integer_constant(function, arguments[bound]))
+                return _COMPARISONS[op](this=found, expression=limit)
+        return None
+    if not arguments or (subject := _text_subject(arguments[0])) is None:
+        return None
+    texts = [exp.Literal.string(_text_constant(function, literal)) for literal in arguments[1:]]
+    if function == "$like" and len(texts) in (1, 2):
+        like = exp.Like(this=subject, expression=texts[0])
+        return exp.Escape(this=like, expression=texts[1]) if len(texts) == 2 else like
+    if function == "starts_with" and len(texts) == 1:
+        return exp.StartsWith(this=subject, expression=texts[0])
+    if function == "regexp_like" and len(texts) == 1:
+        return exp.RegexpLike(this=subject, expression=texts[0])
+    return None
+
+
+def _text_subject(node: TrinoExpression) -> exp.Expr | None:
+    """A computed string's SQL; None for a column or `lower` / `upper` of one (the connector's
+    text predicate has those atoms)."""
+    if not isinstance(node, Call) or _cases_a_column(node):
+        return None
+    return _value(node)
 
 
 def translate_trino(
@@ -189,6 +219,14 @@ _COMPARISONS: dict[str, type[exp.Binary]] = {
     "$less_than_or_equal": exp.LTE,
     "$greater_than": exp.GT,
     "$greater_than_or_equal": exp.GTE,
+}
+_FLIPPED_COMPARISONS = {
+    "$equal": "$equal",
+    "$not_equal": "$not_equal",
+    "$less_than": "$greater_than",
+    "$less_than_or_equal": "$greater_than_or_equal",
+    "$greater_than": "$less_than",
+    "$greater_than_or_equal": "$less_than_or_equal",
 }
 _ARITHMETIC: dict[str, type[exp.Binary]] = {
     "$add": exp.Add,

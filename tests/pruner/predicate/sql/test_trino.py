@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from pruner.predicate.sql import translate
+from pruner.predicate.sql import text_condition, translate
 from pruner.predicate.sql.trino import from_trino, text_atoms, translate_trino
+from pruner.predicate.text import TextMatch
+from pruner.types import TableSchema
 from tests.pruner.predicate.sql.engine_cases import (
+    BIGINT,
     BOOLEAN,
     SCHEMA,
     STRING,
@@ -65,9 +68,10 @@ def test_a_computed_value_that_no_index_holds_is_left_out_before_it_is_rendered(
     assert 'no index on SUBSTRING("s", 1, 5)' in note and len(note) < 500
 
 
-def test_like_over_a_computed_string_is_a_text_atom() -> None:
-    """For text indexes over expressions: `$like` over a computed string, as SQL; over a column or
-    `lower` / `upper` of one the connector's text predicate has it; `upper` is not read."""
+def test_text_atoms_over_a_computed_string_are_read() -> None:
+    """For text indexes over expressions: `$like`, `starts_with`, `regexp_like` and `strpos`
+    compared over a computed string, as SQL; over a column or `lower` / `upper` of one the
+    connector's text predicate has them; `upper` is not read."""
     head = f("substring", STRING, c("s"), k(1), k(12))
     likes = [
         f("$like", BOOLEAN, head, text("%disk full%")),
@@ -76,11 +80,22 @@ def test_like_over_a_computed_string_is_a_text_atom() -> None:
         f("$like", BOOLEAN, f("lower", STRING, c("s")), text("%x%")),
         f("$like", BOOLEAN, f("upper", STRING, head), text("%X%")),
         eq(c("id"), k(1)),
+        f("starts_with", BOOLEAN, head, text("conn")),
+        f("regexp_like", BOOLEAN, head, text("time(out)?")),
+        eq(k(0), f("strpos", BIGINT, head, text("fail")), "$less_than"),  # 0 < strpos(...)
+        eq(f("strpos", BIGINT, c("s"), text("fail")), k(0), "$greater_than"),  # over a column
     ]
     assert text_atoms(likes) == (
         "SUBSTRING(\"s\", 1, 12) LIKE '%disk full%'",
         "LOWER(SUBSTRING(\"s\", 1, 12)) LIKE '%a!%%' ESCAPE '!'",
+        "STARTS_WITH(SUBSTRING(\"s\", 1, 12), 'conn')",
+        "REGEXP_LIKE(SUBSTRING(\"s\", 1, 12), 'time(out)?')",
+        "STR_POSITION(SUBSTRING(\"s\", 1, 12), 'fail') > 0",
     )
+    schema = TableSchema.parse("s string")
+    for atom in text_atoms(likes):  # each requires text of the expression's
+        condition = text_condition(atom, schema).condition
+        assert isinstance(condition, TextMatch) and condition.subject.expression, atom
     at_noon = f(
         "$like", BOOLEAN, f("date_format", STRING, f("from_unixtime", TS, c("epoch")), text("%H")), text("1%")
     )
