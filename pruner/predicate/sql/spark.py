@@ -42,6 +42,7 @@ from sqlglot.errors import SqlglotError
 from pruner.errors import InvalidInputError
 from pruner.functions.regex_subset import check_pattern
 from pruner.predicate.sql.parsing import is_utc
+from pruner.predicate.text import simple_lower
 
 # Spark functions read as plain calls (sqlglot would otherwise rewrite them into its own nodes).
 _CALLS = (
@@ -359,12 +360,17 @@ def _percent_pattern(java: str) -> str:
 def _case_mapping_is_unsafe(tree: exp.Expr) -> bool:
     """Whether a `lower(...)` or `upper(...)` call stands anywhere but in an un-negated `=` or IN
     against string literals that the JVM's full case mapping cannot produce where the registry's
-    simple one does not (`lower`: no U+0307, no final sigma; `upper`: ASCII without the expansions
-    'SS', 'FF', 'FI', 'FL', 'ST' — Spark's `upper('straße')` is 'STRASSE', the index's 'STRAẞE'):
-    elsewhere (`<>`, ranges, under NOT) the two case mappings could disagree about a row. The
-    subject of a text atom is safe: the text index holds the terms of both mappings."""
+    simple one does not (`lower`: no U+0307, no final sigma, and lower-case by the registry's own
+    tables — a letter newer than the JVM's stays upper-case in Spark only; `upper`: ASCII without
+    the expansions 'SS', 'FF', 'FI', 'FL', 'ST' — Spark's `upper('straße')` is 'STRASSE', the
+    index's 'STRAẞE'): elsewhere (`<>`, ranges, under NOT) the two case mappings could disagree
+    about a row. The subject of a text atom is safe: the text index holds the terms of both
+    mappings."""
     return _outside_equality(
-        tree, "lower", lambda text: not any(ch in text for ch in _LOWER_DIFFERS), text_subjects=True
+        tree,
+        "lower",
+        lambda text: not any(ch in text for ch in _LOWER_DIFFERS) and simple_lower(text) == text,
+        text_subjects=True,
     ) or _outside_equality(
         tree,
         "upper",

@@ -447,6 +447,13 @@ SPARK = [
     ),
     SparkCase("`lower`", "`lower(s) > 'ams'` (ranges)", "(lower(t.s) > 'ams')", None),
     SparkCase(
+        "`lower`",
+        "`lower(s) = 'Ams'` (not lower-case by the index's tables: only a letter newer than the JVM's"
+        " would match it in Spark)",
+        "(lower(t.s) = 'Ams')",
+        None,
+    ),
+    SparkCase(
         "`upper`",
         "`upper(s) = 'AMS'` (`=` / IN, ASCII literals)",
         "(upper(t.s) = 'AMS')",
