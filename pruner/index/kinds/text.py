@@ -29,7 +29,7 @@ from pruner.index.tokenizers import DEFAULT_N, MAX_N, MIN_N, Tokenizer, Tokenize
 from pruner.metadata.spec import IndexPartitionSpec
 from pruner.predicate.text import TextSubject
 from pruner.predicate.text_subjects import BoundSubject, text_subject
-from pruner.types import TableSchema, TypeKind
+from pruner.types import ColumnType, TableSchema, TypeKind
 
 TEXT_SCHEMA = pa.schema(
     [
@@ -78,10 +78,10 @@ def subject_of(definition: IndexDefinition, schema: TableSchema) -> TextSubject:
 
 
 def _bound(definition: IndexDefinition, schema: TableSchema) -> BoundSubject:
-    types = {c.name: c.type for c in schema.columns}
     if definition.expression is None:
-        column = schema.column(definition.columns[0])
-        return BoundSubject(TextSubject(column.name), ColumnRef(column.name, column.type))
+        column = definition.columns[0]
+        return BoundSubject(TextSubject(column), ColumnRef(column, ColumnType(TypeKind.STRING)))
+    types = {c.name: c.type for c in schema.columns}
     try:
         return text_subject(parse_sql(definition.expression), types, definition.expression)
     except InvalidInputError as exc:

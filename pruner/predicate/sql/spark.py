@@ -15,8 +15,9 @@ pattern of the fields `yyyy MM dd HH mm ss` and separators, mapped to the `%` sp
 timestamp (the registry's `from_unixtime`; as those are NULL in the registry outside 0001..9999,
 where Spark's have a value, a comparison of one also keeps NULL and is never negated), `substring`,
 `length`, `lower` and `upper` compared by `=` / IN with literals that the JVM's full case mapping
-cannot produce differently from the registry's simple one (`lower`: no U+0307, no final sigma;
-`upper`: ASCII without 'SS', 'FF', 'FI', 'FL', 'ST', which it makes of 'ß' and ligatures), and
+cannot produce differently from the registry's simple one (`lower`: lower-case text without
+U+0307 or a final sigma; `upper`: ASCII without 'SS', 'FF', 'FI', 'FL', 'ST', which it makes of
+'ß' and ligatures), and
 `regexp_extract` with
 a pattern in the subset every engine reads alike, compared by `=` / IN with non-empty strings only
 (Spark gives '' where the registry gives NULL), nested in one another; and,
