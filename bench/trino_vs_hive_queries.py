@@ -82,8 +82,8 @@ def table_name(catalog: str, table: str = TABLE) -> str:
     return f"{catalog}.{SCHEMA}.{table}"
 
 
-def qualified(sql: str, catalog: str, table: str = TABLE) -> str:
-    return sql.format(t=table_name(catalog, table), d=table_name(catalog, DIMENSION))
+def qualified(sql: str, catalog: str, table: str = TABLE, dimension: str = DIMENSION) -> str:
+    return sql.format(t=table_name(catalog, table), d=table_name(catalog, dimension))
 
 
 def run(engine: Engine, sql: str) -> tuple[list[list[Any]], float, dict[str, Any]]:
@@ -136,11 +136,14 @@ def check_agreement(
     table: str = TABLE,
     checks: bool = True,
     catalogs: tuple[str, ...] = CATALOGS,
+    dimension: str = DIMENSION,
 ) -> None:
-    """The catalogs (by default all three) answer the checks and the benchmark queries identically;
-    fail loudly if not."""
+    """The catalogs (by default all three) answer the checks and the benchmark queries identically
+    (each compared with Hive's answer, `hive` being one of them); fail loudly if not."""
     for sql in (CHECKS if checks else []) + [q.sql for q in queries]:
-        answers = {c: normalized(_naive(run(engine, qualified(sql, c, table))[0])) for c in catalogs}
+        answers = {
+            c: normalized(_naive(run(engine, qualified(sql, c, table, dimension))[0])) for c in catalogs
+        }
         if any(answers[c] != answers[HIVE] for c in catalogs):
             raise SystemExit(f"the catalogs disagree on {sql} ({table}):\n  {answers}")
         if not answers[HIVE]:
@@ -169,23 +172,24 @@ def time_queries(
     repeat: int,
     table: str = TABLE,
     catalogs: tuple[str, ...] = CATALOGS,
+    dimension: str = DIMENSION,
 ) -> dict[str, Any]:
     """Each query on each of `catalogs` (by default all three): a warm-up, then `repeat` timed runs."""
     results: dict[str, Any] = {}
     for query in queries:
         samples: dict[str, list[dict[str, Any]]] = {c: [] for c in catalogs}
         for catalog in catalogs:  # warm-up
-            run(engine, qualified(query.sql, catalog, table))
+            run(engine, qualified(query.sql, catalog, table, dimension))
         for _ in range(repeat):
             for catalog in catalogs:  # alternate, so that background load hits all alike
                 before = _counters(sidecar)
-                rows, wall, stats = run(engine, qualified(query.sql, catalog, table))
+                rows, wall, stats = run(engine, qualified(query.sql, catalog, table, dimension))
                 after = _counters(sidecar)
                 samples[catalog].append(
                     {"wall": wall, "rows": len(rows), "stats": stats}
                     | {k: after[k] - before[k] for k in after}
                 )
-        results[query.name] = {"sql": query.sql.format(t=table, d=DIMENSION)} | {
+        results[query.name] = {"sql": query.sql.format(t=table, d=dimension)} | {
             c: _summary(c, s) for c, s in samples.items()
         }
         progress(
