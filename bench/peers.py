@@ -1,0 +1,183 @@
+"""lakeprune side by side with what users would pick instead (issue 39): the same data written by
+lakeprune and by Trino 476's Hive, Iceberg and Delta Lake writers, the same query shapes through
+Trino on each, answers compared before any time is taken. Not a test.
+
+1. Spark (`local[2]`, UTC, in a child process so that its JVM is gone before anything is timed)
+   writes lakeprune's `sales` (record key `sale_id`, partitioned by `region`, `ts` clustered,
+   `customer_id` spread over every file) and `customers`, with the record index, column and
+   partition stats, a bloom filter and a secondary index on `customer_id`, a functional index on
+   `hour(ts)` and a trigram text index on `note` (`peers_data.py`).
+2. An in-process sidecar and a local Trino 476 with the native `lakeprune` catalog and `hive`,
+   `iceberg` and `delta` catalogs (file metastores, Trino's local file system); each peer's writer
+   copies the two tables from the native catalog (`peers_trino.py`: partitioned by `region`,
+   one INSERT per run of sales so that each format gets about lakeprune's file count). All wait
+   the same `--df-wait` for a join's dynamic filter.
+3. Every query shape and a whole-table check on every catalog: answers must be equal (else the
+   bench stops). Then one warm-up per query and catalog and `--repeat` timed runs alternating the
+   catalogs: median client wall time, Trino's splits and rows read (its query stats), and for
+   lakeprune the files its sidecar's prunes considered and kept.
+
+    PYTHONPATH=. nice -n 19 .venv/bin/python bench/peers.py [--small] [--rows 20000000] [--files 2000]
+        [--repeat 5] [--df-wait 1s] [--keep]
+
+`--small` (200,000 rows in ~40 files, 3 timed runs) finishes in a few minutes. Writes
+`bench/results/peers.json` (`peers_small.json` with `--small`) and prints the table; progress goes
+to stderr."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# The repository root: the end-to-end helpers (`tests.e2e`) start Trino and read the counters.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from peers_data import DIMENSION, FACT, SCHEMA, build_tables
+from peers_trino import CHECK, NATIVE, PEERS, benchmark_queries, copy_tables, peer_catalogs
+from support import (
+    build_in_child,
+    progress,
+    scratch_directory,
+    serving_sidecar,
+    table_bench_parser,
+    write_results,
+)
+from trino_vs_hive import machine
+from trino_vs_hive_queries import check_agreement, time_queries
+from trino_vs_hive_table import check_layout
+
+from pruner.engines.native_catalog import NativeCatalog
+from pruner.engines.plugin import locate_plugin
+from pruner.engines.spec import TRINO
+from tests.e2e.engines import local_engine
+
+SMALL = {"rows": 200_000, "files": 40, "repeat": 3}
+RESULTS = Path(__file__).parent / "results"
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def ratios(queries: dict[str, Any], catalogs: tuple[str, ...]) -> dict[str, Any]:
+    """Per query: lakeprune's median over each peer's, and the fastest system."""
+    out: dict[str, Any] = {}
+    for name, q in queries.items():
+        mine = q[NATIVE]["median_s"]
+        out[name] = {
+            "lakeprune_over": {c: round(mine / q[c]["median_s"], 3) for c in catalogs if c != NATIVE},
+            "fastest": min(catalogs, key=lambda c: q[c]["median_s"]),
+        }
+    return out
+
+
+def print_summary(result: dict[str, Any]) -> None:
+    t, m = result["table"], result["machine"]
+    print(
+        f"\n{t['rows']:,} rows; lakeprune {t['files']} files; "
+        + ", ".join(f"{c} {w['files']} files" for c, w in result["peer_tables"].items())
+        + f"; Trino {m['trino']}, {m['cores']} cores, load {m['load_average_queries_start']} -> "
+        f"{m['load_average_queries_end']}"
+    )
+    catalogs = result["catalogs"]
+    print(
+        f"{'query':<22}{'system':<11}{'median s':>9}{'lp / it':>9}{'splits':>8}"
+        f"{'rows read':>11}{'kept/of':>10}"
+    )
+    for name, q in result["queries"].items():
+        for c in catalogs:
+            s = q[c]
+            ratio = q[NATIVE]["median_s"] / s["median_s"]
+            kept = (
+                f"{s['sidecar_prune_files_out']:.0f}/{s['sidecar_prune_files_in']:.0f}" if c == NATIVE else ""
+            )
+            print(
+                f"{name:<22}{c:<11}{s['median_s']:>9.3f}{ratio:>9.2f}{s['trino_total_splits']:>8.0f}"
+                f"{s['trino_processed_rows']:>11,.0f}{kept:>10}"
+            )
+
+
+def main() -> None:
+    parser = table_bench_parser(
+        __doc__,
+        rows=20_000_000,
+        files=2000,
+        repeat=5,
+        repeat_help="timed runs per query and catalog",
+        out=RESULTS / "peers.json",
+    )
+    parser.add_argument("--small", action="store_true", help="200,000 rows in ~40 files, 3 timed runs")
+    parser.add_argument("--df-wait", default="1s", help="dynamic filtering wait timeout, every catalog")
+    args = parser.parse_args()
+    if args.small:
+        args.rows, args.files, args.repeat = SMALL["rows"], SMALL["files"], SMALL["repeat"]
+        if args.out == RESULTS / "peers.json":
+            args.out = RESULTS / "peers_small.json"
+    load_start = load()
+    began = time.perf_counter()
+    with scratch_directory("lakeprune-peers-", args.keep) as workdir:
+        warehouse = workdir / "warehouse"
+        plugin = locate_plugin(TRINO)
+        progress(f"lakeprune: {args.rows:,} rows in ~{args.files} files under {warehouse}")
+        build_seconds = build_in_child(build_tables, str(warehouse), args.rows, args.files)
+        layout = check_layout(warehouse / FACT)
+        progress(f"built in {build_seconds:.0f} s: {layout}")
+        extra = peer_catalogs(workdir, args.df_wait, layout["table_bytes"] // max(1, layout["files"]))
+        catalogs = (NATIVE, *PEERS)
+        with serving_sidecar(SCHEMA, warehouse) as sidecar:
+            grpc = NativeCatalog(
+                f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=args.df_wait
+            )
+            progress("starting Trino 476")
+            with local_engine(
+                "trino", f"127.0.0.1:{sidecar.thrift_port}", extra, grpc=grpc, plugin=plugin
+            ) as engine:
+                progress(f"Trino answers on port {engine.port}; the peers copy the tables")
+                peer_tables = copy_tables(engine, layout["rows"], layout["files"])
+                queries = benchmark_queries(layout["rows"], args.files)
+                check_agreement(
+                    engine,
+                    [*queries, CHECK],
+                    layout,
+                    FACT,
+                    checks=False,
+                    catalogs=catalogs,
+                    dimension=DIMENSION,
+                )
+                progress(f"{', '.join(catalogs)} agree on every query; timing")
+                load_queries = load()
+                timed = time_queries(
+                    engine, sidecar, queries, args.repeat, FACT, catalogs=catalogs, dimension=DIMENSION
+                )
+                load_queries_end = load()
+                info = machine(engine)
+        result = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": info
+            | {
+                # 1/5/15-minute load averages: other jobs may share the 2 cores.
+                "load_average_at_start": load_start,
+                "load_average_queries_start": load_queries,
+                "load_average_queries_end": load_queries_end,
+                "load_average_at_end": load(),
+            },
+            "command": " ".join(sys.argv),
+            "catalogs": catalogs,
+            "table": layout | {"build_seconds": round(build_seconds, 1)},
+            "peer_tables": peer_tables,
+            "dynamic_filtering_wait_timeout": args.df_wait,
+            "repeat": args.repeat,
+            "queries": timed,
+            "ratios": ratios(timed, catalogs),
+            "total_s": round(time.perf_counter() - began, 1),
+        }
+        write_results(args.out, result, print_summary)
+        progress(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
