@@ -107,21 +107,23 @@ def register_hive_tables(
     columns: str = HIVE_COLUMNS,
     partitioned_by: tuple[str, ...] = ("city",),
     dimension: bool = True,
+    catalog: str = HIVE,
 ) -> None:
-    """`hive.bench.<table>` for each table (by default `trips`-shaped: `columns`, partition columns
-    last, `partitioned_by`) and, with `dimension`, for `drivers`, on the same directories."""
+    """`<catalog>.bench.<table>` (a Hive catalog, by default `hive`) for each table (by default
+    `trips`-shaped: `columns`, partition columns last, `partitioned_by`) and, with `dimension`, for
+    `drivers`, on the same directories."""
     spec = engine_spec("trino")
-    engine.query(f"CREATE SCHEMA hive.{SCHEMA}")
+    engine.query(f"CREATE SCHEMA IF NOT EXISTS {catalog}.{SCHEMA}")
     partitioning = (
         f", partitioned_by = ARRAY[{', '.join(repr(c) for c in partitioned_by)}]" if partitioned_by else ""
     )
     for table in tables:
         engine.query(
-            f"CREATE TABLE {table_name(HIVE, table)} ({columns}) WITH (external_location = "
+            f"CREATE TABLE {table_name(catalog, table)} ({columns}) WITH (external_location = "
             f"'{hive_location(spec, warehouse / table)}', format = 'PARQUET'{partitioning})"
         )
         if partitioned_by:
-            engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
+            engine.query(f"CALL {catalog}.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
     if dimension:
         engine.query(
             f"CREATE TABLE {table_name(HIVE, DIMENSION)} ({HIVE_DIMENSION_COLUMNS}) WITH ("

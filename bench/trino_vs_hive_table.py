@@ -123,14 +123,20 @@ def build_table(spark: Any, location: str, rows: int, files: int) -> None:
     table.insert(df)
 
 
-def check_layout(location: Path) -> dict[str, Any]:
-    """The table's live files, and proof that they are all the Parquet files Hive will list."""
-    live = LakeTable.open(str(location)).snapshot().files()
-    on_disk = [
+def data_files(location: Path) -> list[Path]:
+    """The Parquet files under a table directory outside hidden ones (`.lakeprune/`): all that Hive
+    (or any reader of the directory) sees."""
+    return [
         p
         for p in location.rglob("*.parquet")
         if not any(part.startswith((".", "_")) for part in p.relative_to(location).parts)
     ]
+
+
+def check_layout(location: Path) -> dict[str, Any]:
+    """The table's live files, and proof that they are all the Parquet files Hive will list."""
+    live = LakeTable.open(str(location)).snapshot().files()
+    on_disk = data_files(location)
     if len(on_disk) != len(live):
         raise SystemExit(f"{len(on_disk)} Parquet files under {location} but {len(live)} live files")
     return {
