@@ -27,6 +27,7 @@ to stderr."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -37,7 +38,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from peers_data import DIMENSION, FACT, SCHEMA, build_tables
-from peers_trino import CHECK, NATIVE, PEERS, benchmark_queries, copy_tables, peer_catalogs
+from peers_hudi import ensure_environment, write_hudi
+from peers_trino import (
+    CHECK,
+    HUDI,
+    NATIVE,
+    PEERS,
+    benchmark_queries,
+    copy_tables,
+    hudi_catalogs,
+    peer_catalogs,
+    register_hudi,
+)
 from support import (
     build_in_child,
     progress,
@@ -101,6 +113,16 @@ def print_summary(result: dict[str, Any]) -> None:
             )
 
 
+def hudi_table(workdir: Path, warehouse: Path, files: int) -> dict[str, Any]:
+    """Hudi's copy of the tables under `workdir/hudi` (its environment made first if need be), or
+    why there is none."""
+    try:
+        return write_hudi(ensure_environment(), warehouse, workdir / "hudi", files)
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
+        progress(f"Hudi left out: {str(error)[-2000:]}")
+        return {"error": str(error)[-4000:]}
+
+
 def main() -> None:
     parser = table_bench_parser(
         __doc__,
@@ -112,6 +134,7 @@ def main() -> None:
     )
     parser.add_argument("--small", action="store_true", help="200,000 rows in ~40 files, 3 timed runs")
     parser.add_argument("--df-wait", default="1s", help="dynamic filtering wait timeout, every catalog")
+    parser.add_argument("--no-hudi", action="store_true", help="leave Hudi (and its Spark 3.5 venv) out")
     args = parser.parse_args()
     if args.small:
         args.rows, args.files, args.repeat = SMALL["rows"], SMALL["files"], SMALL["repeat"]
@@ -127,7 +150,12 @@ def main() -> None:
         layout = check_layout(warehouse / FACT)
         progress(f"built in {build_seconds:.0f} s: {layout}")
         extra = peer_catalogs(workdir, args.df_wait, layout["table_bytes"] // max(1, layout["files"]))
-        catalogs = (NATIVE, *PEERS)
+        hudi: dict[str, Any] = {"skipped": "--no-hudi"}
+        if not args.no_hudi:
+            hudi = hudi_table(workdir, warehouse, layout["files"])
+        if "files" in hudi:
+            extra |= hudi_catalogs(workdir)
+        catalogs: tuple[str, ...] = (NATIVE, *PEERS)
         with serving_sidecar(SCHEMA, warehouse) as sidecar:
             grpc = NativeCatalog(
                 f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=args.df_wait
@@ -138,6 +166,12 @@ def main() -> None:
             ) as engine:
                 progress(f"Trino answers on port {engine.port}; the peers copy the tables")
                 peer_tables = copy_tables(engine, layout["rows"], layout["files"])
+                if "files" in hudi:
+                    hudi["trino_error"] = register_hudi(engine, workdir / "hudi", workdir)
+                    if hudi["trino_error"] is None:
+                        catalogs = (*catalogs, HUDI)
+                    else:
+                        progress(f"Hudi through Trino: not registered ({hudi['trino_error']})")
                 queries = benchmark_queries(layout["rows"], args.files)
                 check_agreement(
                     engine,
@@ -169,6 +203,7 @@ def main() -> None:
             "catalogs": catalogs,
             "table": layout | {"build_seconds": round(build_seconds, 1)},
             "peer_tables": peer_tables,
+            "hudi": hudi,
             "dynamic_filtering_wait_timeout": args.df_wait,
             "repeat": args.repeat,
             "queries": timed,

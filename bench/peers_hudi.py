@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from peers_data import DIMENSION, FACT, REGIONS
 from support import progress
+from trino_vs_hive_table import data_files
 
 from pruner.engines.cache import CacheLayout
 from pruner.engines.fetch import ensure_artifact
@@ -86,6 +88,24 @@ def run_job(environment: HudiEnvironment, command: str, spec: dict[str, Any]) ->
         raise RuntimeError(f"the Hudi job '{command}' failed:\n{done.stderr[-6000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def write_hudi(environment: HudiEnvironment, warehouse: Path, root: Path, files: int) -> dict[str, Any]:
+    """Hudi's copies of lakeprune's `sales` and `customers` (same rows: its data files) under
+    `root`, written by the job; what it reports, with the Spark and bundle versions."""
+    spec = {
+        "source": str(warehouse / FACT),
+        "source_files": [str(p) for p in data_files(warehouse / FACT)],
+        "dimension_files": [str(p) for p in data_files(warehouse / DIMENSION)],
+        "target": str(root / FACT),
+        "dimension_target": str(root / DIMENSION),
+        "files": files,
+        "regions": len(REGIONS),
+    }
+    progress(f"Hudi (Spark {environment.spark_version}): bulk insert and indexes into {root}")
+    result = run_job(environment, "write", spec)
+    progress(f"Hudi: {result['files']} files, {result['seconds']}")
+    return result | {"hudi_bundle": HUDI_BUNDLE.coordinate}
 
 
 if __name__ == "__main__":

@@ -13,19 +13,22 @@ answer every catalog must give before anything is timed."""
 from __future__ import annotations
 
 import itertools
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from peers_data import DIMENSION, FACT, RARE_TERM, REGIONS, SCHEMA, customer_count, step_millis
 from support import progress
-from trino_vs_hive_queries import Query, run, table_name
+from trino.exceptions import TrinoQueryError
+from trino_vs_hive_queries import Query, register_hive_tables, run, table_name
 from trino_vs_hive_table import BASE
 
 from pruner.engines import engine_spec, hive_file_catalog
 from tests.e2e.engines import Engine
 
-NATIVE, HIVE, ICEBERG, DELTA = "lakeprune", "hive", "iceberg", "delta"
+NATIVE, HIVE, ICEBERG, DELTA, HUDI = "lakeprune", "hive", "iceberg", "delta", "hudi"
+HUDI_REGISTRAR = "hudi_registrar"  # a Hive catalog over the Hudi catalog's metastore, to register tables
 PEERS = (HIVE, ICEBERG, DELTA)
 STAMP = "%Y-%m-%d %H:%M:%S.%f"
 COLUMNS = "sale_id, customer_id, ts, amount, note, region"
@@ -35,6 +38,7 @@ FACT_PROPERTIES = {
     ICEBERG: "format = 'PARQUET', partitioning = ARRAY['region'], sorted_by = ARRAY['sale_id']",
     DELTA: "partitioned_by = ARRAY['region']",
 }
+DIMENSION_COLUMNS = "customer_id bigint, name varchar, segment varchar"
 DIMENSION_PROPERTIES = {HIVE: "format = 'PARQUET'", ICEBERG: "format = 'PARQUET'", DELTA: ""}
 # lakeprune's `ts` is an instant (`timestamp(6) with time zone` in Trino); the peers hold the same
 # UTC wall time as `timestamp(6)`.
@@ -66,6 +70,55 @@ def peer_catalogs(workdir: Path, df_wait: str, file_bytes: int) -> dict[str, dic
             del catalog["hive.metastore"]
         catalogs[name] = catalog | {f"{prefix}.dynamic-filtering.wait-timeout": df_wait}
     return catalogs
+
+
+def hudi_catalogs(workdir: Path) -> dict[str, dict[str, str]]:
+    """Trino's Hudi connector over a file metastore, and a Hive catalog over the same metastore that
+    registers the tables (the Hudi connector cannot create them)."""
+    base = hive_file_catalog(engine_spec("trino"), workdir / "metastore_hudi")
+    return {
+        HUDI: base | {"connector.name": "hudi", "hudi.parquet.use-column-names": "true"},
+        HUDI_REGISTRAR: base,
+    }
+
+
+HUDI_STORAGE_FORMAT = {
+    "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+    "inputFormat": "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+    "outputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+}
+
+
+def register_hudi(engine: Engine, root: Path, workdir: Path) -> str | None:
+    """Make Hudi's `sales` and `customers` under `root` queryable as `hudi.bench.*`; None, or why
+        not. What it takes in Trino 476: the Hudi connector reads a metastore table whose input format is
+        Hudi's, and nothing in Trino writes one; so the Hive registrar catalog creates external Parquet
+        tables on the Hudi directories (partitions synced from `region=...`) and their metastore
+        entries (`.trinoSchema` files of the file metastore) get Hudi's input format in place of Hive's
+    `PARQUET`; and a file in the table's archived timeline directory, which a table not yet archived
+    lacks and Trino's Hudi reader needs."""
+    columns = (
+        "sale_id bigint, customer_id bigint, ts timestamp, amount decimal(12,2), note varchar, region varchar"
+    )
+    for table in (FACT, DIMENSION):
+        # Trino's Hudi storage reads a directory without files as missing, and Hudi's reader fails
+        # on a missing archived timeline (`.hoodie/timeline/history`, made by the first archival).
+        history = root / table / ".hoodie" / "timeline" / "history"
+        history.mkdir(parents=True, exist_ok=True)
+        if not any(history.iterdir()):
+            (history / "lakeprune-bench-placeholder").touch()
+    try:
+        register_hive_tables(engine, root, [FACT], columns, ("region",), False, HUDI_REGISTRAR)
+        register_hive_tables(engine, root, [DIMENSION], DIMENSION_COLUMNS, (), False, HUDI_REGISTRAR)
+        for entry in (workdir / "metastore_hudi" / SCHEMA).rglob(".trinoSchema"):
+            metadata = json.loads(entry.read_text())
+            metadata.pop("storageFormat", None)  # PARQUET: one of Hive's own formats
+            metadata["originalStorageFormat"] = HUDI_STORAGE_FORMAT
+            entry.write_text(json.dumps(metadata))
+        run(engine, f"SELECT count(*) FROM {table_name(HUDI, FACT)}")
+    except TrinoQueryError as error:
+        return f"{error.error_name}: {error.message}"
+    return None
 
 
 def copy_tables(engine: Engine, rows: int, lakeprune_files: int) -> dict[str, Any]:
