@@ -1,31 +1,40 @@
 """lakeprune side by side with what users would pick instead (issue 39): the same data written by
-lakeprune and by Trino 476's Hive, Iceberg and Delta Lake writers, the same query shapes through
-Trino on each, answers compared before any time is taken. Not a test.
+lakeprune, by Trino 476's Hive, Iceberg and Delta Lake writers and by Apache Hudi 1.2, the same
+query shapes through Trino on each (and through Spark on lakeprune and Hudi), answers compared
+before any time is taken; then the write costs of lakeprune and Hudi. Not a test.
 
 1. Spark (`local[2]`, UTC, in a child process so that its JVM is gone before anything is timed)
    writes lakeprune's `sales` (record key `sale_id`, partitioned by `region`, `ts` clustered,
    `customer_id` spread over every file) and `customers`, with the record index, column and
    partition stats, a bloom filter and a secondary index on `customer_id`, a functional index on
-   `hour(ts)` and a trigram text index on `note` (`peers_data.py`).
-2. An in-process sidecar and a local Trino 476 with the native `lakeprune` catalog and `hive`,
-   `iceberg` and `delta` catalogs (file metastores, Trino's local file system); each peer's writer
-   copies the two tables from the native catalog (`peers_trino.py`: partitioned by `region`,
-   one INSERT per run of sales so that each format gets about lakeprune's file count). All wait
-   the same `--df-wait` for a join's dynamic filter.
-3. Every query shape and a whole-table check on every catalog: answers must be equal (else the
-   bench stops). Then one warm-up per query and catalog and `--repeat` timed runs alternating the
-   catalogs: median client wall time, Trino's splits and rows read (its query stats), and for
-   lakeprune the files its sidecar's prunes considered and kept.
+   `hour(ts)` and a trigram text index on `note` (`peers_data.py`); the insert is timed against a
+   plain Parquet write of the same rows in the same Spark.
+2. Hudi 1.2 on Spark 3.5 (a venv the bench makes under ~/.cache/lakeprune/peers, `peers_hudi.py`)
+   bulk-inserts the same rows (lakeprune's data files) with its metadata table, record index,
+   column and partition stats, then builds a secondary index, a bloom filter and an `hour(ts)`
+   expression index (`peers_hudi_job.py`).
+3. An in-process sidecar and a local Trino 476 with the native `lakeprune` catalog, `hive`,
+   `iceberg` and `delta` catalogs (file metastores, Trino's local file system) whose writers copy
+   the tables from the native catalog (`peers_trino.py`), and a `hudi` catalog over Hudi's table
+   (registered as `peers_trino.register_hudi` says). Every query shape and a whole-table check on
+   every catalog must give equal answers (else the bench stops); then one warm-up per query and
+   catalog and `--repeat` timed runs alternating the catalogs: median client wall time, Trino's
+   splits and rows read (its query stats), for lakeprune the files its sidecar's prunes kept.
+4. Trino stopped, the shapes through Spark (`peers_spark.py`): `format("lakeprune")` in the
+   project's Spark and Hudi's data source with its indexes in Spark 3.5; answers equal, median
+   time and files read (Spark's scan metric).
+5. A 1% upsert (every 100th key, so every file) on lakeprune and on Hudi, with every index
+   maintained; each write against the plain Parquet write in its own Spark.
 
     PYTHONPATH=. nice -n 19 .venv/bin/python bench/peers.py [--small] [--rows 20000000] [--files 2000]
-        [--repeat 5] [--df-wait 1s] [--keep]
+        [--repeat 5] [--df-wait 1s] [--no-hudi] [--no-spark] [--keep]
 
-`--small` (200,000 rows in ~40 files, 3 timed runs) finishes in a few minutes. Writes
-`bench/results/peers.json` (`peers_small.json` with `--small`) and prints the table; progress goes
-to stderr."""
+`--small` is 200,000 rows in ~40 files with 3 timed runs. Writes `bench/results/peers.json`
+(`peers_small.json` with `--small`) and prints the tables; progress goes to stderr."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,11 +43,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyspark
+
 # The repository root: the end-to-end helpers (`tests.e2e`) start Trino and read the counters.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from peers_data import DIMENSION, FACT, SCHEMA, build_tables
-from peers_hudi import ensure_environment, write_hudi
+from peers_data import DIMENSION, FACT, SCHEMA, build_tables, upsert_share
+from peers_hudi import ensure_environment, upsert_hudi, write_hudi
+from peers_spark import compare, hudi_spark, lakeprune_spark, spark_queries
 from peers_trino import (
     CHECK,
     HUDI,
@@ -111,6 +123,8 @@ def print_summary(result: dict[str, Any]) -> None:
                 f"{name:<22}{c:<11}{s['median_s']:>9.3f}{ratio:>9.2f}{s['trino_total_splits']:>8.0f}"
                 f"{s['trino_processed_rows']:>11,.0f}{kept:>10}"
             )
+    print_spark(result["spark"])
+    print_writes(result["writes"])
 
 
 def hudi_table(workdir: Path, warehouse: Path, files: int) -> dict[str, Any]:
@@ -121,6 +135,70 @@ def hudi_table(workdir: Path, warehouse: Path, files: int) -> dict[str, Any]:
     except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
         progress(f"Hudi left out: {str(error)[-2000:]}")
         return {"error": str(error)[-4000:]}
+
+
+def spark_side_by_side(workdir: Path, warehouse: Path, rows: int, files: int, repeat: int) -> dict[str, Any]:
+    """The Spark queries on lakeprune (the project's Spark) and on Hudi (Spark 3.5), compared."""
+    queries = spark_queries(rows, files)
+    lakeprune = lakeprune_spark(warehouse, queries, repeat, workdir)
+    hudi = hudi_spark(ensure_environment(), workdir / "hudi", queries, repeat)
+    return compare(lakeprune, hudi)
+
+
+def print_writes(writes: dict[str, Any]) -> None:
+    print(
+        f"\n{'writes':<12}{'Spark':>8}{'plain s':>9}{'insert s':>10}{'index s':>9}{'x plain':>9}"
+        f"{'1% upsert s':>13}{'x plain':>9}"
+    )
+    for system, w in writes.items():
+        print(
+            f"{system:<12}{w['spark']:>8}{w['plain_parquet_s']:>9.1f}{w['insert_s']:>10.1f}"
+            f"{w.get('index_build_s', 0):>9.1f}{w['insert_over_plain']:>9.2f}{w['upsert_s']:>13.1f}"
+            f"{w['upsert_over_plain']:>9.2f}"
+        )
+
+
+def print_spark(spark: dict[str, Any]) -> None:
+    if "queries" not in spark:
+        print(f"\nSpark queries: skipped ({spark.get('skipped')})")
+        return
+    print(f"\nSpark: lakeprune on Spark {spark['spark_lakeprune']}, Hudi on Spark {spark['spark_hudi']}")
+    print(f"{'query':<22}{'lakeprune s':>12}{'files':>7}{'hudi s':>9}{'files':>7}{'lp / hudi':>11}")
+    for name, q in spark["queries"].items():
+        mine, theirs = q["lakeprune"], q["hudi"]
+        if "error" in mine or "error" in theirs:
+            failed = "lakeprune" if "error" in mine else "hudi"
+            print(f"{name:<22}{failed} failed: {(mine.get('error') or theirs.get('error'))[:150]}")
+            continue
+        print(
+            f"{name:<22}{mine['median_s']:>12.3f}{mine['files_read']:>7.0f}{theirs['median_s']:>9.3f}"
+            f"{theirs['files_read']:>7.0f}{q['lakeprune_over_hudi']:>11.2f}"
+        )
+
+
+def write_costs(workdir: Path, location: Path, hudi: dict[str, Any]) -> dict[str, Any]:
+    """The insert (timed when the tables were built) and a 1% upsert (now, after every query), for
+    lakeprune and Hudi, each in its own Spark and against a plain Parquet write of the same rows
+    there."""
+    timings = workdir / "lakeprune_writes.json"
+    lakeprune = json.loads(timings.read_text())
+    progress("lakeprune: 1% upsert")
+    build_in_child(upsert_share, str(timings), str(location))
+    lakeprune |= json.loads(timings.read_text()) | {"spark": pyspark.__version__}
+    out: dict[str, Any] = {"lakeprune": lakeprune}
+    if "files" in hudi:
+        out["hudi"] = {
+            "spark": hudi["spark"],
+            "plain_parquet_s": hudi["plain_parquet_s"],
+            "insert_s": hudi["seconds"]["bulk_insert"],
+            "index_build_s": sum(v for k, v in hudi["seconds"].items() if k != "bulk_insert"),
+        } | upsert_hudi(ensure_environment(), workdir / "hudi")
+    for system in out.values():
+        plain = system["plain_parquet_s"]
+        system["insert_over_plain"] = round((system["insert_s"] + system.get("index_build_s", 0)) / plain, 2)
+        system["upsert_over_plain"] = round(system["upsert_s"] / plain, 2)
+        progress(f"writes: {system}")
+    return out
 
 
 def main() -> None:
@@ -135,6 +213,7 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="200,000 rows in ~40 files, 3 timed runs")
     parser.add_argument("--df-wait", default="1s", help="dynamic filtering wait timeout, every catalog")
     parser.add_argument("--no-hudi", action="store_true", help="leave Hudi (and its Spark 3.5 venv) out")
+    parser.add_argument("--no-spark", action="store_true", help="no Spark queries (lakeprune vs Hudi)")
     args = parser.parse_args()
     if args.small:
         args.rows, args.files, args.repeat = SMALL["rows"], SMALL["files"], SMALL["repeat"]
@@ -146,7 +225,9 @@ def main() -> None:
         warehouse = workdir / "warehouse"
         plugin = locate_plugin(TRINO)
         progress(f"lakeprune: {args.rows:,} rows in ~{args.files} files under {warehouse}")
-        build_seconds = build_in_child(build_tables, str(warehouse), args.rows, args.files)
+        build_seconds = build_in_child(
+            build_tables, str(warehouse), args.rows, args.files, str(workdir / "lakeprune_writes.json")
+        )
         layout = check_layout(warehouse / FACT)
         progress(f"built in {build_seconds:.0f} s: {layout}")
         extra = peer_catalogs(workdir, args.df_wait, layout["table_bytes"] // max(1, layout["files"]))
@@ -189,6 +270,10 @@ def main() -> None:
                 )
                 load_queries_end = load()
                 info = machine(engine)
+        spark: dict[str, Any] = {"skipped": "--no-spark" if args.no_spark else "no Hudi table"}
+        if "files" in hudi and not args.no_spark:
+            spark = spark_side_by_side(workdir, warehouse, layout["rows"], args.files, args.repeat)
+        writes = write_costs(workdir, warehouse / FACT, hudi)
         result = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": info
@@ -208,6 +293,8 @@ def main() -> None:
             "repeat": args.repeat,
             "queries": timed,
             "ratios": ratios(timed, catalogs),
+            "spark": spark,
+            "writes": writes,
             "total_s": round(time.perf_counter() - began, 1),
         }
         write_results(args.out, result, print_summary)

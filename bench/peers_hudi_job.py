@@ -8,20 +8,36 @@ metadata table, record index, column stats and partition stats enabled on the wr
 Spark SQL a secondary index on `customer_id`, a bloom filter expression index on it and an
 expression index `hour(ts)` on `ts`; and `customers` (one file, no partitions). It prints one JSON
 line: the write's and each index's seconds, the table's data files and bytes, and the index
-partitions its metadata table holds.
+partitions its metadata table holds. `query` times Spark SQL queries on those tables read through
+Hudi's data source with data skipping and its indexes enabled (`spark_scan.timed_queries`: median
+time, files read, answer). `write` also times a plain Parquet write of the same rows in the same
+Spark (after an untimed warm-up write); `upsert` times an upsert of 1% of the keys (every file),
+tagged by the record index, every index maintained.
 
-    <venv>/bin/python bench/peers_hudi_job.py write <hudi bundle jar>   < spec.json
+    <venv>/bin/python bench/peers_hudi_job.py write|query|upsert <hudi bundle jar>   < spec.json
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+WARM_UP_ROWS = 20_000  # the untimed first write that warms the JVM
 LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+# Reading with Hudi's indexes: data skipping over the metadata table (record index, secondary and
+# expression indexes, column stats).
+READ_OPTIONS = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.enable.data.skipping": "true",
+    "hoodie.metadata.record.index.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.secondary.enable": "true",
+    "hoodie.metadata.index.expression.enable": "true",
+}
 INDEXES = {
     "idx_customer": "CREATE INDEX idx_customer ON sales (customer_id)",
     "idx_bloom_customer": "CREATE INDEX idx_bloom_customer ON sales USING bloom_filters(customer_id) "
@@ -87,6 +103,12 @@ def write(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
         tasks, "sale_id"
     )
     df.cache().count()  # the read is not the write's
+    scratch = Path(spec["scratch"])
+    df.limit(WARM_UP_ROWS).write.partitionBy("region").parquet(str(scratch / "warm"))  # untimed
+    began = time.perf_counter()
+    df.write.partitionBy("region").parquet(str(scratch / "plain"))
+    plain = round(time.perf_counter() - began, 2)
+    shutil.rmtree(scratch, ignore_errors=True)
     began = time.perf_counter()
     df.write.format("hudi").options(**write_options("sales", "sale_id", "region", tasks)).save(target)
     seconds = {"bulk_insert": round(time.perf_counter() - began, 2)}
@@ -110,6 +132,7 @@ def write(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
     version = spark.version
     spark.stop()
     return {
+        "plain_parquet_s": plain,
         "seconds": seconds,
         "files": len(files),
         "table_bytes": sum(p.stat().st_size for p in files),
@@ -118,11 +141,52 @@ def write(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
     }
 
 
+def upsert(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
+    """Upsert 1% of the keys of Hudi's `sales` (`spec["keys"]`, every file), `amount` + 1, the rows
+    read from the table and cached first; tagged with the record index, every index maintained."""
+    from pyspark.sql import functions as F
+
+    spark = session(bundle)
+    target = spec["target"]
+    table = spark.read.format("hudi").options(**READ_OPTIONS).load(target)
+    changed = (
+        table.where(spec["keys"])
+        .select("sale_id", "customer_id", "ts", "amount", "note", "region")
+        .withColumn("amount", (F.col("amount") + 1).cast("decimal(12,2)"))
+    )
+    count = changed.cache().count()
+    options = write_options("sales", "sale_id", "region", 8) | {
+        "hoodie.datasource.write.operation": "upsert",
+        "hoodie.index.type": "RECORD_INDEX",
+    }
+    began = time.perf_counter()
+    changed.write.format("hudi").options(**options).mode("append").save(target)
+    seconds = round(time.perf_counter() - began, 2)
+    spark.stop()
+    return {"upsert_s": seconds, "upsert_rows": count}
+
+
+def query(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
+    from spark_scan import timed_queries
+
+    spark = session(bundle)
+    for table, location in spec["tables"].items():
+        spark.read.format("hudi").options(**READ_OPTIONS).load(location).createOrReplaceTempView(table)
+    result = {"spark": spark.version, "read_options": READ_OPTIONS}
+    result["queries"] = timed_queries(spark, spec["queries"], int(spec["repeat"]))
+    spark.stop()
+    return result
+
+
 def main() -> None:
     command, bundle = sys.argv[1], sys.argv[2]
     spec = json.loads(sys.stdin.read())
     if command == "write":
         result = write(spec, bundle)
+    elif command == "query":
+        result = query(spec, bundle)
+    elif command == "upsert":
+        result = upsert(spec, bundle)
     else:
         raise SystemExit(f"unknown command {command!r}")
     print(json.dumps(result))

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from peers_data import DIMENSION, FACT, RARE_TERM, REGIONS, SCHEMA, customer_count, step_millis
+from peers_data import DIMENSION, FACT, RARE_TERM, REGIONS, SCHEMA, ShapeValues
 from support import progress
 from trino.exceptions import TrinoQueryError
 from trino_vs_hive_queries import Query, register_hive_tables, run, table_name
-from trino_vs_hive_table import BASE
 
 from pruner.engines import engine_spec, hive_file_catalog
 from tests.e2e.engines import Engine
@@ -30,7 +29,6 @@ from tests.e2e.engines import Engine
 NATIVE, HIVE, ICEBERG, DELTA, HUDI = "lakeprune", "hive", "iceberg", "delta", "hudi"
 HUDI_REGISTRAR = "hudi_registrar"  # a Hive catalog over the Hudi catalog's metastore, to register tables
 PEERS = (HIVE, ICEBERG, DELTA)
-STAMP = "%Y-%m-%d %H:%M:%S.%f"
 COLUMNS = "sale_id, customer_id, ts, amount, note, region"
 # Each peer's table properties: partitioned by `region` as lakeprune's; Iceberg also sorts each file.
 FACT_PROPERTIES = {
@@ -197,22 +195,17 @@ def overlapping_files(engine: Engine, catalog: str) -> int:
 
 def benchmark_queries(rows: int, files: int) -> list[Query]:
     """The benchmark's shapes over a `rows`-row `sales` ({t}) and `customers` ({d})."""
-    point = rows * 3 // 5 + 123
-    customers = customer_count(rows)
-    step = timedelta(milliseconds=step_millis(rows, files))
-    low = (BASE + step * (rows // 3)).replace(tzinfo=None)
-    high = low + step * max(1, rows // 1000)  # 0.1% of the sales
-    stars = (customers // 7, customers * 5 // 9)
+    v = ShapeValues.of(rows, files)
     return [
-        Query("point lookup", f"SELECT {COLUMNS} FROM {{t}} WHERE sale_id = {point}"),
+        Query("point lookup", f"SELECT {COLUMNS} FROM {{t}} WHERE sale_id = {v.point}"),
         Query(
             "customer lookup",
-            f"SELECT sale_id, ts, amount FROM {{t}} WHERE customer_id = {customers * 2 // 3 + 11}",
+            f"SELECT sale_id, ts, amount FROM {{t}} WHERE customer_id = {v.customer}",
         ),
         Query(
             "ts range (0.1%)",
             "SELECT sale_id, customer_id, amount FROM {t} "
-            f"WHERE ts >= TIMESTAMP '{low:{STAMP}}' AND ts < TIMESTAMP '{high:{STAMP}}'",
+            f"WHERE ts >= TIMESTAMP '{v.low}' AND ts < TIMESTAMP '{v.high}'",
         ),
         Query("hour(ts) = 3", "SELECT count(*), sum(amount), min(sale_id) FROM {t} WHERE hour(ts) = 3"),
         Query("infix LIKE", f"SELECT sale_id, note FROM {{t}} WHERE note LIKE '%{RARE_TERM}%'"),
@@ -222,7 +215,7 @@ def benchmark_queries(rows: int, files: int) -> list[Query]:
             "star join",
             "SELECT d.name, count(*), sum(t.amount), min(t.ts) "
             "FROM {t} t JOIN {d} d ON t.customer_id = d.customer_id "
-            f"WHERE d.name IN ({', '.join(repr(f'customer-{c}') for c in stars)}) GROUP BY d.name",
+            f"WHERE d.name IN ({', '.join(repr(f'customer-{c}') for c in v.stars)}) GROUP BY d.name",
         ),
         Query(
             "full scan aggregate",
