@@ -27,7 +27,7 @@ before any time is taken; then the write costs of lakeprune and Hudi. Not a test
    maintained; each write against the plain Parquet write in its own Spark.
 
     PYTHONPATH=. nice -n 19 .venv/bin/python bench/peers.py [--small] [--rows 20000000] [--files 2000]
-        [--repeat 5] [--df-wait 1s] [--no-hudi] [--no-spark] [--keep]
+        [--repeat 5] [--df-wait 1s] [--no-hudi] [--no-spark] [--no-writes] [--explain NAMES] [--keep]
 
 `--small` is 200,000 rows in ~40 files with 3 timed runs. Writes `bench/results/peers.json`
 (`peers_small.json` with `--small`) and prints the tables; progress goes to stderr."""
@@ -71,7 +71,7 @@ from support import (
     write_results,
 )
 from trino_vs_hive import machine
-from trino_vs_hive_queries import check_agreement, time_queries
+from trino_vs_hive_queries import check_agreement, explain_analyze, time_queries
 from trino_vs_hive_table import check_layout
 
 from pruner.engines.native_catalog import NativeCatalog
@@ -124,7 +124,8 @@ def print_summary(result: dict[str, Any]) -> None:
                 f"{s['trino_processed_rows']:>11,.0f}{kept:>10}"
             )
     print_spark(result["spark"])
-    print_writes(result["writes"])
+    if result["writes"]:
+        print_writes(result["writes"])
 
 
 def hudi_table(workdir: Path, warehouse: Path, files: int) -> dict[str, Any]:
@@ -214,11 +215,15 @@ def main() -> None:
     parser.add_argument("--df-wait", default="1s", help="dynamic filtering wait timeout, every catalog")
     parser.add_argument("--no-hudi", action="store_true", help="leave Hudi (and its Spark 3.5 venv) out")
     parser.add_argument("--no-spark", action="store_true", help="no Spark queries (lakeprune vs Hudi)")
+    parser.add_argument("--no-writes", action="store_true", help="no upserts (and no write table)")
+    parser.add_argument(
+        "--explain",
+        default="",
+        help="queries to EXPLAIN ANALYZE on every catalog after the timing (names, ',')",
+    )
+    if parser.parse_known_args()[0].small:  # --small's sizes, unless given explicitly
+        parser.set_defaults(**SMALL, out=RESULTS / "peers_small.json")
     args = parser.parse_args()
-    if args.small:
-        args.rows, args.files, args.repeat = SMALL["rows"], SMALL["files"], SMALL["repeat"]
-        if args.out == RESULTS / "peers.json":
-            args.out = RESULTS / "peers_small.json"
     load_start = load()
     began = time.perf_counter()
     with scratch_directory("lakeprune-peers-", args.keep) as workdir:
@@ -269,11 +274,13 @@ def main() -> None:
                     engine, sidecar, queries, args.repeat, FACT, catalogs=catalogs, dimension=DIMENSION
                 )
                 load_queries_end = load()
+                names = [n for n in args.explain.split(",") if n]
+                explained = explain_analyze(engine, queries, names, catalogs, FACT, DIMENSION)
                 info = machine(engine)
         spark: dict[str, Any] = {"skipped": "--no-spark" if args.no_spark else "no Hudi table"}
         if "files" in hudi and not args.no_spark:
             spark = spark_side_by_side(workdir, warehouse, layout["rows"], args.files, args.repeat)
-        writes = write_costs(workdir, warehouse / FACT, hudi)
+        writes = {} if args.no_writes else write_costs(workdir, warehouse / FACT, hudi)
         result = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": info
@@ -293,6 +300,7 @@ def main() -> None:
             "repeat": args.repeat,
             "queries": timed,
             "ratios": ratios(timed, catalogs),
+            "explain_analyze": explained,
             "spark": spark,
             "writes": writes,
             "total_s": round(time.perf_counter() - began, 1),

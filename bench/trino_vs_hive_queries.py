@@ -289,10 +289,20 @@ def _counters(sidecar: Sidecar) -> dict[str, float]:
     )
 
 
-def explain_analyze(engine: Engine, queries: list[Query], names: list[str]) -> dict[str, dict[str, str]]:
+def explain_analyze(
+    engine: Engine,
+    queries: list[Query],
+    names: list[str],
+    catalogs: tuple[str, ...] = CATALOGS,
+    table: str = TABLE,
+    dimension: str = DIMENSION,
+) -> dict[str, dict[str, str]]:
     """`EXPLAIN ANALYZE` of the named queries on each catalog (run after the timing: it runs them)."""
     return {
-        q.name: {c: run(engine, f"EXPLAIN ANALYZE {qualified(q.sql, c)}")[0][0][0] for c in CATALOGS}
+        q.name: {
+            c: run(engine, f"EXPLAIN ANALYZE {qualified(q.sql, c, table, dimension)}")[0][0][0]
+            for c in catalogs
+        }
         for q in queries
         if q.name in names
     }
