@@ -27,7 +27,8 @@ before any time is taken; then the write costs of lakeprune and Hudi. Not a test
    maintained; each write against the plain Parquet write in its own Spark.
 
     PYTHONPATH=. nice -n 19 .venv/bin/python bench/peers.py [--small] [--rows 20000000] [--files 2000]
-        [--repeat 5] [--df-wait 1s] [--no-hudi] [--no-spark] [--no-writes] [--explain NAMES] [--keep]
+        [--repeat 5] [--df-wait 1s] [--no-hudi] [--hudi-table-version 8] [--no-spark] [--no-writes]
+        [--explain NAMES] [--keep]
 
 `--small` is 200,000 rows in ~40 files with 3 timed runs. Writes `bench/results/peers.json`
 (`peers_small.json` with `--small`) and prints the tables; progress goes to stderr."""
@@ -128,11 +129,11 @@ def print_summary(result: dict[str, Any]) -> None:
         print_writes(result["writes"])
 
 
-def hudi_table(workdir: Path, warehouse: Path, files: int) -> dict[str, Any]:
+def hudi_table(workdir: Path, warehouse: Path, files: int, version: int) -> dict[str, Any]:
     """Hudi's copy of the tables under `workdir/hudi` (its environment made first if need be), or
     why there is none."""
     try:
-        return write_hudi(ensure_environment(), warehouse, workdir / "hudi", files)
+        return write_hudi(ensure_environment(), warehouse, workdir / "hudi", files, version)
     except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
         progress(f"Hudi left out: {str(error)[-2000:]}")
         return {"error": str(error)[-4000:]}
@@ -193,7 +194,7 @@ def write_costs(workdir: Path, location: Path, hudi: dict[str, Any]) -> dict[str
             "plain_parquet_s": hudi["plain_parquet_s"],
             "insert_s": hudi["seconds"]["bulk_insert"],
             "index_build_s": sum(v for k, v in hudi["seconds"].items() if k != "bulk_insert"),
-        } | upsert_hudi(ensure_environment(), workdir / "hudi")
+        } | upsert_hudi(ensure_environment(), workdir / "hudi", hudi["table_version"])
     for system in out.values():
         plain = system["plain_parquet_s"]
         system["insert_over_plain"] = round((system["insert_s"] + system.get("index_build_s", 0)) / plain, 2)
@@ -215,6 +216,13 @@ def main() -> None:
     parser.add_argument("--df-wait", default="1s", help="dynamic filtering wait timeout, every catalog")
     parser.add_argument("--no-hudi", action="store_true", help="leave Hudi (and its Spark 3.5 venv) out")
     parser.add_argument("--no-spark", action="store_true", help="no Spark queries (lakeprune vs Hudi)")
+    parser.add_argument(
+        "--hudi-table-version",
+        type=int,
+        choices=(8, 9),
+        default=8,
+        help="8 (Hudi 1.0's, which Trino 476 reads) or 9 (Hudi 1.2's default: Spark only)",
+    )
     parser.add_argument("--no-writes", action="store_true", help="no upserts (and no write table)")
     parser.add_argument(
         "--explain",
@@ -238,7 +246,7 @@ def main() -> None:
         extra = peer_catalogs(workdir, args.df_wait, layout["table_bytes"] // max(1, layout["files"]))
         hudi: dict[str, Any] = {"skipped": "--no-hudi"}
         if not args.no_hudi:
-            hudi = hudi_table(workdir, warehouse, layout["files"])
+            hudi = hudi_table(workdir, warehouse, layout["files"], args.hudi_table_version)
         if "files" in hudi:
             extra |= hudi_catalogs(workdir)
         catalogs: tuple[str, ...] = (NATIVE, *PEERS)

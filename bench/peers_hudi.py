@@ -90,9 +90,12 @@ def run_job(environment: HudiEnvironment, command: str, spec: dict[str, Any]) ->
     return result
 
 
-def write_hudi(environment: HudiEnvironment, warehouse: Path, root: Path, files: int) -> dict[str, Any]:
+def write_hudi(
+    environment: HudiEnvironment, warehouse: Path, root: Path, files: int, table_version: int = 8
+) -> dict[str, Any]:
     """Hudi's copies of lakeprune's `sales` and `customers` (same rows: its data files) under
-    `root`, written by the job; what it reports, with the Spark and bundle versions."""
+    `root`, written by the job as Hudi table version `table_version` (8, which Trino 476 reads, or 9,
+    Hudi 1.2's default); what it reports, with the Spark and bundle versions."""
     spec = {
         "source": str(warehouse / FACT),
         "source_files": [str(p) for p in data_files(warehouse / FACT)],
@@ -102,17 +105,19 @@ def write_hudi(environment: HudiEnvironment, warehouse: Path, root: Path, files:
         "files": files,
         "regions": len(REGIONS),
         "scratch": str(root.with_name("hudi_plain_parquet")),
+        "table_version": str(table_version),
     }
     progress(f"Hudi (Spark {environment.spark_version}): bulk insert and indexes into {root}")
     result = run_job(environment, "write", spec)
     progress(f"Hudi: {result['files']} files, {result['seconds']}")
-    return result | {"hudi_bundle": HUDI_BUNDLE.coordinate}
+    return result | {"hudi_bundle": HUDI_BUNDLE.coordinate, "table_version": table_version}
 
 
-def upsert_hudi(environment: HudiEnvironment, root: Path) -> dict[str, Any]:
+def upsert_hudi(environment: HudiEnvironment, root: Path, table_version: int) -> dict[str, Any]:
     """Upsert 1% of the keys (`UPSERT_KEYS`) of Hudi's `sales` under `root`; seconds and rows."""
     progress("Hudi: 1% upsert")
-    return run_job(environment, "upsert", {"target": str(root / FACT), "keys": UPSERT_KEYS})
+    spec = {"target": str(root / FACT), "keys": UPSERT_KEYS, "table_version": str(table_version)}
+    return run_job(environment, "upsert", spec)
 
 
 if __name__ == "__main__":

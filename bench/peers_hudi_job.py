@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 WARM_UP_ROWS = 20_000  # the untimed first write that warms the JVM
+# Table version 8 (Hudi 1.0's) by default, which Trino 476's Hudi connector (hudi-common 1.0.2)
+# reads; Hudi 1.2 writes version 9 by default.
+TABLE_VERSION = "8"
 LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 # Reading with Hudi's indexes: data skipping over the metadata table (record index, secondary and
 # expression indexes, column stats).
@@ -72,7 +75,7 @@ def session(bundle: str) -> Any:
     return spark
 
 
-def write_options(table: str, key: str, partition: str, parallelism: int) -> dict[str, str]:
+def write_options(table: str, key: str, partition: str, parallelism: int, version: str) -> dict[str, str]:
     return {
         "hoodie.table.name": table,
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
@@ -88,15 +91,14 @@ def write_options(table: str, key: str, partition: str, parallelism: int) -> dic
         "hoodie.metadata.index.column.stats.enable": "true",
         "hoodie.metadata.index.partition.stats.enable": "true",
         "hoodie.write.lock.provider": LOCK_PROVIDER,
-        # Table version 8 (Hudi 1.0's), which Trino 476's Hudi connector (hudi-common 1.0.2) reads;
-        # Hudi 1.2 writes version 9 by default.
-        "hoodie.write.table.version": "8",
+        "hoodie.write.table.version": version,
     }
 
 
 def write(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
     spark = session(bundle)
     source, target = spec["source"], spec["target"]
+    version = str(spec.get("table_version", TABLE_VERSION))
     tasks = max(1, int(spec["files"]) // int(spec["regions"]))
     df = spark.read.option("basePath", source).parquet(*spec["source_files"])
     df = df.select("sale_id", "customer_id", "ts", "amount", "note", "region").repartitionByRange(
@@ -110,14 +112,16 @@ def write(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
     plain = round(time.perf_counter() - began, 2)
     shutil.rmtree(scratch, ignore_errors=True)
     began = time.perf_counter()
-    df.write.format("hudi").options(**write_options("sales", "sale_id", "region", tasks)).save(target)
+    df.write.format("hudi").options(**write_options("sales", "sale_id", "region", tasks, version)).save(
+        target
+    )
     seconds = {"bulk_insert": round(time.perf_counter() - began, 2)}
     customers = spark.read.parquet(*spec["dimension_files"]).coalesce(1)
-    options = write_options("customers", "customer_id", "", 1)
+    options = write_options("customers", "customer_id", "", 1, version)
     customers.write.format("hudi").options(**options).save(spec["dimension_target"])
     spark.sql(f"CREATE TABLE sales USING hudi LOCATION '{target}'")  # for CREATE INDEX
     spark.sql(f"SET hoodie.write.lock.provider = {LOCK_PROVIDER}")
-    spark.sql("SET hoodie.write.table.version = 8")
+    spark.sql(f"SET hoodie.write.table.version = {version}")
     for name, statement in INDEXES.items():
         began = time.perf_counter()
         spark.sql(statement)
@@ -155,7 +159,7 @@ def upsert(spec: dict[str, Any], bundle: str) -> dict[str, Any]:
         .withColumn("amount", (F.col("amount") + 1).cast("decimal(12,2)"))
     )
     count = changed.cache().count()
-    options = write_options("sales", "sale_id", "region", 8) | {
+    options = write_options("sales", "sale_id", "region", 8, spec.get("table_version", TABLE_VERSION)) | {
         "hoodie.datasource.write.operation": "upsert",
         "hoodie.index.type": "RECORD_INDEX",
     }
