@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from spark_scan import files_read
 from support import progress, write_results
 
 from builder import LakepruneTable
@@ -43,23 +44,6 @@ QUERIES = {
 }
 
 
-def _files_read(df: DataFrame) -> int:
-    """The number of files the query's scan read (Spark's `numFiles` metric)."""
-    plan: Any = df._jdf.queryExecution().executedPlan()
-    if plan.nodeName() == "AdaptiveSparkPlan":
-        plan = plan.executedPlan()
-    stack, total = [plan], 0
-    while stack:
-        node = stack.pop()
-        if node.nodeName().endswith("QueryStage"):  # adaptive execution: the stage's plan
-            node = node.plan()
-        if node.nodeName().startswith("Scan") and node.metrics().contains("numFiles"):
-            total += int(node.metrics().apply("numFiles").value())
-        children = node.children()
-        stack += [children.apply(i) for i in range(children.size())]
-    return total
-
-
 def _query(df: DataFrame, where: str | None) -> DataFrame:
     filtered = df.where(where) if where is not None else df
     return filtered.agg(F.count(F.lit(1)).alias("rows"), F.sum("score").alias("score"))
@@ -72,7 +56,7 @@ def _measure(make: Callable[[], DataFrame], where: str | None, repeat: int) -> d
         df = _query(make(), where)
         rows = df.collect()
         timings.append(time.perf_counter() - start)
-        answer, files = rows[0].asDict(), _files_read(df)
+        answer, files = rows[0].asDict(), files_read(df)
     return {
         "median_s": round(statistics.median(timings), 3),
         "min_s": round(min(timings), 3),

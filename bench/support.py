@@ -5,12 +5,16 @@ and on stdout (as JSON or its summary); `shape_medians`, the median time of a pr
 `prune_shapes`; `measure_in`, one measurement in a child process that imports another code tree's
 `pruner` (for before / after comparisons in one run); `table_bench_parser`, the command line a bench
 over one generated table starts from (`--rows --files --repeat --keep --out`), and its
-`scratch_directory`, a temporary directory removed at the end unless kept."""
+`scratch_directory`, a temporary directory removed at the end unless kept; `build_in_child`, a
+function (Spark's table building) run in a spawned child process so that its JVM is gone before
+anything is timed; `serving_sidecar`, an in-process sidecar serving one warehouse over gRPC and
+Thrift on loopback for the length of a `with` block."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -22,7 +26,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pruner.sidecar import Sidecar
 
 STARTED = time.monotonic()
 
@@ -101,3 +108,33 @@ def scratch_directory(prefix: str, keep: bool) -> Iterator[Path]:
             progress(f"kept {directory}")
         else:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def build_in_child(target: Callable[..., None], *args: Any) -> float:
+    """Run `target(*args)` in a spawned child process (Spark's JVM exits with it); its seconds."""
+    begin = time.perf_counter()
+    child = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise SystemExit(f"building the tables failed (exit code {child.exitcode})")
+    return time.perf_counter() - begin
+
+
+@contextmanager
+def serving_sidecar(schema: str, warehouse: Path) -> Iterator[Sidecar]:
+    """A sidecar in this process serving `warehouse` as `schema` (gRPC and Thrift on free loopback
+    ports, no metrics port), ready; stopped on exit."""
+    from pruner.serving.config import ServeConfig
+    from pruner.sidecar import Sidecar
+
+    config = ServeConfig(
+        {schema: str(warehouse)}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
+    )
+    sidecar = Sidecar(config).start()
+    try:
+        if not sidecar.wait_ready(120):
+            raise SystemExit("the sidecar did not load its catalog")
+        yield sidecar
+    finally:
+        sidecar.stop(2)

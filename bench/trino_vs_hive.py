@@ -36,12 +36,9 @@ Writes `bench/results/trino_vs_hive.json` and prints a summary; progress goes to
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import platform
-import shutil
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +47,14 @@ from typing import Any
 # The repository root: the end-to-end helpers (`tests.e2e`) start Trino and read the counters.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from support import progress, table_bench_parser, write_results
+from support import (
+    build_in_child,
+    progress,
+    scratch_directory,
+    serving_sidecar,
+    table_bench_parser,
+    write_results,
+)
 from trino_vs_hive_getrows import getrows_throughput
 from trino_vs_hive_queries import (
     CATALOGS,
@@ -70,8 +74,6 @@ from pruner.engines import engine_spec, ensure_java_runtime, hive_file_catalog
 from pruner.engines.native_catalog import NativeCatalog
 from pruner.engines.plugin import locate_plugin
 from pruner.engines.spec import TRINO
-from pruner.serving.config import ServeConfig
-from pruner.sidecar import Sidecar
 from tests.e2e.engines import Engine, local_engine
 
 # Issue 15's targets: lakeprune (native) median time over Hive's, at most.
@@ -161,60 +163,51 @@ def main() -> None:
     sweep = [int(n) for n in args.sweep.split(",") if n.strip()]
     load_before = os.getloadavg()
     began = time.perf_counter()
-    workdir = Path(tempfile.mkdtemp(prefix="lakeprune-trino-vs-hive-"))
-    warehouse = workdir / "warehouse"
-    location = warehouse / TABLE
-    sidecar: Sidecar | None = None
-    try:
+    with scratch_directory("lakeprune-trino-vs-hive-", args.keep) as workdir:
+        warehouse = workdir / "warehouse"
+        location = warehouse / TABLE
         plugin = locate_plugin(TRINO)  # built by connector/trino/build.sh if need be
         progress(
             f"building {args.rows:,} rows in ~{args.files} files, drivers, sweep {sweep} under {warehouse}"
         )
-        begin = time.perf_counter()
-        builder = multiprocessing.get_context("spawn").Process(
-            target=build_tables, args=(str(warehouse), args.rows, args.files, sweep, args.sweep_rows)
+        build_seconds = build_in_child(
+            build_tables, str(warehouse), args.rows, args.files, sweep, args.sweep_rows
         )
-        builder.start()
-        builder.join()
-        if builder.exitcode != 0:
-            raise SystemExit(f"building the tables failed (exit code {builder.exitcode})")
-        build_seconds = time.perf_counter() - begin
         layout = check_layout(location)
         progress(f"built in {build_seconds:.0f} s: {layout}")
 
-        config = ServeConfig(
-            {SCHEMA: str(warehouse)}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
-        )
-        sidecar = Sidecar(config).start()
-        if not sidecar.wait_ready(120):
-            raise SystemExit("the sidecar did not load its catalog")
-        address = f"127.0.0.1:{sidecar.thrift_port}"
-        grpc = NativeCatalog(f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=args.df_wait)
-        hive = {
-            "hive": hive_file_catalog(engine_spec("trino"), workdir / "metastore")
-            | {"hive.dynamic-filtering.wait-timeout": args.df_wait}
-        }
-        progress(f"sidecar gRPC {sidecar.grpc_port}, Thrift {sidecar.thrift_port}; starting Trino 476")
-        begin = time.perf_counter()
-        with local_engine("trino", address, hive, grpc=grpc, plugin=plugin) as engine:
-            startup = time.perf_counter() - begin
-            progress(f"Trino answers on port {engine.port} ({startup:.0f} s); registering the Hive tables")
-            register_hive_tables(engine, warehouse, [TABLE] + [sweep_table(n) for n in sweep])
-            queries = benchmark_queries(layout["rows"])
-            check_agreement(engine, queries, layout)
-            progress("the three catalogs agree; timing the queries")
-            load_queries = os.getloadavg()
-            timed = time_queries(engine, sidecar, queries, args.repeat)
-            floor = trino_floor(engine, args.repeat)
-            progress("the point-lookup sweep")
-            swept = point_lookup_sweep(engine, sidecar, warehouse, sweep, args.repeat)
-            load_queries_end = os.getloadavg()
-            explained = explain_analyze(engine, queries, [n for n in args.explain.split(",") if n])
-            info = machine(engine)
-        getrows: dict[str, Any] = {}
-        if args.passes > 0:
-            progress("Trino stopped; GetRows throughput")
-            getrows = getrows_throughput(sidecar, args.clients, args.passes)
+        with serving_sidecar(SCHEMA, warehouse) as sidecar:
+            address = f"127.0.0.1:{sidecar.thrift_port}"
+            grpc = NativeCatalog(
+                f"127.0.0.1:{sidecar.grpc_port}", dynamic_filtering_wait_timeout=args.df_wait
+            )
+            hive = {
+                "hive": hive_file_catalog(engine_spec("trino"), workdir / "metastore")
+                | {"hive.dynamic-filtering.wait-timeout": args.df_wait}
+            }
+            progress(f"sidecar gRPC {sidecar.grpc_port}, Thrift {sidecar.thrift_port}; starting Trino 476")
+            begin = time.perf_counter()
+            with local_engine("trino", address, hive, grpc=grpc, plugin=plugin) as engine:
+                startup = time.perf_counter() - begin
+                progress(
+                    f"Trino answers on port {engine.port} ({startup:.0f} s); registering the Hive tables"
+                )
+                register_hive_tables(engine, warehouse, [TABLE] + [sweep_table(n) for n in sweep])
+                queries = benchmark_queries(layout["rows"])
+                check_agreement(engine, queries, layout)
+                progress("the three catalogs agree; timing the queries")
+                load_queries = os.getloadavg()
+                timed = time_queries(engine, sidecar, queries, args.repeat)
+                floor = trino_floor(engine, args.repeat)
+                progress("the point-lookup sweep")
+                swept = point_lookup_sweep(engine, sidecar, warehouse, sweep, args.repeat)
+                load_queries_end = os.getloadavg()
+                explained = explain_analyze(engine, queries, [n for n in args.explain.split(",") if n])
+                info = machine(engine)
+            getrows: dict[str, Any] = {}
+            if args.passes > 0:
+                progress("Trino stopped; GetRows throughput")
+                getrows = getrows_throughput(sidecar, args.clients, args.passes)
         result = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": info
@@ -240,13 +233,6 @@ def main() -> None:
         }
         write_results(args.out, result, print_summary)
         progress(f"wrote {args.out}")
-    finally:
-        if sidecar is not None:
-            sidecar.stop(2)
-        if args.keep:
-            progress(f"kept {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -82,8 +82,8 @@ def table_name(catalog: str, table: str = TABLE) -> str:
     return f"{catalog}.{SCHEMA}.{table}"
 
 
-def qualified(sql: str, catalog: str, table: str = TABLE) -> str:
-    return sql.format(t=table_name(catalog, table), d=table_name(catalog, DIMENSION))
+def qualified(sql: str, catalog: str, table: str = TABLE, dimension: str = DIMENSION) -> str:
+    return sql.format(t=table_name(catalog, table), d=table_name(catalog, dimension))
 
 
 def run(engine: Engine, sql: str) -> tuple[list[list[Any]], float, dict[str, Any]]:
@@ -107,21 +107,23 @@ def register_hive_tables(
     columns: str = HIVE_COLUMNS,
     partitioned_by: tuple[str, ...] = ("city",),
     dimension: bool = True,
+    catalog: str = HIVE,
 ) -> None:
-    """`hive.bench.<table>` for each table (by default `trips`-shaped: `columns`, partition columns
-    last, `partitioned_by`) and, with `dimension`, for `drivers`, on the same directories."""
+    """`<catalog>.bench.<table>` (a Hive catalog, by default `hive`) for each table (by default
+    `trips`-shaped: `columns`, partition columns last, `partitioned_by`) and, with `dimension`, for
+    `drivers`, on the same directories."""
     spec = engine_spec("trino")
-    engine.query(f"CREATE SCHEMA hive.{SCHEMA}")
+    engine.query(f"CREATE SCHEMA IF NOT EXISTS {catalog}.{SCHEMA}")
     partitioning = (
         f", partitioned_by = ARRAY[{', '.join(repr(c) for c in partitioned_by)}]" if partitioned_by else ""
     )
     for table in tables:
         engine.query(
-            f"CREATE TABLE {table_name(HIVE, table)} ({columns}) WITH (external_location = "
+            f"CREATE TABLE {table_name(catalog, table)} ({columns}) WITH (external_location = "
             f"'{hive_location(spec, warehouse / table)}', format = 'PARQUET'{partitioning})"
         )
         if partitioned_by:
-            engine.query(f"CALL hive.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
+            engine.query(f"CALL {catalog}.system.sync_partition_metadata('{SCHEMA}', '{table}', 'FULL')")
     if dimension:
         engine.query(
             f"CREATE TABLE {table_name(HIVE, DIMENSION)} ({HIVE_DIMENSION_COLUMNS}) WITH ("
@@ -136,11 +138,14 @@ def check_agreement(
     table: str = TABLE,
     checks: bool = True,
     catalogs: tuple[str, ...] = CATALOGS,
+    dimension: str = DIMENSION,
 ) -> None:
-    """The catalogs (by default all three) answer the checks and the benchmark queries identically;
-    fail loudly if not."""
+    """The catalogs (by default all three) answer the checks and the benchmark queries identically
+    (each compared with Hive's answer, `hive` being one of them); fail loudly if not."""
     for sql in (CHECKS if checks else []) + [q.sql for q in queries]:
-        answers = {c: normalized(_naive(run(engine, qualified(sql, c, table))[0])) for c in catalogs}
+        answers = {
+            c: normalized(_naive(run(engine, qualified(sql, c, table, dimension))[0])) for c in catalogs
+        }
         if any(answers[c] != answers[HIVE] for c in catalogs):
             raise SystemExit(f"the catalogs disagree on {sql} ({table}):\n  {answers}")
         if not answers[HIVE]:
@@ -169,23 +174,24 @@ def time_queries(
     repeat: int,
     table: str = TABLE,
     catalogs: tuple[str, ...] = CATALOGS,
+    dimension: str = DIMENSION,
 ) -> dict[str, Any]:
     """Each query on each of `catalogs` (by default all three): a warm-up, then `repeat` timed runs."""
     results: dict[str, Any] = {}
     for query in queries:
         samples: dict[str, list[dict[str, Any]]] = {c: [] for c in catalogs}
         for catalog in catalogs:  # warm-up
-            run(engine, qualified(query.sql, catalog, table))
+            run(engine, qualified(query.sql, catalog, table, dimension))
         for _ in range(repeat):
             for catalog in catalogs:  # alternate, so that background load hits all alike
                 before = _counters(sidecar)
-                rows, wall, stats = run(engine, qualified(query.sql, catalog, table))
+                rows, wall, stats = run(engine, qualified(query.sql, catalog, table, dimension))
                 after = _counters(sidecar)
                 samples[catalog].append(
                     {"wall": wall, "rows": len(rows), "stats": stats}
                     | {k: after[k] - before[k] for k in after}
                 )
-        results[query.name] = {"sql": query.sql.format(t=table, d=DIMENSION)} | {
+        results[query.name] = {"sql": query.sql.format(t=table, d=dimension)} | {
             c: _summary(c, s) for c, s in samples.items()
         }
         progress(
@@ -283,10 +289,20 @@ def _counters(sidecar: Sidecar) -> dict[str, float]:
     )
 
 
-def explain_analyze(engine: Engine, queries: list[Query], names: list[str]) -> dict[str, dict[str, str]]:
+def explain_analyze(
+    engine: Engine,
+    queries: list[Query],
+    names: list[str],
+    catalogs: tuple[str, ...] = CATALOGS,
+    table: str = TABLE,
+    dimension: str = DIMENSION,
+) -> dict[str, dict[str, str]]:
     """`EXPLAIN ANALYZE` of the named queries on each catalog (run after the timing: it runs them)."""
     return {
-        q.name: {c: run(engine, f"EXPLAIN ANALYZE {qualified(q.sql, c)}")[0][0][0] for c in CATALOGS}
+        q.name: {
+            c: run(engine, f"EXPLAIN ANALYZE {qualified(q.sql, c, table, dimension)}")[0][0][0]
+            for c in catalogs
+        }
         for q in queries
         if q.name in names
     }

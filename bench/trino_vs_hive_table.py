@@ -9,6 +9,7 @@ that Hive, which reads them all, sees exactly the table's rows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,21 +46,49 @@ def build_tables(warehouse: str, rows: int, files: int, sweep: list[int], sweep_
     spark.stop()
 
 
-def build_dimension(spark: Any, location: str) -> None:
-    """`drivers`: one row per driver id of `trips`, in one file; `name` is `driver-<id>`."""
+@dataclass(frozen=True)
+class Dimension:
+    """A one-file dimension table: `rows` keys 0.. (record key `key`, cast to `key_type`), a `name`
+    of `<label>-<key>` and a category column cycling through `categories`."""
+
+    table: str = DIMENSION
+    ddl: str = DIMENSION_DDL
+    key: str = "driver_id"
+    key_type: str = "int"
+    rows: int = DRIVERS
+    label: str = "driver"
+    category: str = "home"
+    categories: tuple[str, ...] = tuple(CITIES)
+
+
+def build_dimension(spark: Any, location: str, dimension: Dimension = Dimension()) -> None:
+    """The dimension (by default `drivers`: one row per driver id of `trips`, `name` `driver-<id>`),
+    in one file, with column stats."""
     from pyspark.sql import functions as F
 
     from builder import LakepruneTable
 
-    table = LakepruneTable.create(location, DIMENSION_DDL, record_key="driver_id", spark=spark)
-    table.sql(f"CREATE INDEX stats ON {DIMENSION} USING column_stats")
+    d = dimension
+    table = LakepruneTable.create(location, d.ddl, record_key=d.key, spark=spark)
+    table.sql(f"CREATE INDEX stats ON {d.table} USING column_stats")
     key = F.col("id")
-    df = spark.range(DRIVERS).select(
-        key.cast("int").alias("driver_id"),
-        F.concat(F.lit("driver-"), key.cast("string")).alias("name"),
-        F.element_at(F.array(*[F.lit(c) for c in CITIES]), (key % len(CITIES) + 1).cast("int")).alias("home"),
+    df = spark.range(d.rows).select(
+        key.cast(d.key_type).alias(d.key),
+        F.concat(F.lit(f"{d.label}-"), key.cast("string")).alias("name"),
+        F.element_at(
+            F.array(*[F.lit(c) for c in d.categories]), (key % len(d.categories) + 1).cast("int")
+        ).alias(d.category),
     )
     table.insert(df.coalesce(1))
+
+
+def sized_in_files(rows: int, files: int) -> dict[str, int]:
+    """Table properties that make the first insert of `rows` rows write ~`files` files."""
+    # The first insert sizes files with the writer's 64-byte estimate per record.
+    return {
+        "write.target_file_size_bytes": max(1, DEFAULT_RECORD_BYTES * rows // files),
+        "write.small_file_limit_bytes": 1,
+    }
 
 
 def build_table(spark: Any, location: str, rows: int, files: int) -> None:
@@ -74,11 +103,7 @@ def build_table(spark: Any, location: str, rows: int, files: int) -> None:
         record_key="trip_id",
         partition_by=["city"],
         spark=spark,
-        properties={
-            # The first insert sizes files with the writer's 64-byte estimate per record.
-            "write.target_file_size_bytes": max(1, DEFAULT_RECORD_BYTES * rows // files),
-            "write.small_file_limit_bytes": 1,
-        },
+        properties=sized_in_files(rows, files),
     )
     name = location.rsplit("/", 1)[-1]
     table.sql(f"CREATE INDEX stats ON {name} USING column_stats")
@@ -98,14 +123,20 @@ def build_table(spark: Any, location: str, rows: int, files: int) -> None:
     table.insert(df)
 
 
-def check_layout(location: Path) -> dict[str, Any]:
-    """The table's live files, and proof that they are all the Parquet files Hive will list."""
-    live = LakeTable.open(str(location)).snapshot().files()
-    on_disk = [
+def data_files(location: Path) -> list[Path]:
+    """The Parquet files under a table directory outside hidden ones (`.lakeprune/`): all that Hive
+    (or any reader of the directory) sees."""
+    return [
         p
         for p in location.rglob("*.parquet")
         if not any(part.startswith((".", "_")) for part in p.relative_to(location).parts)
     ]
+
+
+def check_layout(location: Path) -> dict[str, Any]:
+    """The table's live files, and proof that they are all the Parquet files Hive will list."""
+    live = LakeTable.open(str(location)).snapshot().files()
+    on_disk = data_files(location)
     if len(on_disk) != len(live):
         raise SystemExit(f"{len(on_disk)} Parquet files under {location} but {len(live)} live files")
     return {
