@@ -5,7 +5,8 @@ for its size) and to prune its files for the filters Spark pushes to the scan (`
 `Prune`, with Spark's filter texts as the request's `sql_predicate`); the two halves exchange the
 serialized `lakeprune.v1` messages of those PruningService methods, so proto/ is the one source of
 truth for this wire as for gRPC. Spark's own Parquet reader then reads the kept files.
-`register(spark)` makes a session able to read the format: it puts the jar on the driver's class
+Writes (`df.write.format("lakeprune")`) come the same way to `builder.spark_writer`.
+`register(spark)` makes a session able to read and write the format: it puts the jar on the driver's class
 loader if it is not there, starts PySpark's callback server and installs the planner. Every prune
 goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
 total, the index steps that removed files) and is kept in `recent_prunes()`. An adopted table's
@@ -15,6 +16,7 @@ from each kept file's typed partition values. User mistakes reach Spark as one l
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -26,7 +28,7 @@ from typing import Any, ClassVar
 
 from google.protobuf.message import Message
 from pyspark.java_gateway import ensure_callback_server_started
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from pruner.engines.plugin import run_build
@@ -47,6 +49,7 @@ logger = logging.getLogger(__name__)
 JAR_ENV = "LAKEPRUNE_SPARK_JAR"
 CHECKOUT = Path(__file__).resolve().parents[1]
 PLANNERS_CLASS = "io.lakeprune.spark.Planners"
+WRITER_MODULE = "builder.spark_writer"
 RECENT = 32
 
 _recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
@@ -97,7 +100,7 @@ def register(spark: SparkSession) -> None:
         if not _loadable(jvm):
             raise SparkSourceError(f"the lakeprune jar {spark_jar()} did not load into this Spark driver")
     ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
-    jvm.io.lakeprune.spark.Planners.install(_Planner())
+    jvm.io.lakeprune.spark.Planners.install(_Planner(spark))
 
 
 def _loadable(jvm: Any) -> bool:
@@ -228,7 +231,25 @@ _METHODS: dict[str, tuple[type[Message], Callable[[Any], Message]]] = {
 
 class _Planner:
     """The `io.lakeprune.spark.Planner` the JVM calls back: a method's serialized request in, its
-    serialized response out, or the one line of a user mistake (a str)."""
+    serialized response out, or the one line of a user mistake (a str); and a DataFrame to write
+    (`builder.spark_writer`), None or that one line out."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def write(self, mode: str, options: Any, data: Any) -> str | None:
+        # The write path (`builder.write`) loads on the first DataFrame write: it imports the
+        # session module, which imports this one to register every session it makes.
+        writer = importlib.import_module(WRITER_MODULE)
+        try:
+            result = writer.write_dataframe(DataFrame(data, self.spark), str(mode), dict(options))
+        except LakepruneError as exc:
+            return f"lakeprune: {exc}"
+        except Exception:
+            logger.exception("lakeprune spark source: the DataFrame write failed")
+            raise
+        logger.info("lakeprune spark write: %s", "nothing (the table exists)" if result is None else result)
+        return None
 
     def call(self, method: str, request: bytes) -> bytes | str:
         try:

@@ -9,10 +9,14 @@ import lakeprune.v1.PruningServiceOuterClass.GetTableResponse;
 import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsRequest;
 import lakeprune.v1.PruningServiceOuterClass.GetTableStatisticsResponse;
 import lakeprune.v1.PruningServiceOuterClass.TableName;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SQLContext;
+import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.sources.BaseRelation;
+import org.apache.spark.sql.sources.CreatableRelationProvider;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.RelationProvider;
 import org.apache.spark.sql.types.StructField;
@@ -28,10 +32,25 @@ import scala.jdk.javaapi.CollectionConverters;
  * them only in their paths) are Spark partition columns, valued from each file's typed partition
  * values.
  */
-public final class LakepruneSource implements DataSourceRegister, RelationProvider {
+public final class LakepruneSource implements DataSourceRegister, RelationProvider, CreatableRelationProvider {
     @Override
     public String shortName() {
         return "lakeprune";
+    }
+
+    /**
+     * {@code df.write.format("lakeprune").mode(...).save(...)}: the planner's Python half writes the
+     * DataFrame through lakeprune's write path (one instant, every index maintained); the relation
+     * returned reads the table as written.
+     */
+    @Override
+    public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode, scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
+        Map<String, String> options = new HashMap<>(CollectionConverters.asJava(parameters));
+        String error = Planners.get().write(mode.name(), options, data);
+        if (error != null) {
+            throw new IllegalArgumentException(error);
+        }
+        return createRelation(sqlContext, parameters);
     }
 
     @Override

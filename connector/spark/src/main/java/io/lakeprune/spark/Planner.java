@@ -20,4 +20,11 @@ package io.lakeprune.spark;
  */
 public interface Planner {
     Object call(String method, byte[] request);
+
+    /**
+     * Writes {@code data} (a {@code Dataset<Row>}) to the table the options name, as the save mode
+     * ({@code SaveMode.name()}) and options say, through lakeprune's write path; null when done, or
+     * the one line of a user mistake.
+     */
+    String write(String mode, java.util.Map<String, String> options, Object data);
 }
