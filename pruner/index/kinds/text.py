@@ -14,6 +14,7 @@ frequencies (a term in every file probed is reported as a stop-gram, it prunes n
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import pyarrow as pa
@@ -81,13 +82,20 @@ def _bound(definition: IndexDefinition, schema: TableSchema) -> BoundSubject:
     if definition.expression is None:
         column = definition.columns[0]
         return BoundSubject(TextSubject(column), ColumnRef(column, ColumnType(TypeKind.STRING)))
-    types = {c.name: c.type for c in schema.columns}
     try:
-        return text_subject(parse_sql(definition.expression), types, definition.expression)
+        return _bound_expression(definition.expression, schema)
     except InvalidInputError as exc:
         raise IndexUnusableError(
             f"text index {definition.name} is over {definition.expression!r}: {exc}"
         ) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _bound_expression(text: str, schema: TableSchema) -> BoundSubject:
+    """An index's expression bound once per (text, schema), as functional indexes' are
+    (`pruner.index.functional`): every file a write indexes and every prune would otherwise run
+    sqlglot again (bound subjects are immutable, so they are shared)."""
+    return text_subject(parse_sql(text), {c.name: c.type for c in schema.columns}, text)
 
 
 def _column_key(definition: IndexDefinition) -> str:

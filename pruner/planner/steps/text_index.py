@@ -54,7 +54,8 @@ class TextIndex:
             return Skipped("; ".join(notes) or "no text predicate")
         notes += [f"index {d.name} is still building" for d in definitions if d.state != IndexState.READY]
         ready = [d for d in definitions if d.state == IndexState.READY]
-        served = {subject_of(d, context.schema) for d in ready}
+        subjects = {d.name: subject_of(d, context.schema) for d in ready}
+        served = set(subjects.values())
         notes += [
             f"{_name(leaf)}: no ready text index on {leaf.subject.sql()}"
             for leaf in wanted
@@ -62,7 +63,7 @@ class TextIndex:
         ]
         probes: list[_IndexProbe] = []
         for definition in ready:
-            mine = [leaf for leaf in wanted if leaf.subject == subject_of(definition, context.schema)]
+            mine = [leaf for leaf in wanted if leaf.subject == subjects[definition.name]]
             if mine:
                 probe = _lookup(context, definition, mine, in_play, notes)
                 if probe is not None:
