@@ -113,6 +113,10 @@ class LakepruneTable:
         """Delete the records whose keys appear in `df` (only the key columns are used)."""
         return self.write(df, WriteMode.DELETE)
 
+    def overwrite(self, df: DataFrame, sort_by: Sequence[str] = ()) -> WriteResult:
+        """Replace every record of the table with `df`'s, in one instant (an empty `df` empties it)."""
+        return self.write(df, WriteMode.OVERWRITE, sort_by)
+
     # Reads -------------------------------------------------------------------------------------
     def read(self, snapshot: str | None = None, where: str | None = None) -> DataFrame:
         """A snapshot's rows as a Spark DataFrame (time travel with `snapshot=instant`), read with

@@ -7,9 +7,10 @@ maintained, one instant). The table is named as reads name it (`save(PATH)`, or
 `option("warehouse", W).save(NAME)`); a table that does not exist is created from the DataFrame's
 schema with the options `recordKey` (or Hudi's `primaryKey`), `partitionBy` (or the writer's own
 `.partitionBy(...)`), `orderingField` (or `precombineField`). Save modes: `append` (create if
-missing, then the operation: `insert`, the default, `upsert` or `delete`), `errorifexists` (the
-writer's default: only a new table), `ignore` (nothing if the table exists). `overwrite` (replace
-every row in one instant) is not supported yet and says so."""
+missing, then the operation: `insert`, the default, `upsert` or `delete`), `overwrite` (create if
+missing, then replace every record with the DataFrame's in one instant; the table's schema, keys,
+partitioning and indexes stay), `errorifexists` (the writer's default: only a new table), `ignore`
+(nothing if the table exists)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ from pruner.storage import Storage
 from pruner.table.table import table_location
 
 SAVE_MODES = ("append", "errorifexists", "ignore", "overwrite")
+OPERATIONS = ("insert", "upsert", "delete")  # of mode("append"); mode("overwrite") is its own
+# Set by the JVM source on Spark SQL's INSERT INTO / OVERWRITE (`LakepruneWrites`): the table's
+# names of the inserted columns, in order, separated by NUL
+INSERTED_COLUMNS = "__lakeprune_columns"
 # Hudi's spellings of the same options
 _SYNONYMS = {"primarykey": "recordkey", "precombinefield": "orderingfield"}
 
@@ -49,7 +54,7 @@ class WriteOptions:
         if not name:
             raise InvalidInputError('no table: use save(PATH) or .option("warehouse", W).save(NAME)')
         operation = given.get("operation", "insert").strip().lower()
-        if operation not in {m.value for m in WriteMode}:
+        if operation not in OPERATIONS:
             raise InvalidInputError(f"option operation must be insert, upsert or delete, got {operation!r}")
         return cls(
             table_location(name, given.get("warehouse") or None),
@@ -69,12 +74,18 @@ def write_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> Wri
     if mode not in SAVE_MODES:
         raise InvalidInputError(f"save mode must be one of {', '.join(SAVE_MODES)}, got {mode!r}")
     wanted = WriteOptions.read(options)
+    inserted_as = options.get(INSERTED_COLUMNS)
+    if inserted_as:  # Spark SQL's INSERT: the query's columns are the table's, in order
+        df = df.toDF(*inserted_as.split("\x00"))
     exists = Storage.from_uri(wanted.location).exists(TABLE_JSON)
+    operation = wanted.operation
     if mode == "overwrite":
-        raise InvalidInputError(
-            "mode('overwrite') is not supported yet (it would replace every row in one instant): "
-            "use mode('append') with option('operation', 'upsert'), or delete and insert"
-        )
+        if operation is not WriteMode.INSERT:
+            raise InvalidInputError(
+                f"option operation {operation.value!r} is for mode('append'): mode('overwrite') "
+                "replaces every record of the table"
+            )
+        operation = WriteMode.OVERWRITE
     if exists and mode == "errorifexists":
         raise InvalidInputError(
             f"a lakeprune table already exists at {wanted.location}: use mode('append') to write to it"
@@ -83,7 +94,7 @@ def write_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> Wri
         return None
     if not exists:
         _create(df, wanted)
-    return write(df.sparkSession, wanted.location, df, wanted.operation, wanted.sort_by)
+    return write(df.sparkSession, wanted.location, df, operation, wanted.sort_by)
 
 
 def _create(df: DataFrame, wanted: WriteOptions) -> None:

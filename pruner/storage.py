@@ -106,7 +106,11 @@ class Storage:
 
     @classmethod
     def from_uri(cls, uri: str) -> Storage:
-        """Resolve a local path or a filesystem URI to a Storage rooted there."""
+        """Resolve a local path or a filesystem URI to a Storage rooted there. Hadoop's qualified
+        local path `file:/abs/path` (how Spark's catalog names a table's LOCATION) is the local
+        path `/abs/path`."""
+        if uri.startswith("file:/") and not uri.startswith("file://"):
+            uri = uri.removeprefix("file:")
         if "://" not in uri:
             uri = os.path.abspath(os.path.expanduser(uri))
         fs, root = open_filesystem(uri)

@@ -5,6 +5,8 @@ re-implements a format rule.
 
 - `annotate`: adds the encoded record key, its record-index bucket and the partition path.
 - `lookup_locations`: tags keys with their current (partition, file group) from the record index.
+- `held_locations`: every key the record index holds, with its location (an overwrite's keys to
+  delete are those of them its input does not hold).
 - `rewrite_file_groups`: writes one new file slice per target file group (copy-on-write), computes
   the new file's index rows while they are in memory (diffing the old image against the new rows
   for the secondary indexes) and the record index's rows of the keys the plan moved to or removed
@@ -58,6 +60,8 @@ ACTION_ADD = 0
 ACTION_REMOVE = 1
 
 LOCATION_SCHEMA = pa.schema([(KEY, pa.string()), (OLD_PARTITION, pa.string()), (OLD_FILE_GROUP, pa.string())])
+HELD_SCHEMA = LOCATION_SCHEMA.append(pa.field(BUCKET, pa.int32()))
+HELD_STRUCT = from_arrow_schema(HELD_SCHEMA)
 FILE_FIELDS = ["partition", "file_name", "file_group", "size", "rows"]
 # One row per target file group (index fields null; file name null when the group emptied), and
 # one per (index partition, bucket) chunk of the index rows of the group's new file (file fields
@@ -116,6 +120,22 @@ def lookup_locations(view: IndexPartitionView) -> BatchFunction:
                     .combine_chunks()
                     .to_batches()[0]
                 )
+
+    return run
+
+
+def held_locations(view: IndexPartitionView) -> BatchFunction:
+    """For each bucket number of the input's one column, the bucket's live keys with their
+    location and the bucket (`HELD_SCHEMA`)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for bucket in batch.column(0).to_pylist():
+                found = view.read_bucket(int(bucket))
+                if found.num_rows:
+                    buckets = pa.array(np.full(found.num_rows, bucket, dtype=np.int32))
+                    columns = [found["key"], found["partition"], found["file_group"], buckets]
+                    yield pa.table(columns, schema=HELD_SCHEMA).combine_chunks().to_batches()[0]
 
     return run
 

@@ -1,4 +1,4 @@
-"""One write (insert, upsert or delete of a DataFrame) as one commit instant.
+"""One write (insert, upsert, delete or overwrite of a DataFrame) as one commit instant.
 
 Steps, under the table lock: roll back what a crashed writer left; validate the input; encode keys
 and resolve duplicates inside the batch (the row with the greatest ordering field wins, nulls
@@ -12,7 +12,9 @@ proportional to the number of files (names, partitions, file groups, sizes, coun
 of replaced files; the added files' column stats when partition stats must be re-aggregated): index
 rows proportional to the data are written by executors, bucket by bucket (`builder.index_logs`).
 Incoming records replace stored ones whatever their ordering
-value. An insert of a key that already exists is refused (use upsert).
+value. An insert of a key that already exists is refused (use upsert). An overwrite replaces every
+record of the table in the one instant: an upsert of its input, plus the delete of every key the
+record index holds that the input does not (an empty input empties the table).
 
 Partition paths come from the table's current partition fields. After partition evolution a record
 stored in a file group of an earlier partitioning has another path than its update, so an update
@@ -80,6 +82,7 @@ class WriteMode(StrEnum):
     INSERT = "insert"
     UPSERT = "upsert"
     DELETE = "delete"
+    OVERWRITE = "overwrite"
 
 
 @dataclass(frozen=True)
@@ -220,7 +223,8 @@ class _Write:
         conformed = conform(df, self.config, key_only)
         input_rows = count_and_check_nulls(conformed, self.config, key_only)
         self.timer.phase("validate", start)
-        if input_rows == 0:
+        overwrite = self.mode == WriteMode.OVERWRITE
+        if input_rows == 0 and not overwrite:
             log.info("input is empty: nothing to %s", self.mode)
             return WriteResult(str(self.mode), None, timings_ms=self.timer.phases)
 
@@ -233,7 +237,8 @@ class _Write:
                 f"({len(missing)} in all); the table cannot be written until it is restored"
             )
 
-        if self.mode == WriteMode.INSERT and bulk.applies(snapshot, len(live)):
+        first_insert = self.mode == WriteMode.INSERT or (overwrite and input_rows > 0)
+        if first_insert and bulk.applies(snapshot, len(live)):
             bulk_result = self._bulk_insert(conformed, input_rows)
             if bulk_result is not None:
                 return bulk_result
@@ -255,8 +260,9 @@ class _Write:
             )
 
         start = time.perf_counter()
-        work, bins = self._plan(tagged, list(live.values()))
-        targets = self._targets(tagged, found, bins)
+        gone, gone_count = self._not_kept(unique, snapshot) if overwrite else (None, 0)
+        work, bins = self._plan(tagged, list(live.values()), gone)
+        targets = self._targets(tagged, found, bins, gone if gone_count else None)
         self.timer.phase("plan", start)
         result = WriteResult(
             operation=str(self.mode),
@@ -266,7 +272,7 @@ class _Write:
             inserted=0 if key_only else unique_rows - found,
             updated=0 if key_only else found,
             moved=0 if key_only else moved,
-            deleted=found if key_only else 0,
+            deleted=found if key_only else gone_count,
             not_found=unique_rows - found if key_only else 0,
         )
         if not targets:
@@ -366,9 +372,24 @@ class _Write:
         assert counts is not None
         return tagged, int(counts["found"] or 0), int(counts["moved"] or 0)
 
-    def _plan(self, tagged: DataFrame, live_files: list[DataFile]) -> tuple[DataFrame, list[InsertBin]]:
+    def _not_kept(self, unique: DataFrame, snapshot: Snapshot) -> tuple[DataFrame | None, int]:
+        """An overwrite's deletes: every key the record index holds that its input (`unique`) does
+        not, with its location and bucket, and their number; None when the table holds no key."""
+        view = snapshot.record_index()
+        if not view.buckets:
+            return None, 0
+        buckets = self.spark.createDataFrame([(b,) for b in sorted(view.buckets)], "bucket int")
+        held = buckets.repartition(min(len(view.buckets), 64)).mapInArrow(
+            tasks.held_locations(view), tasks.HELD_STRUCT
+        )
+        gone = self._keep(persist_intermediate(held.join(unique.select(KEY), on=KEY, how="left_anti")))
+        return gone, gone.count()
+
+    def _plan(
+        self, tagged: DataFrame, live_files: list[DataFile], gone: DataFrame | None = None
+    ) -> tuple[DataFrame, list[InsertBin]]:
         """Rows to add to (action 0) or keys to remove from (action 1) each target file group, and
-        the bins the new rows were cut into."""
+        the bins the new rows were cut into; `gone`: keys an overwrite deletes."""
         exists = F.col(OLD_FILE_GROUP).isNotNull()
         if self.mode == WriteMode.DELETE:
             return self._removals(tagged.where(exists), OP_DELETE), []
@@ -389,11 +410,16 @@ class _Write:
             .unionByName(inserts.select(*columns))
             .unionByName(self._removals(tagged.where(exists & ~same_partition), None))
         )
+        if gone is not None:
+            work = work.unionByName(self._removals(gone, OP_DELETE))
         return work, bins
 
-    def _targets(self, tagged: DataFrame, found: int, bins: list[InsertBin]) -> list[tuple[str, str]]:
-        """(file group, partition) of every group the write may change: each insert bin's, and the
-        group each found key is in now (updated in place, left by a move, deleted from). Read from
+    def _targets(
+        self, tagged: DataFrame, found: int, bins: list[InsertBin], gone: DataFrame | None = None
+    ) -> list[tuple[str, str]]:
+        """(file group, partition) of every group the write may change: each insert bin's, the
+        group each found key is in now (updated in place, left by a move, deleted from), and the
+        group of each key an overwrite deletes (`gone`, None when there is none). Read from
         the found keys' locations only when there are any (never for a table's first write), not
         from the planned rows. A bin left without rows (equal order values at its boundary, see
         `_assign_bins`) is a target that no task rewrites: it only widens the inflight record."""
@@ -401,6 +427,9 @@ class _Write:
         if found:
             located = tagged.where(F.col(OLD_FILE_GROUP).isNotNull()).select(OLD_FILE_GROUP, OLD_PARTITION)
             targets |= {(r[OLD_FILE_GROUP], r[OLD_PARTITION]) for r in located.distinct().collect()}
+        if gone is not None:
+            left = gone.select(OLD_FILE_GROUP, OLD_PARTITION).distinct().collect()
+            targets |= {(r[OLD_FILE_GROUP], r[OLD_PARTITION]) for r in left}
         return sorted(targets)
 
     def _work_columns(self) -> list[str]:

@@ -29,7 +29,12 @@ from pruner.table.table import LakeTable
 def write(
     table: TableArgument,
     input_path: Annotated[str, typer.Option("--input", "-i", help="Parquet file or directory to write.")],
-    mode: Annotated[str, typer.Option(help="insert | upsert | delete (delete needs only the key columns).")],
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="insert | upsert | delete (needs only the key columns) | overwrite (replaces every record)."
+        ),
+    ],
     warehouse: WarehouseOption = None,
     as_json: JsonOption = False,
     sort_by: Annotated[
@@ -40,13 +45,14 @@ def write(
         ),
     ] = None,
 ) -> None:
-    """Insert, upsert or delete the records of a Parquet input, as one commit."""
+    """Insert, upsert or delete the records of a Parquet input, or replace the table's with them, as
+    one commit."""
     from builder.write.writer import WriteMode
 
     try:
         write_mode = WriteMode(mode.lower())
     except ValueError:
-        raise InvalidInputError(f"--mode must be insert, upsert or delete, got {mode!r}") from None
+        raise InvalidInputError(f"--mode must be insert, upsert, delete or overwrite, got {mode!r}") from None
     location = resolve(table, warehouse)
     # Fail fast, before Spark starts, if the table is missing or corrupt or has an unusable index.
     LakeTable.open(location).index_partition_specs()

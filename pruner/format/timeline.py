@@ -23,7 +23,7 @@ from pruner.storage import Storage
 
 
 class Action(StrEnum):
-    COMMIT = "commit"  # a data write: insert, upsert or delete
+    COMMIT = "commit"  # a data write: insert, upsert, delete or overwrite
     COMPACTION = "compaction"  # index partition compaction; table contents unchanged
     CLEAN = "clean"  # removal of files no retained snapshot needs
 

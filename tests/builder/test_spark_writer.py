@@ -1,11 +1,13 @@
 """`df.write.format("lakeprune")` (issue 40, item 1): a new table is created from the DataFrame's
 schema and the writer's options and filled in one instant; `append` inserts, upserts or deletes
 through the write path of `LakepruneTable` (its indexes maintained: a secondary index answers the
-upserted values); `ignore` leaves an existing table alone; the default mode refuses one; user
-mistakes (no record key, an unknown operation, `overwrite`) are one line starting "lakeprune:"."""
+upserted values); `overwrite` replaces every record in one instant, the indexes kept; `ignore`
+leaves an existing table alone; the default mode refuses one; user mistakes (no record key, an
+unknown operation) are one line starting "lakeprune:"."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -52,11 +54,32 @@ def test_a_dataframe_writes_a_table_as_lakeprune_table_does(spark: SparkSession,
     assert len(history(table.table())) == before
 
 
+def test_overwrite_replaces_every_record_and_keeps_the_indexes(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "people")
+    rows = [(i, f"n{i}", f"d{i % 2}") for i in range(20)]
+    spark.createDataFrame(rows, SCHEMA).write.format("lakeprune").option("recordKey", "id").save(location)
+    table = LakepruneTable(location, spark)
+    table.sql("CREATE INDEX by_name ON people USING secondary_index (name)")
+
+    replacement = [(3, "n3", "d1"), (7, "seven", "d0"), (50, "fifty", "d0")]
+    spark.createDataFrame(replacement, SCHEMA).write.format("lakeprune").mode("overwrite").save(location)
+    assert _rows(spark, location) == sorted(replacement)
+    assert [e["operation"] for e in history(table.table())][-1] == "overwrite"
+    assert table.prune("name = 'n5'").files_selected == 0, "the secondary index dropped the old names"
+    assert table.prune("name = 'seven'").files_selected == 1
+
+    fresh = str(tmp_path / "fresh")  # overwrite creates a table that does not exist
+    spark.createDataFrame(rows, SCHEMA).write.format("lakeprune").mode("overwrite").option(
+        "recordKey", "id"
+    ).save(fresh)
+    assert _rows(spark, fresh) == sorted(rows)
+
+
 @pytest.mark.parametrize(
     ("mode", "options", "error"),
     [
         ("errorifexists", {"recordKey": "id"}, "already exists"),
-        ("overwrite", {}, "mode('overwrite') is not supported yet"),
+        ("overwrite", {"operation": "upsert"}, "option operation 'upsert' is for mode('append')"),
         ("append", {"operation": "merge"}, "option operation must be insert, upsert or delete"),
     ],
 )
@@ -77,3 +100,69 @@ def test_a_new_table_needs_a_record_key(spark: SparkSession, tmp_path: Path) -> 
     with pytest.raises(Exception, match="option\\('recordKey', 'id'\\)"):
         df.write.format("lakeprune").mode("append").save(str(tmp_path / "t"))
     assert not (tmp_path / "t").exists()
+
+
+def test_spark_sql_insert_and_insert_overwrite_run_the_write_path(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Spark SQL's INSERT into a lakeprune catalog table is planned as the DataFrame write (the
+    `LakepruneWrites` strategy), not as Parquet files dropped into the table's root (rows never
+    committed) nor, for INSERT OVERWRITE, as the deletion of that root with the table's timeline."""
+    location = str(tmp_path / "sqlt")
+    first = spark.createDataFrame([(1, "a", "d0")], SCHEMA)
+    first.write.format("lakeprune").option("recordKey", "id").save(location)
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (2, 'b', 'd1')")
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
+        spark.sql(f"INSERT INTO {name} SELECT id + 10, upper(name), day FROM {name}")
+        spark.createDataFrame([(5, "e", "d1")], SCHEMA).write.insertInto(name)
+        expected = [(1, "a", "d0"), (2, "b", "d1"), (5, "e", "d1"), (11, "A", "d0"), (12, "B", "d1")]
+        assert _rows(spark, location) == sorted(spark.table(name).collect()) == expected
+
+        spark.sql(f"INSERT OVERWRITE {name} VALUES (7, 'x', 'd0')")
+        assert _rows(spark, location) == [tuple(r) for r in spark.table(name).collect()] == [(7, "x", "d0")]
+        table = LakepruneTable(location, spark).table()
+        writes = [e["operation"] for e in history(table)]
+        assert writes[-1] == "overwrite" and writes.count("insert") == 4
+        strays = [p.name for p in Path(location).iterdir() if p.name.startswith(("part-", "_SUCCESS"))]
+        assert strays == [], "no file outside lakeprune's commits"
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_save_as_table_creates_the_table_and_its_catalog_entry(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "saved")
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    df = spark.createDataFrame([(1, "a", "d0"), (2, "b", "d1")], SCHEMA)
+    try:
+        df.write.format("lakeprune").option("recordKey", "id").option("path", location).saveAsTable(name)
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
+        spark.sql(f"INSERT INTO {name} VALUES (3, 'c', 'd0')")
+        assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")]
+        assert LakepruneTable(location, spark).table().config.record_key == ("id",)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")], "DROP keeps the data"
+
+
+def test_an_overwrite_of_some_partitions_is_refused(spark: SparkSession, tmp_path: Path) -> None:
+    from builder.adopt import adopt_table
+    from tests.support_adopt import write_hive
+
+    location = write_hive(spark, tmp_path / "hive", ["city"], range(20))
+    adopt_table(spark, str(location), "id", partition_by=["city"])
+    before = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    try:
+        refused = "lakeprune: INSERT OVERWRITE of some partitions is not supported"
+        with pytest.raises(Exception, match=refused):
+            spark.sql(
+                f"INSERT OVERWRITE {name} PARTITION (city = 'ams') SELECT 99, 'n', 1.0, DATE '2026-01-01'"
+            )
+        after = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
+        assert after == before
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -88,6 +88,9 @@ def test_file_uri_and_path_reach_the_same_files(tmp_path: Path) -> None:
     by_uri.write_bytes("dir/f.bin", b"\x00\x01")
     assert by_path.read_bytes("dir/f.bin") == b"\x00\x01"
     assert by_path.list_files("dir") == by_uri.list_files("dir") == [FileEntry("dir/f.bin", 2)]
+    hadoop = Storage.from_uri(f"file:{tmp_path}")  # Spark's catalog writes locations so
+    assert hadoop.is_local and hadoop.root == str(tmp_path)
+    assert hadoop.read_bytes("dir/f.bin") == b"\x00\x01"
 
 
 def test_write_read_exists_is_dir(tmp_path: Path) -> None:

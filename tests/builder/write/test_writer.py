@@ -1,5 +1,6 @@
 """The Spark write path against a reference the test computes itself: inserts, in-place updates,
-partition moves, deletes, re-inserts, duplicate keys in a batch, time travel, small files."""
+partition moves, deletes, re-inserts, overwrites, duplicate keys in a batch, time travel, small
+files."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pyspark.sql import functions as F
 from builder.write import writer
 from builder.write.plan import InsertBin
 from builder.write.writer import RecordsNotKeptError, check_records_kept
-from pruner.format.timeline import Timeline
+from pruner.format.timeline import Action, Timeline
 from pruner.metadata.files_index import DataFile
 from pruner.table.table import LakeTable
 from tests.support import (
@@ -70,6 +71,34 @@ def test_insert_upsert_delete_reinsert_match_reference(spark: SparkSession, tmp_
 
     for instant, expected in history.items():
         assert contents(location, instant) == expected, f"time travel to {instant}"
+
+
+def test_overwrite_replaces_every_record_in_one_instant(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "trips")
+    table = create(location, spark)
+    first = [make_row(k, CITIES[k % 3]) for k in range(60)]
+    before = table.insert(to_df(spark, first)).instant
+
+    kept = [make_row(k, CITIES[k % 3], version=1) for k in range(0, 10)]  # updated in place
+    moved = [make_row(k, CITIES[(k + 1) % 3], version=2) for k in range(10, 15)]
+    new = [make_row(k, CITIES[k % 3]) for k in range(100, 104)]
+    result = table.write(to_df(spark, kept + moved + new), "overwrite")
+    assert (result.inserted, result.updated, result.moved, result.deleted) == (4, 15, 5, 45)
+    assert contents(location) == {r["id"]: r for r in kept + moved + new}
+    assert_record_index_consistent(location)
+    commits = [i.timestamp for i in LakeTable.open(location).timeline.instants if i.action == Action.COMMIT]
+    assert commits == [before, result.instant], "one instant"
+    assert contents(location, before) == {r["id"]: r for r in first}, "time travel to before it"
+
+    emptied = table.write(to_df(spark, []), "overwrite")
+    assert (emptied.inserted, emptied.deleted) == (0, 19)
+    assert contents(location) == {}
+    assert_record_index_consistent(location)
+    assert table.write(to_df(spark, []), "overwrite").instant is None, "an empty table stays as it is"
+
+    again = table.write(to_df(spark, first[:5]), "overwrite")
+    assert again.inserted == 5 and contents(location) == {r["id"]: r for r in first[:5]}
+    assert_record_index_consistent(location)
 
 
 def test_duplicate_keys_in_a_batch_resolved_by_ordering_field(spark: SparkSession, tmp_path: Path) -> None:

@@ -51,6 +51,11 @@ public final class LakepruneFileIndex implements FileIndex {
         this.partitionSchema = partitionSchema;
     }
 
+    /** The table's location. */
+    String table() {
+        return table;
+    }
+
     @Override
     public Seq<Path> rootPaths() {
         return seq(List.of(new Path(table)));
@@ -110,7 +115,7 @@ public final class LakepruneFileIndex implements FileIndex {
         return path.contains("://") ? path : "file://" + path;
     }
 
-    private static <T> Seq<T> seq(List<T> items) {
+    static <T> Seq<T> seq(List<T> items) {
         return scala.collection.immutable.List$.MODULE$.from(CollectionConverters.asScala(items));
     }
 

@@ -50,11 +50,18 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
         if (error != null) {
             throw new IllegalArgumentException(error);
         }
+        String catalogTable = options.get(LakepruneWrites.CATALOG_TABLE_OPTION);
+        if (catalogTable != null) {
+            // Spark keeps a catalog table's relation, pinned to the snapshot it was made at
+            sqlContext.sparkSession().catalog().refreshTable(catalogTable);
+        }
         return createRelation(sqlContext, parameters);
     }
 
     @Override
     public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters) {
+        // before Spark can plan an INSERT into this relation as plain Parquet files in its root
+        LakepruneWrites.addTo(sqlContext.sparkSession());
         Map<String, String> options = new HashMap<>();
         CollectionConverters.asJava(parameters).forEach((key, value) -> options.put(key.toLowerCase(Locale.ROOT), value));
         TableName name = TableName.newBuilder()
