@@ -10,7 +10,9 @@ schema with the options `recordKey` (or Hudi's `primaryKey`), `partitionBy` (or 
 missing, then the operation: `insert`, the default, `upsert` or `delete`), `overwrite` (create if
 missing, then replace every record with the DataFrame's in one instant; the table's schema, keys,
 partitioning and indexes stay), `errorifexists` (the writer's default: only a new table), `ignore`
-(nothing if the table exists)."""
+(nothing if the table exists). Spark SQL's INSERT, DELETE FROM, UPDATE and MERGE INTO of a
+lakeprune catalog table arrive here too, planned by the JVM source's `LakepruneWrites` as writes
+of the rows they compute (options `INSERTED_COLUMNS`, `STATEMENT`)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,12 @@ from pruner.table.table import table_location
 
 SAVE_MODES = ("append", "errorifexists", "ignore", "overwrite")
 OPERATIONS = ("insert", "upsert", "delete")  # of mode("append"); mode("overwrite") is its own
-# Set by the JVM source on Spark SQL's INSERT INTO / OVERWRITE (`LakepruneWrites`): the table's
-# names of the inserted columns, in order, separated by NUL
+# Set by the JVM source's `LakepruneWrites` for Spark SQL's writes: on INSERT INTO / OVERWRITE, the
+# table's names of the inserted columns, in order, separated by NUL; on DELETE FROM, UPDATE and
+# MERGE INTO, the statement, whose rows (`RowLevelPlans`) are written as the write mode it maps to
 INSERTED_COLUMNS = "__lakeprune_columns"
+STATEMENT = "__lakeprune_statement"
+_STATEMENT_MODES = {"delete": WriteMode.DELETE, "update": WriteMode.UPSERT, "merge": WriteMode.MERGE}
 # Hudi's spellings of the same options
 _SYNONYMS = {"primarykey": "recordkey", "precombinefield": "orderingfield"}
 
@@ -78,7 +83,7 @@ def write_dataframe(df: DataFrame, mode: str, options: Mapping[str, str]) -> Wri
     if inserted_as:  # Spark SQL's INSERT: the query's columns are the table's, in order
         df = df.toDF(*inserted_as.split("\x00"))
     exists = Storage.from_uri(wanted.location).exists(TABLE_JSON)
-    operation = wanted.operation
+    operation = _STATEMENT_MODES.get(options.get(STATEMENT, ""), wanted.operation)
     if mode == "overwrite":
         if operation is not WriteMode.INSERT:
             raise InvalidInputError(

@@ -14,10 +14,13 @@ from pruner.format.config import TableConfig
 from pruner.types import can_write, from_spark
 
 
-def conform(df: DataFrame, config: TableConfig, key_only: bool) -> DataFrame:
-    """The input with the table's column names and types, in table order (or just the key)."""
+def conform(df: DataFrame, config: TableConfig, key_only: bool, flag: str | None = None) -> DataFrame:
+    """The input with the table's column names and types, in table order (or just the key), and
+    the boolean column `flag` when one is given (a merge's), last."""
     by_lower = {}
     for field in df.schema.fields:
+        if field.name == flag:
+            continue
         if field.name.lower() in by_lower:
             raise SchemaMismatchError(f"input has column {field.name!r} twice (names are case-insensitive)")
         by_lower[field.name.lower()] = field
@@ -51,6 +54,10 @@ def conform(df: DataFrame, config: TableConfig, key_only: bool) -> DataFrame:
                 f"column {column.name!r} of type {column.type}"
             )
         selected.append(F.col(f"`{field.name}`").cast(column.type.to_spark_ddl()).alias(column.name))
+    if flag is not None:
+        if flag not in df.columns:
+            raise SchemaMismatchError(f"input is missing column {flag!r}")
+        selected.append(F.col(flag).cast("boolean").alias(flag))
     return df.select(*selected)
 
 

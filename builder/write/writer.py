@@ -14,7 +14,9 @@ rows proportional to the data are written by executors, bucket by bucket (`build
 Incoming records replace stored ones whatever their ordering
 value. An insert of a key that already exists is refused (use upsert). An overwrite replaces every
 record of the table in the one instant: an upsert of its input, plus the delete of every key the
-record index holds that the input does not (an empty input empties the table).
+record index holds that the input does not (an empty input empties the table). A merge (Spark
+SQL's MERGE INTO) is an upsert and a delete in one instant: its input's rows flagged `MERGE_DELETE`
+delete their keys, the others are upserted.
 
 Partition paths come from the table's current partition fields. After partition evolution a record
 stored in a file group of an earlier partitioning has another path than its update, so an update
@@ -72,6 +74,7 @@ from pruner.types import TableSchema
 
 log = logging.getLogger(__name__)
 SEQ = "_lp_seq"
+MERGE_DELETE = "_lp_delete"  # a merge's input column: delete this row's key (else upsert the row)
 ORDER = "_lp_order"  # a new row's (sort values, record key) as one struct
 # Inserts of more new rows than this cut their file groups at boundaries found in a sample of about
 # this many rows (`_Write._assign_bins`).
@@ -83,6 +86,7 @@ class WriteMode(StrEnum):
     UPSERT = "upsert"
     DELETE = "delete"
     OVERWRITE = "overwrite"
+    MERGE = "merge"
 
 
 @dataclass(frozen=True)
@@ -219,8 +223,9 @@ class _Write:
 
     def _run(self, df: DataFrame) -> WriteResult:
         key_only = self.mode == WriteMode.DELETE
+        merge = self.mode == WriteMode.MERGE
         start = time.perf_counter()
-        conformed = conform(df, self.config, key_only)
+        conformed = conform(df, self.config, key_only, MERGE_DELETE if merge else None)
         input_rows = count_and_check_nulls(conformed, self.config, key_only)
         self.timer.phase("validate", start)
         overwrite = self.mode == WriteMode.OVERWRITE
@@ -260,10 +265,6 @@ class _Write:
             )
 
         start = time.perf_counter()
-        gone, gone_count = self._not_kept(unique, snapshot) if overwrite else (None, 0)
-        work, bins = self._plan(tagged, list(live.values()), gone)
-        targets = self._targets(tagged, found, bins, gone if gone_count else None)
-        self.timer.phase("plan", start)
         result = WriteResult(
             operation=str(self.mode),
             instant=None,
@@ -272,9 +273,18 @@ class _Write:
             inserted=0 if key_only else unique_rows - found,
             updated=0 if key_only else found,
             moved=0 if key_only else moved,
-            deleted=found if key_only else gone_count,
+            deleted=found if key_only else 0,
             not_found=unique_rows - found if key_only else 0,
         )
+        upserts, gone = tagged, None
+        if overwrite:
+            gone, deleted = self._not_kept(unique, snapshot)
+            result = replace(result, deleted=deleted)
+        elif merge:
+            upserts, gone, result = self._split_merge(tagged, result)
+        work, bins = self._plan(upserts, list(live.values()), gone)
+        targets = self._targets(tagged, found, bins, gone if result.deleted else None)
+        self.timer.phase("plan", start)
         if not targets:
             log.info("nothing to change")
             return replace(result, timings_ms=self.timer.phases)
@@ -384,6 +394,36 @@ class _Write:
         )
         gone = self._keep(persist_intermediate(held.join(unique.select(KEY), on=KEY, how="left_anti")))
         return gone, gone.count()
+
+    def _split_merge(
+        self, tagged: DataFrame, result: WriteResult
+    ) -> tuple[DataFrame, DataFrame, WriteResult]:
+        """A merge's tagged rows to upsert, the keys it deletes that the table holds (as
+        `_not_kept`'s), and the result counting each."""
+        deleting = F.col(MERGE_DELETE)
+        exists = F.col(OLD_FILE_GROUP).isNotNull()
+        moves = exists & (F.col(OLD_PARTITION) != F.col(PARTITION))
+        cases = {
+            "inserted": ~deleting & ~exists,
+            "updated": ~deleting & exists,
+            "moved": ~deleting & moves,
+            "deleted": deleting & exists,
+            "not_found": deleting & ~exists,
+        }
+        sums = [F.sum(F.when(case, 1).otherwise(0)).alias(name) for name, case in cases.items()]
+        row = tagged.agg(*sums).first()
+        assert row is not None
+        count = {name: int(row[name] or 0) for name in cases}
+        counted = replace(
+            result,
+            inserted=count["inserted"],
+            updated=count["updated"],
+            moved=count["moved"],
+            deleted=count["deleted"],
+            not_found=count["not_found"],
+        )
+        gone = tagged.where(deleting & exists).select(KEY, OLD_PARTITION, OLD_FILE_GROUP, BUCKET)
+        return tagged.where(~deleting), gone, counted
 
     def _plan(
         self, tagged: DataFrame, live_files: list[DataFile], gone: DataFrame | None = None

@@ -49,10 +49,10 @@ def write(
     one commit."""
     from builder.write.writer import WriteMode
 
-    try:
-        write_mode = WriteMode(mode.lower())
-    except ValueError:
-        raise InvalidInputError(f"--mode must be insert, upsert, delete or overwrite, got {mode!r}") from None
+    modes = [WriteMode.INSERT, WriteMode.UPSERT, WriteMode.DELETE, WriteMode.OVERWRITE]
+    write_mode = next((m for m in modes if m.value == mode.lower()), None)
+    if write_mode is None:
+        raise InvalidInputError(f"--mode must be insert, upsert, delete or overwrite, got {mode!r}")
     location = resolve(table, warehouse)
     # Fail fast, before Spark starts, if the table is missing or corrupt or has an unusable index.
     LakeTable.open(location).index_partition_specs()

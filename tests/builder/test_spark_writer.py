@@ -7,7 +7,6 @@ unknown operation) are one line starting "lakeprune:"."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
@@ -100,69 +99,3 @@ def test_a_new_table_needs_a_record_key(spark: SparkSession, tmp_path: Path) -> 
     with pytest.raises(Exception, match="option\\('recordKey', 'id'\\)"):
         df.write.format("lakeprune").mode("append").save(str(tmp_path / "t"))
     assert not (tmp_path / "t").exists()
-
-
-def test_spark_sql_insert_and_insert_overwrite_run_the_write_path(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    """Spark SQL's INSERT into a lakeprune catalog table is planned as the DataFrame write (the
-    `LakepruneWrites` strategy), not as Parquet files dropped into the table's root (rows never
-    committed) nor, for INSERT OVERWRITE, as the deletion of that root with the table's timeline."""
-    location = str(tmp_path / "sqlt")
-    first = spark.createDataFrame([(1, "a", "d0")], SCHEMA)
-    first.write.format("lakeprune").option("recordKey", "id").save(location)
-    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
-    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
-    try:
-        spark.sql(f"INSERT INTO {name} VALUES (2, 'b', 'd1')")
-        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
-        spark.sql(f"INSERT INTO {name} SELECT id + 10, upper(name), day FROM {name}")
-        spark.createDataFrame([(5, "e", "d1")], SCHEMA).write.insertInto(name)
-        expected = [(1, "a", "d0"), (2, "b", "d1"), (5, "e", "d1"), (11, "A", "d0"), (12, "B", "d1")]
-        assert _rows(spark, location) == sorted(spark.table(name).collect()) == expected
-
-        spark.sql(f"INSERT OVERWRITE {name} VALUES (7, 'x', 'd0')")
-        assert _rows(spark, location) == [tuple(r) for r in spark.table(name).collect()] == [(7, "x", "d0")]
-        table = LakepruneTable(location, spark).table()
-        writes = [e["operation"] for e in history(table)]
-        assert writes[-1] == "overwrite" and writes.count("insert") == 4
-        strays = [p.name for p in Path(location).iterdir() if p.name.startswith(("part-", "_SUCCESS"))]
-        assert strays == [], "no file outside lakeprune's commits"
-    finally:
-        spark.sql(f"DROP TABLE IF EXISTS {name}")
-
-
-def test_save_as_table_creates_the_table_and_its_catalog_entry(spark: SparkSession, tmp_path: Path) -> None:
-    location = str(tmp_path / "saved")
-    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
-    df = spark.createDataFrame([(1, "a", "d0"), (2, "b", "d1")], SCHEMA)
-    try:
-        df.write.format("lakeprune").option("recordKey", "id").option("path", location).saveAsTable(name)
-        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
-        spark.sql(f"INSERT INTO {name} VALUES (3, 'c', 'd0')")
-        assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")]
-        assert LakepruneTable(location, spark).table().config.record_key == ("id",)
-    finally:
-        spark.sql(f"DROP TABLE IF EXISTS {name}")
-    assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")], "DROP keeps the data"
-
-
-def test_an_overwrite_of_some_partitions_is_refused(spark: SparkSession, tmp_path: Path) -> None:
-    from builder.adopt import adopt_table
-    from tests.support_adopt import write_hive
-
-    location = write_hive(spark, tmp_path / "hive", ["city"], range(20))
-    adopt_table(spark, str(location), "id", partition_by=["city"])
-    before = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
-    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
-    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
-    try:
-        refused = "lakeprune: INSERT OVERWRITE of some partitions is not supported"
-        with pytest.raises(Exception, match=refused):
-            spark.sql(
-                f"INSERT OVERWRITE {name} PARTITION (city = 'ams') SELECT 99, 'n', 1.0, DATE '2026-01-01'"
-            )
-        after = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
-        assert after == before
-    finally:
-        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -1,5 +1,5 @@
 """The Spark write path against a reference the test computes itself: inserts, in-place updates,
-partition moves, deletes, re-inserts, overwrites, duplicate keys in a batch, time travel, small
+partition moves, deletes, re-inserts, overwrites, merges, duplicate keys in a batch, time travel, small
 files."""
 
 from __future__ import annotations
@@ -99,6 +99,24 @@ def test_overwrite_replaces_every_record_in_one_instant(spark: SparkSession, tmp
     again = table.write(to_df(spark, first[:5]), "overwrite")
     assert again.inserted == 5 and contents(location) == {r["id"]: r for r in first[:5]}
     assert_record_index_consistent(location)
+
+
+def test_merge_upserts_and_deletes_in_one_instant(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "trips")
+    table = create(location, spark)
+    first = [make_row(k, CITIES[k % 3]) for k in range(20)]
+    before = table.insert(to_df(spark, first)).instant
+    upserts = [make_row(1, CITIES[1], version=1), make_row(3, CITIES[1], version=1), make_row(50, "ams")]
+    deletes = [make_row(2, CITIES[2]), make_row(99, "ams")]
+    flagged = to_df(spark, upserts + deletes).withColumn(writer.MERGE_DELETE, F.col("id").isin(2, 99))
+    result = table.write(flagged, "merge")
+    counts = (result.inserted, result.updated, result.moved, result.deleted, result.not_found)
+    assert counts == (1, 2, 1, 1, 1)
+    expected = {r["id"]: r for r in first if r["id"] != 2} | {r["id"]: r for r in upserts}
+    assert contents(location) == expected
+    assert_record_index_consistent(location)
+    commits = [i.timestamp for i in LakeTable.open(location).timeline.instants if i.action == Action.COMMIT]
+    assert commits == [before, result.instant], "one instant"
 
 
 def test_duplicate_keys_in_a_batch_resolved_by_ordering_field(spark: SparkSession, tmp_path: Path) -> None:

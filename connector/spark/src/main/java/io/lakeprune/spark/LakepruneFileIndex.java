@@ -42,10 +42,12 @@ public final class LakepruneFileIndex implements FileIndex {
     private volatile String[] allFiles;
 
     private final StructType partitionSchema;
+    private final List<String> recordKey;
 
     /** {@code table}: the table's location; {@code snapshot}: its resolved instant, null when it has none. */
-    LakepruneFileIndex(String table, String snapshot, long size, StructType partitionSchema) {
+    LakepruneFileIndex(String table, String snapshot, long size, StructType partitionSchema, List<String> recordKey) {
         this.table = table;
+        this.recordKey = List.copyOf(recordKey);
         this.snapshot = snapshot;
         this.size = size;
         this.partitionSchema = partitionSchema;
@@ -54,6 +56,11 @@ public final class LakepruneFileIndex implements FileIndex {
     /** The table's location. */
     String table() {
         return table;
+    }
+
+    /** The table's record key columns. */
+    List<String> recordKey() {
+        return recordKey;
     }
 
     @Override

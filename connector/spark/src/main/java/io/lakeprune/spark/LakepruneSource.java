@@ -94,7 +94,7 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
                     GetTableStatisticsResponse.parser());
             size = statistics.getTotalBytes();
         }
-        LakepruneFileIndex index = new LakepruneFileIndex(table.getLocation(), snapshot, size, partitionSchema);
+        LakepruneFileIndex index = new LakepruneFileIndex(table.getLocation(), snapshot, size, partitionSchema, table.getRecordKeyList());
         // The partition schema's columns (an adopted table's, whose files may keep them only in
         // their paths) also stand in the data schema: Spark keeps the table's column order and
         // takes their values from each file's partition directory, not from the file.

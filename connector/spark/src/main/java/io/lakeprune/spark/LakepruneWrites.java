@@ -4,14 +4,22 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.command.ExecutedCommandExec;
 import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
+import org.apache.spark.sql.execution.datasources.LogicalRelation;
 import org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand;
 import org.apache.spark.sql.execution.datasources.WriteFiles;
 import scala.Option;
@@ -19,21 +27,26 @@ import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Spark SQL's {@code INSERT INTO} / {@code INSERT OVERWRITE} of a lakeprune table (and {@code
- * DataFrameWriter.insertInto}), through lakeprune's write path. A lakeprune relation is a Parquet
- * relation, so Spark would plan an insert into it as plain Parquet files written into the table's
- * root, never committed (the rows lost), and an overwrite would first delete that root, the
- * table's timeline and indexes with it. This planner strategy, added to every session that makes
- * a lakeprune relation ({@link #addTo}), plans such an insert as the source's DataFrame write
- * instead: an append as an insert, an overwrite as the replacement of every record, in one
- * instant with every index maintained. An overwrite of some partitions only (a {@code PARTITION}
- * clause, dynamic partition overwrite) is refused.
+ * Spark SQL's writes to a lakeprune table — {@code INSERT INTO}, {@code INSERT OVERWRITE} (and
+ * {@code DataFrameWriter.insertInto}), {@code DELETE FROM}, {@code UPDATE}, {@code MERGE INTO} —
+ * through lakeprune's write path. A lakeprune relation is a Parquet relation, so Spark would plan
+ * an insert into it as plain Parquet files written into the table's root, never committed (the
+ * rows lost), and an overwrite would first delete that root, the table's timeline and indexes with
+ * it; it plans the row-level statements for DataSource V2 tables only. This planner strategy,
+ * added to every session that makes a lakeprune relation ({@link #addTo}), plans each as the
+ * source's DataFrame write instead, one instant with every index maintained: an append as an
+ * insert, an overwrite as the replacement of every record, the row-level statements as the rows
+ * {@link RowLevelPlans} computes from the statement's resolved plan (deleted, upserted, or both).
+ * An overwrite of some partitions only (a {@code PARTITION} clause, dynamic partition overwrite)
+ * is refused.
  */
 public final class LakepruneWrites extends SparkStrategy {
     /** The option that names the inserted columns, in order, as the table's (see builder/spark_writer.py). */
     static final String COLUMNS_OPTION = "__lakeprune_columns";
-    /** The option that names the catalog table inserted into, refreshed after the write. */
+    /** The option that names the catalog table written to, refreshed after the write. */
     static final String CATALOG_TABLE_OPTION = "__lakeprune_catalog_table";
+    /** The option that names the row-level statement whose rows are written: delete, update or merge. */
+    static final String STATEMENT_OPTION = "__lakeprune_statement";
 
     /** Adds the strategy to {@code session}'s planner, once. */
     static void addTo(SparkSession session) {
@@ -46,12 +59,43 @@ public final class LakepruneWrites extends SparkStrategy {
 
     @Override
     public Seq<SparkPlan> apply(LogicalPlan plan) {
-        if (!(plan instanceof InsertIntoHadoopFsRelationCommand insert)) {
-            return LakepruneFileIndex.seq(List.of());
+        Optional<SparkPlan> planned = Optional.empty();
+        if (plan instanceof InsertIntoHadoopFsRelationCommand insert) {
+            planned = insert(insert);
         }
+        else if (plan instanceof DeleteFromTable delete) {
+            planned = target(delete.table()).map(table -> write(table, RowLevelPlans.delete(table.plan(), delete.condition()), "delete"));
+        }
+        else if (plan instanceof UpdateTable update) {
+            planned = target(update.table()).map(table -> write(table, RowLevelPlans.update(
+                    table.plan(), table.index().recordKey(), CollectionConverters.asJava(update.assignments()), update.condition()), "update"));
+        }
+        else if (plan instanceof MergeIntoTable merge) {
+            planned = target(merge.targetTable()).map(table -> write(table, RowLevelPlans.merge(merge, table.plan(), table.index().recordKey()), "merge"));
+        }
+        return LakepruneFileIndex.seq(planned.stream().toList());
+    }
+
+    /** A lakeprune relation a statement writes to: the relation, its file index and its catalog table. */
+    private record Target(LogicalPlan plan, LakepruneFileIndex index, Option<CatalogTable> catalogTable) {}
+
+    private static Optional<Target> target(LogicalPlan plan) {
+        LogicalPlan relation = plan;
+        while (relation instanceof SubqueryAlias alias) {
+            relation = alias.child();
+        }
+        if (relation instanceof LogicalRelation logical
+                && logical.relation() instanceof HadoopFsRelation files
+                && files.location() instanceof LakepruneFileIndex index) {
+            return Optional.of(new Target(relation, index, logical.catalogTable()));
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<SparkPlan> insert(InsertIntoHadoopFsRelationCommand insert) {
         Option<FileIndex> index = insert.fileIndex();
         if (index.isEmpty() || !(index.get() instanceof LakepruneFileIndex table)) {
-            return LakepruneFileIndex.seq(List.of());
+            return Optional.empty();
         }
         if (insert.mode() == SaveMode.Overwrite && (!CollectionConverters.asJava(insert.staticPartitions()).isEmpty() || insert.dynamicPartitionOverwrite())) {
             throw new IllegalArgumentException("lakeprune: INSERT OVERWRITE of some partitions is not supported: "
@@ -61,14 +105,28 @@ public final class LakepruneWrites extends SparkStrategy {
         }
         // Spark's planned writes put the query under a WriteFiles node, which only its own file writer runs
         LogicalPlan query = insert.query() instanceof WriteFiles files ? files.child() : insert.query();
+        Map<String, String> options = options(table, insert.catalogTable());
+        options.put(COLUMNS_OPTION, String.join("\u0000", CollectionConverters.asJava(insert.outputColumnNames())));
+        return Optional.of(command(query, options, insert.mode()));
+    }
+
+    private static SparkPlan write(Target table, LogicalPlan rows, String statement) {
+        Map<String, String> options = options(table.index(), table.catalogTable());
+        options.put(STATEMENT_OPTION, statement);
+        return command(rows, options, SaveMode.Append);
+    }
+
+    private static Map<String, String> options(LakepruneFileIndex table, Option<CatalogTable> catalogTable) {
         Map<String, String> options = new HashMap<>();
         options.put("path", table.table());
-        options.put(COLUMNS_OPTION, String.join("\u0000", CollectionConverters.asJava(insert.outputColumnNames())));
-        if (insert.catalogTable().isDefined()) {
-            options.put(CATALOG_TABLE_OPTION, insert.catalogTable().get().identifier().quotedString());
+        if (catalogTable.isDefined()) {
+            options.put(CATALOG_TABLE_OPTION, catalogTable.get().identifier().quotedString());
         }
-        SaveIntoDataSourceCommand write = new SaveIntoDataSourceCommand(
-                query, new LakepruneSource(), scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options)), insert.mode());
-        return LakepruneFileIndex.seq(List.of(new ExecutedCommandExec(write)));
+        return options;
+    }
+
+    private static SparkPlan command(LogicalPlan rows, Map<String, String> options, SaveMode mode) {
+        return new ExecutedCommandExec(new SaveIntoDataSourceCommand(
+                rows, new LakepruneSource(), scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options)), mode));
     }
 }

@@ -1,0 +1,196 @@
+"""Spark SQL on lakeprune catalog tables (issue 40, item 2): `INSERT INTO` / `INSERT OVERWRITE`,
+`DELETE FROM`, `UPDATE` and `MERGE INTO` are planned as lakeprune writes (the JVM source's
+`LakepruneWrites`), never as Spark's own Parquet write into the table's root (rows never committed,
+or, for an overwrite, the root deleted with the table's timeline). A session's statements are
+checked against a model the test keeps and against DuckDB over each snapshot's files."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from builder import LakepruneTable
+from builder.spark_source import recent_prunes
+from pruner.table.describe import history
+from pruner.table.table import LakeTable
+from tests.support import SMALL_FILES
+from tests.support_adopt import duckdb_rows, snapshot_files
+
+SCHEMA = "id bigint, name string, day string"
+Row = tuple[Any, ...]
+
+
+def _rows(spark: SparkSession, location: str) -> list[Row]:
+    return sorted(tuple(r) for r in spark.read.format("lakeprune").load(location).collect())
+
+
+@pytest.fixture
+def catalog_name(spark: SparkSession) -> Iterator[str]:
+    """A fresh name in the session catalog, dropped after the test (the data stays: LOCATION)."""
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    yield name
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_a_session_inserts_merges_updates_deletes_and_reads_as_its_model(
+    spark: SparkSession, tmp_path: Path, catalog_name: str
+) -> None:
+    location = str(tmp_path / "orders")
+    name = catalog_name
+    schema = "id bigint, name string, city string, amount int"
+    cities = ["ams", "ber", "osl"]
+    LakepruneTable.create(location, schema, record_key="id", properties=SMALL_FILES, spark=spark)
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    model: dict[int, Row] = {i: (i, f"n{i}", cities[i % 3], i * 10) for i in range(30)}
+    instants: dict[str, dict[int, Row]] = {}
+
+    def check(statement: str) -> None:
+        spark.sql(statement)
+        expected = sorted(model.values())
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == expected, statement
+        assert sorted(duckdb_rows(snapshot_files(location))) == expected, statement
+        instants[LakeTable.open(location).snapshot().instant or ""] = dict(model)
+
+    check(
+        f"INSERT INTO {name} SELECT id, concat('n', id), element_at(array('ams', 'ber', 'osl'), "
+        "CAST(id % 3 + 1 AS int)), CAST(id * 10 AS int) FROM range(30)"
+    )
+    model[100] = (100, "new", "ams", 5)
+    check(f"INSERT INTO {name} VALUES (100, 'new', 'ams', 5)")
+
+    spark.createDataFrame(
+        [(1, "u1", 1, "update"), (2, "", 0, "delete"), (200, "i200", 7, "insert"), (201, "", 0, "delete")],
+        "id bigint, name string, amount int, op string",
+    ).createOrReplaceTempView(f"{name}_changes")
+    model[1] = (1, "u1", "ber", 11)
+    del model[2]
+    model[200] = (200, "i200", "osl", 7)  # 201: not matched, and no clause inserts a delete
+    check(
+        f"MERGE INTO {name} t USING {name}_changes s ON t.id = s.id "
+        "WHEN MATCHED AND s.op = 'delete' THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET name = s.name, amount = t.amount + s.amount "
+        "WHEN NOT MATCHED AND s.op <> 'delete' THEN INSERT (id, name, city, amount) "
+        "VALUES (s.id, s.name, 'osl', s.amount)"
+    )
+
+    for key, (k, n, city, amount) in list(model.items()):
+        if city == "ber":
+            model[key] = (k, n, city, amount * 2)
+    check(f"UPDATE {name} SET amount = amount * 2 WHERE city = 'ber'")
+
+    for key in [k for k, r in model.items() if r[3] > 250]:
+        del model[key]
+    check(f"DELETE FROM {name} WHERE amount > 250")
+
+    table = LakepruneTable(location, spark)
+    writes = [e["operation"] for e in history(table.table()) if e["action"] == "commit"]
+    assert writes == ["insert", "insert", "merge", "upsert", "delete"], "one instant per statement"
+
+    with pytest.raises(Exception, match="cannot change record key column id"):
+        spark.sql(f"UPDATE {name} SET id = id + 1000 WHERE id = 3")
+    assert sorted(tuple(r) for r in spark.table(name).collect()) == sorted(model.values())
+
+    files = len(LakeTable.open(location).snapshot().files())
+    assert spark.sql(f"SELECT name FROM {name} WHERE id = 7").collect()[0][0] == "n7"
+    assert recent_prunes()[-1]["files_kept"] == 1 < files, "pruned by the record index"
+
+    for instant, expected in instants.items():  # time travel
+        old = spark.read.format("lakeprune").option("snapshot", instant).load(location)
+        assert sorted(tuple(r) for r in old.collect()) == sorted(expected.values()), instant
+
+
+def test_merge_by_source_clauses_and_a_merge_that_changes_nothing(
+    spark: SparkSession, tmp_path: Path, catalog_name: str
+) -> None:
+    location = str(tmp_path / "t")
+    name = catalog_name
+    spark.createDataFrame([(i, f"n{i}", "d0") for i in range(6)], SCHEMA).write.format("lakeprune").option(
+        "recordKey", "id"
+    ).save(location)
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    spark.createDataFrame([(1, "one", "d1"), (9, "nine", "d1")], SCHEMA).createOrReplaceTempView(
+        f"{name}_src"
+    )
+    spark.sql(
+        f"MERGE INTO {name} t USING {name}_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * "
+        "WHEN NOT MATCHED BY SOURCE AND t.id < 3 THEN DELETE "
+        "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET name = upper(t.name)"
+    )
+    expected = [(1, "one", "d1"), (3, "N3", "d0"), (4, "N4", "d0"), (5, "N5", "d0"), (9, "nine", "d1")]
+    assert _rows(spark, location) == expected
+    assert sorted(duckdb_rows(snapshot_files(location))) == expected
+    before = len(history(LakeTable.open(location)))
+    spark.sql(
+        f"MERGE INTO {name} t USING {name}_src s ON t.id = s.id AND s.id > 100 WHEN MATCHED THEN DELETE"
+    )
+    assert len(history(LakeTable.open(location))) == before, "nothing matched: no instant"
+
+
+def test_insert_into_and_insert_overwrite_run_the_write_path(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark SQL's INSERT into a lakeprune catalog table is planned as the DataFrame write (the
+    `LakepruneWrites` strategy), not as Parquet files dropped into the table's root (rows never
+    committed) nor, for INSERT OVERWRITE, as the deletion of that root with the table's timeline."""
+    location = str(tmp_path / "sqlt")
+    first = spark.createDataFrame([(1, "a", "d0")], SCHEMA)
+    first.write.format("lakeprune").option("recordKey", "id").save(location)
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (2, 'b', 'd1')")
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
+        spark.sql(f"INSERT INTO {name} SELECT id + 10, upper(name), day FROM {name}")
+        spark.createDataFrame([(5, "e", "d1")], SCHEMA).write.insertInto(name)
+        expected = [(1, "a", "d0"), (2, "b", "d1"), (5, "e", "d1"), (11, "A", "d0"), (12, "B", "d1")]
+        assert _rows(spark, location) == sorted(spark.table(name).collect()) == expected
+
+        spark.sql(f"INSERT OVERWRITE {name} VALUES (7, 'x', 'd0')")
+        assert _rows(spark, location) == [tuple(r) for r in spark.table(name).collect()] == [(7, "x", "d0")]
+        table = LakepruneTable(location, spark).table()
+        writes = [e["operation"] for e in history(table)]
+        assert writes[-1] == "overwrite" and writes.count("insert") == 4
+        strays = [p.name for p in Path(location).iterdir() if p.name.startswith(("part-", "_SUCCESS"))]
+        assert strays == [], "no file outside lakeprune's commits"
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_save_as_table_creates_the_table_and_its_catalog_entry(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "saved")
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    df = spark.createDataFrame([(1, "a", "d0"), (2, "b", "d1")], SCHEMA)
+    try:
+        df.write.format("lakeprune").option("recordKey", "id").option("path", location).saveAsTable(name)
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
+        spark.sql(f"INSERT INTO {name} VALUES (3, 'c', 'd0')")
+        assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")]
+        assert LakepruneTable(location, spark).table().config.record_key == ("id",)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1"), (3, "c", "d0")], "DROP keeps the data"
+
+
+def test_an_overwrite_of_some_partitions_is_refused(spark: SparkSession, tmp_path: Path) -> None:
+    from builder.adopt import adopt_table
+    from tests.support_adopt import write_hive
+
+    location = write_hive(spark, tmp_path / "hive", ["city"], range(20))
+    adopt_table(spark, str(location), "id", partition_by=["city"])
+    before = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
+    name = f"lp_sql_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    try:
+        refused = "lakeprune: INSERT OVERWRITE of some partitions is not supported"
+        with pytest.raises(Exception, match=refused):
+            spark.sql(
+                f"INSERT OVERWRITE {name} PARTITION (city = 'ams') SELECT 99, 'n', 1.0, DATE '2026-01-01'"
+            )
+        after = sorted(tuple(r) for r in spark.read.format("lakeprune").load(str(location)).collect())
+        assert after == before
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
