@@ -83,7 +83,9 @@ def spark_jar(checkout: Path = CHECKOUT, build: bool = True) -> Path:
 def register(spark: SparkSession) -> None:
     """Make `spark` able to read `format("lakeprune")`: the jar on the driver's class loader (added
     to a running session's if needed), the callback server started, this process's planner
-    installed. Idempotent; sessions made by `builder.session.spark_session()` are registered."""
+    installed, and the session's planner strategy for Spark SQL's writes to lakeprune tables
+    (`LakepruneWrites`: also added by any read, but a session's first statement may be a CREATE
+    TABLE). Idempotent; sessions made by `builder.session.spark_session()` are registered."""
     jvm = spark.sparkContext._jvm
     gateway = spark.sparkContext._gateway
     assert jvm is not None and gateway is not None  # a classic (not Spark Connect) session
@@ -101,6 +103,7 @@ def register(spark: SparkSession) -> None:
             raise SparkSourceError(f"the lakeprune jar {spark_jar()} did not load into this Spark driver")
     ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
     jvm.io.lakeprune.spark.Planners.install(_Planner(spark))
+    jvm.io.lakeprune.spark.LakepruneWrites.addTo(spark._jsparkSession)
 
 
 def _loadable(jvm: Any) -> bool:

@@ -106,7 +106,7 @@ def _create(df: DataFrame, wanted: WriteOptions) -> None:
     if not wanted.record_key:
         raise InvalidInputError(
             f"no lakeprune table at {wanted.location}: to create one, give its record key "
-            "with .option('recordKey', 'id')"
+            "with .option('recordKey', 'id') (in Spark SQL: TBLPROPERTIES ('primaryKey' = 'id'))"
         )
     if wanted.operation is not WriteMode.INSERT:
         raise InvalidInputError(

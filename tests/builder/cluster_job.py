@@ -1,12 +1,15 @@
-"""A builder job as a user would write one for `spark-submit` (docs/python-api.md), submitted
-by the cluster suite (`tests/builder/test_cluster.py`) both to the test cluster and to `local[*]`:
-on an existing table it creates and builds four indexes (column stats, bloom filters, a secondary
-index, a functional index), then upserts and deletes from Parquet inputs. Arguments: the table's
-URI, the upsert input's and the delete input's."""
+"""A builder job as a user would write one for `spark-submit` (docs/python-api.md, docs/spark.md),
+submitted by the cluster suite (`tests/builder/test_cluster.py`) both to the test cluster and to
+`local[*]`: on an existing table it creates and builds four indexes (column stats, bloom filters, a
+secondary index, a functional index), then names the table in Spark's catalog and applies the
+upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and delete in one
+statement; a key in both inputs is deleted). Arguments: the table's URI, the upsert input's and
+the delete input's."""
 
 from __future__ import annotations
 
 import sys
+import uuid
 
 from builder import LakepruneTable
 from builder.session import spark_session
@@ -17,6 +20,16 @@ INDEXES = (
     "CREATE INDEX idx_hot ON events (hot)",
     "CREATE INDEX ts_day ON events USING column_stats(date_format(ts, '%Y-%m-%d'))",
 )
+MERGE = """
+MERGE INTO {t} t USING (
+    SELECT u.*, false AS gone FROM {t}_upserts u LEFT ANTI JOIN {t}_deletes d ON u.id = d.id
+    UNION ALL
+    SELECT e.*, true AS gone FROM {t} e LEFT SEMI JOIN {t}_deletes d ON e.id = d.id
+) s ON t.id = s.id
+WHEN MATCHED AND s.gone THEN DELETE
+WHEN MATCHED THEN UPDATE SET *
+WHEN NOT MATCHED AND NOT s.gone THEN INSERT *
+"""
 
 
 def main(location: str, upserts: str, deletes: str) -> None:
@@ -24,8 +37,15 @@ def main(location: str, upserts: str, deletes: str) -> None:
     table = LakepruneTable(location, spark)
     for statement in INDEXES:
         print(table.sql(statement).message)
-    print(table.upsert(spark.read.parquet(upserts)))
-    print(table.delete(spark.read.parquet(deletes)))
+    name = f"events_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    try:
+        spark.read.parquet(upserts).createOrReplaceTempView(f"{name}_upserts")
+        spark.read.parquet(deletes).createOrReplaceTempView(f"{name}_deletes")
+        spark.sql(MERGE.format(t=name))
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    print(table.history()[-1])
 
 
 if __name__ == "__main__":

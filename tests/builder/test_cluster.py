@@ -4,15 +4,16 @@
 INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
 `table adopt` of a directory written Hive-style) and a Python-API job
 (`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom filters, a secondary
-and a functional index, then upsert and delete). The table and every input live in the tests' S3
-bucket, so nothing relies on the driver's disk being the executors'. The same steps run in the
-tests' own local Spark session (the `spark` fixture: the command line in-process, the job's `main`)
-write a twin table (and adopt a twin directory), and the two must be equal: rows, the rows of every
-file, index definitions, every index's answers to prunes, and where the adopted tables' record
-indexes locate each key. (The twin is the reference, not what is under test: the job file under
-`spark-submit` is what the cluster side runs. Written in the shared session, the twin no longer
-starts six driver JVMs of its own that competed with the cluster's on two cores.) The event log of each
-submission shows its tasks ran on executors of both workers. The invariant (no file holding a
+and a functional index, then upserts and deletes in one Spark SQL MERGE INTO). The table and
+every input live in the tests' S3 bucket, so nothing relies on the driver's disk being the
+executors'. The same steps run in the tests' own local Spark session (the `spark` fixture: the
+command line in-process, the job's `main`) write a twin table (and adopt a twin directory), and
+the two must be equal: rows, the rows of every file, index definitions, every index's answers to
+prunes, and where the adopted tables' record indexes locate each key. (The twin is the reference,
+not what is under test: the job file under `spark-submit` is what the cluster side runs. Written
+in the shared session, the twin no longer starts six driver JVMs of its own that competed with
+the cluster's on two cores.) The event log of each submission shows its tasks ran on executors of
+both workers. The invariant (no file holding a
 match is pruned) is checked at a reduced size on the cluster-written table."""
 
 from __future__ import annotations
@@ -238,6 +239,9 @@ def test_the_cluster_writes_what_local_writes(twins: Twins, s3_environment: Seaw
     cluster, local = layout(twins.cluster), layout(twins.local)
     assert len(cluster) > 20  # many small files over four partitions
     assert cluster == local
+    # the MERGE inserted the 20 new keys and deleted every 31st, upserted or not (`write_inputs`)
+    ids = {r[0] for _, rows in cluster for r in rows}
+    assert ids == (set(range(600)) | set(range(5000, 5020))) - set(range(7, 600, 31))
 
 
 def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3) -> None:
@@ -258,7 +262,7 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    # The insert, the index build, the index / upsert / delete job and the adopt (create, sql, compact:
+    # The insert, the index build, the index / MERGE job and the adopt (create, sql, compact:
     # no tasks).
     assert len(spark_jobs) == 4
     for submission in spark_jobs:

@@ -132,6 +132,31 @@ def test_merge_by_source_clauses_and_a_merge_that_changes_nothing(
     assert len(history(LakeTable.open(location))) == before, "nothing matched: no instant"
 
 
+def test_create_table_with_columns_makes_a_lakeprune_table(
+    spark: SparkSession, tmp_path: Path, catalog_name: str
+) -> None:
+    location = str(tmp_path / "made")
+    spark.sql(
+        f"CREATE TABLE {catalog_name} (id bigint, name string, day string) USING lakeprune "
+        f"PARTITIONED BY (day) TBLPROPERTIES ('primaryKey' = 'id') LOCATION '{location}'"
+    )
+    config = LakeTable.open(location).config
+    assert (config.record_key, config.partition_fields) == (("id",), ("day",))
+    spark.sql(f"INSERT INTO {catalog_name} VALUES (1, 'a', 'd0'), (2, 'b', 'd1')")
+    assert sorted(tuple(r) for r in spark.table(catalog_name).collect()) == [(1, "a", "d0"), (2, "b", "d1")]
+    assert {f.partition for f in LakeTable.open(location).snapshot().files()} == {"day=d0", "day=d1"}
+
+    other = f"{catalog_name}_x"
+    try:
+        with pytest.raises(Exception, match="TBLPROPERTIES \\('primaryKey' = 'id'\\)"):
+            spark.sql(f"CREATE TABLE {other} (id bigint) USING lakeprune LOCATION '{tmp_path}/no_key'")
+        with pytest.raises(Exception, match="has the columns"):
+            spark.sql(f"CREATE TABLE {other} (id int, zzz string) USING lakeprune LOCATION '{location}'")
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {other}")
+    assert _rows(spark, location) == [(1, "a", "d0"), (2, "b", "d1")]
+
+
 def test_insert_into_and_insert_overwrite_run_the_write_path(spark: SparkSession, tmp_path: Path) -> None:
     """Spark SQL's INSERT into a lakeprune catalog table is planned as the DataFrame write (the
     `LakepruneWrites` strategy), not as Parquet files dropped into the table's root (rows never

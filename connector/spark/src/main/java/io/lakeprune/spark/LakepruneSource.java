@@ -1,6 +1,7 @@
 package io.lakeprune.spark;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import lakeprune.v1.PruningServiceOuterClass.Column;
@@ -19,6 +20,8 @@ import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.sources.CreatableRelationProvider;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.RelationProvider;
+import org.apache.spark.sql.sources.SchemaRelationProvider;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.Option;
@@ -32,7 +35,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * them only in their paths) are Spark partition columns, valued from each file's typed partition
  * values.
  */
-public final class LakepruneSource implements DataSourceRegister, RelationProvider, CreatableRelationProvider {
+public final class LakepruneSource implements DataSourceRegister, RelationProvider, SchemaRelationProvider, CreatableRelationProvider {
     @Override
     public String shortName() {
         return "lakeprune";
@@ -56,6 +59,36 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
             sqlContext.sparkSession().catalog().refreshTable(catalogTable);
         }
         return createRelation(sqlContext, parameters);
+    }
+
+    /**
+     * Spark SQL's {@code CREATE TABLE t (columns) USING lakeprune ...} (and a catalog table's reads,
+     * which hand over the schema the catalog holds): a table missing at the location is created
+     * with {@code schema} and the writer's options ({@code recordKey} / {@code primaryKey}, {@code
+     * partitionBy}, {@code orderingField}: {@link LakepruneWrites} copies a CREATE TABLE's
+     * TBLPROPERTIES and PARTITIONED BY there); an existing table must have {@code schema}'s columns.
+     */
+    @Override
+    public BaseRelation createRelation(SQLContext sqlContext, scala.collection.immutable.Map<String, String> parameters, StructType schema) {
+        Map<String, String> options = new HashMap<>(CollectionConverters.asJava(parameters));
+        String error = Planners.get().write(SaveMode.Ignore.name(), options, sqlContext.sparkSession().createDataFrame(List.of(), schema));
+        if (error != null) {
+            throw new IllegalArgumentException(error);
+        }
+        BaseRelation relation = createRelation(sqlContext, parameters);
+        if (!columns(relation.schema()).equals(columns(schema))) {
+            throw new IllegalArgumentException("lakeprune: the table at " + options.getOrDefault("path", "") + " has the columns "
+                    + relation.schema().toDDL() + ", not " + schema.toDDL());
+        }
+        return relation;
+    }
+
+    private static Map<String, DataType> columns(StructType schema) {
+        Map<String, DataType> columns = new HashMap<>();
+        for (StructField field : schema.fields()) {
+            columns.put(field.name().toLowerCase(Locale.ROOT), field.dataType());
+        }
+        return columns;
     }
 
     @Override

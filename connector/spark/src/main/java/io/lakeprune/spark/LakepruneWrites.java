@@ -4,9 +4,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -15,6 +18,7 @@ import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
+import org.apache.spark.sql.execution.command.CreateDataSourceTableCommand;
 import org.apache.spark.sql.execution.command.ExecutedCommandExec;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
@@ -47,9 +51,11 @@ public final class LakepruneWrites extends SparkStrategy {
     static final String CATALOG_TABLE_OPTION = "__lakeprune_catalog_table";
     /** The option that names the row-level statement whose rows are written: delete, update or merge. */
     static final String STATEMENT_OPTION = "__lakeprune_statement";
+    /** The TBLPROPERTIES of a CREATE TABLE that are the writer's options (lower case). */
+    private static final Set<String> WRITER_PROPERTIES = Set.of("primarykey", "recordkey", "orderingfield", "precombinefield");
 
     /** Adds the strategy to {@code session}'s planner, once. */
-    static void addTo(SparkSession session) {
+    public static void addTo(SparkSession session) {
         List<SparkStrategy> strategies = new ArrayList<>(CollectionConverters.asJava(session.experimental().extraStrategies()));
         if (strategies.stream().noneMatch(LakepruneWrites.class::isInstance)) {
             strategies.add(new LakepruneWrites());
@@ -70,10 +76,45 @@ public final class LakepruneWrites extends SparkStrategy {
             planned = target(update.table()).map(table -> write(table, RowLevelPlans.update(
                     table.plan(), table.index().recordKey(), CollectionConverters.asJava(update.assignments()), update.condition()), "update"));
         }
+        else if (plan instanceof CreateDataSourceTableCommand create && isLakeprune(create.table()) && !create.table().schema().isEmpty()) {
+            planned = Optional.of(new ExecutedCommandExec(new CreateDataSourceTableCommand(withWriterOptions(create.table()), create.ignoreIfExists())));
+        }
         else if (plan instanceof MergeIntoTable merge) {
             planned = target(merge.targetTable()).map(table -> write(table, RowLevelPlans.merge(merge, table.plan(), table.index().recordKey()), "merge"));
         }
         return LakepruneFileIndex.seq(planned.stream().toList());
+    }
+
+    private static boolean isLakeprune(CatalogTable table) {
+        return table.provider().isDefined() && table.provider().get().equalsIgnoreCase("lakeprune");
+    }
+
+    /**
+     * A CREATE TABLE's catalog entry with what lakeprune creates the table with in its options (those
+     * the source sees): the record key and ordering field given as TBLPROPERTIES (Hudi's spelling),
+     * and the PARTITIONED BY columns as {@code partitionBy}. The entry itself then has no partition
+     * columns: lakeprune partitions the table, and Spark reads it as the source describes it.
+     */
+    private static CatalogTable withWriterOptions(CatalogTable table) {
+        Map<String, String> options = new HashMap<>(CollectionConverters.asJava(table.storage().properties()));
+        CollectionConverters.asJava(table.properties()).forEach((key, value) -> {
+            if (WRITER_PROPERTIES.contains(key.toLowerCase(Locale.ROOT))) {
+                options.putIfAbsent(key, value);
+            }
+        });
+        List<String> partitionedBy = CollectionConverters.asJava(table.partitionColumnNames());
+        if (!partitionedBy.isEmpty()) {
+            options.put("partitionBy", String.join(",", partitionedBy));
+        }
+        CatalogStorageFormat storage = table.storage();
+        CatalogStorageFormat withOptions = storage.copy(storage.copy$default$1(), storage.copy$default$2(), storage.copy$default$3(),
+                storage.copy$default$4(), storage.copy$default$5(), scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options)),
+                storage.copy$default$7());
+        return table.copy(table.copy$default$1(), table.copy$default$2(), withOptions, table.copy$default$4(), table.copy$default$5(),
+                LakepruneFileIndex.seq(List.of()), table.copy$default$7(), table.copy$default$8(), table.copy$default$9(), table.copy$default$10(),
+                table.copy$default$11(), table.copy$default$12(), table.copy$default$13(), table.copy$default$14(), table.copy$default$15(),
+                table.copy$default$16(), table.copy$default$17(), table.copy$default$18(), table.copy$default$19(), table.copy$default$20(),
+                table.copy$default$21(), table.copy$default$22());
     }
 
     /** A lakeprune relation a statement writes to: the relation, its file index and its catalog table. */
