@@ -27,6 +27,7 @@ from pruner.errors import LakepruneError
 
 logger = logging.getLogger(__name__)
 
+SPARK_EXTENSIONS = "io.lakeprune.spark.LakepruneExtensions"
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -48,10 +49,13 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             builder = builder.config("spark.sql.shuffle.partitions", "8")
             memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
             builder = builder.config("spark.driver.memory", memory)
-            classpath = os.pathsep.join(p for p in (s3a_classpath(), _spark_source_jar()) if p)
+            source_jar = _spark_source_jar()
+            classpath = os.pathsep.join(p for p in (s3a_classpath(), source_jar) if p)
             if classpath:
                 builder = builder.config("spark.driver.extraClassPath", classpath)
                 builder = builder.config("spark.executor.extraClassPath", classpath)
+            if source_jar:  # Spark SQL's writes in every session, VERSION AS OF (docs/spark.md)
+                builder = builder.config("spark.sql.extensions", SPARK_EXTENSIONS)
             if master.startswith("local"):  # embedded: listen on loopback only
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
                 builder = builder.config("spark.driver.host", "127.0.0.1")

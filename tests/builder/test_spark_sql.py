@@ -100,8 +100,14 @@ def test_a_session_inserts_merges_updates_deletes_and_reads_as_its_model(
     assert recent_prunes()[-1]["files_kept"] == 1 < files, "pruned by the record index"
 
     for instant, expected in instants.items():  # time travel
-        old = spark.read.format("lakeprune").option("snapshot", instant).load(location)
+        old = spark.sql(f"SELECT * FROM {name} VERSION AS OF '{instant}'")
         assert sorted(tuple(r) for r in old.collect()) == sorted(expected.values()), instant
+        by_option = spark.read.option("snapshot", instant).table(name)
+        assert sorted(tuple(r) for r in by_option.collect()) == sorted(expected.values()), instant
+    with pytest.raises(Exception, match=r"lakeprune: .*20200101000000000"):
+        spark.sql(f"SELECT * FROM {name} VERSION AS OF '20200101000000000'").collect()
+    # Spark reuses the catalog table's relation with the new query's options: the latest again
+    assert sorted(tuple(r) for r in spark.table(name).collect()) == sorted(model.values())
 
 
 def test_merge_by_source_clauses_and_a_merge_that_changes_nothing(

@@ -43,10 +43,12 @@ public final class LakepruneFileIndex implements FileIndex {
 
     private final StructType partitionSchema;
     private final List<String> recordKey;
+    private final String requested;
 
     /** {@code table}: the table's location; {@code snapshot}: its resolved instant, null when it has none. */
-    LakepruneFileIndex(String table, String snapshot, long size, StructType partitionSchema, List<String> recordKey) {
+    LakepruneFileIndex(String table, String requested, String snapshot, long size, StructType partitionSchema, List<String> recordKey) {
         this.table = table;
+        this.requested = requested;
         this.recordKey = List.copyOf(recordKey);
         this.snapshot = snapshot;
         this.size = size;
@@ -56,6 +58,11 @@ public final class LakepruneFileIndex implements FileIndex {
     /** The table's location. */
     String table() {
         return table;
+    }
+
+    /** The snapshot the relation's options asked for; empty: the latest. */
+    String requested() {
+        return requested;
     }
 
     /** The table's record key columns. */

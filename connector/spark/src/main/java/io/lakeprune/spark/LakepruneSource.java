@@ -127,7 +127,8 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
                     GetTableStatisticsResponse.parser());
             size = statistics.getTotalBytes();
         }
-        LakepruneFileIndex index = new LakepruneFileIndex(table.getLocation(), snapshot, size, partitionSchema, table.getRecordKeyList());
+        LakepruneFileIndex index = new LakepruneFileIndex(
+                table.getLocation(), options.getOrDefault("snapshot", ""), snapshot, size, partitionSchema, table.getRecordKeyList());
         // The partition schema's columns (an adopted table's, whose files may keep them only in
         // their paths) also stand in the data schema: Spark keeps the table's column order and
         // takes their values from each file's partition directory, not from the file.

@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableCommand;
@@ -54,12 +55,17 @@ public final class LakepruneWrites extends SparkStrategy {
     /** The TBLPROPERTIES of a CREATE TABLE that are the writer's options (lower case). */
     private static final Set<String> WRITER_PROPERTIES = Set.of("primarykey", "recordkey", "orderingfield", "precombinefield");
 
-    /** Adds the strategy to {@code session}'s planner, once. */
+    /** Adds the strategy to {@code session}'s planner, and {@link SnapshotReads} to its optimizer, once. */
     public static void addTo(SparkSession session) {
         List<SparkStrategy> strategies = new ArrayList<>(CollectionConverters.asJava(session.experimental().extraStrategies()));
         if (strategies.stream().noneMatch(LakepruneWrites.class::isInstance)) {
             strategies.add(new LakepruneWrites());
             session.experimental().extraStrategies_$eq(LakepruneFileIndex.seq(strategies));
+        }
+        List<Rule<LogicalPlan>> rules = new ArrayList<>(CollectionConverters.asJava(session.experimental().extraOptimizations()));
+        if (rules.stream().noneMatch(SnapshotReads.class::isInstance)) {
+            rules.add(new SnapshotReads());
+            session.experimental().extraOptimizations_$eq(LakepruneFileIndex.seq(rules));
         }
     }
 
