@@ -62,7 +62,8 @@ class SparkSourceError(LakepruneError):
 
 def spark_jar(checkout: Path = CHECKOUT, build: bool = True) -> Path:
     """The source's jar: `$LAKEPRUNE_SPARK_JAR`, else the checkout's build output (built first by
-    `connector/spark/build.sh` if it is missing and `build`)."""
+    `connector/spark/build.sh` if it is missing, or older than a file it is built from, and
+    `build`: a checkout that pulled new Java sources gets them, not the jar of its last build)."""
     configured = os.environ.get(JAR_ENV, "").strip()
     if configured:
         jar = Path(configured).expanduser().absolute()
@@ -71,13 +72,21 @@ def spark_jar(checkout: Path = CHECKOUT, build: bool = True) -> Path:
         return jar
     jar = checkout / "connector" / "spark" / "target" / "lakeprune-spark.jar"
     script = checkout / "connector" / "spark" / "build.sh"
-    if not jar.is_file() and build and script.is_file():
+    if build and script.is_file() and (not jar.is_file() or _older_than_sources(jar, checkout)):
         run_build(script, jar, {"PYTHON": sys.executable})  # compiled against this PySpark
+        jar.touch()  # build.sh leaves an up-to-date jar alone
     if not jar.is_file():
         raise SparkSourceError(
             f"no lakeprune Spark jar: set {JAR_ENV} or run connector/spark/build.sh in a lakeprune checkout"
         )
     return jar
+
+
+def _older_than_sources(jar: Path, checkout: Path) -> bool:
+    connector = checkout / "connector" / "spark"
+    sources = [connector / "build.sh", *(connector / "src").rglob("*"), *(checkout / "proto").rglob("*")]
+    built = jar.stat().st_mtime
+    return any(source.is_file() and source.stat().st_mtime > built for source in sources)
 
 
 def register(spark: SparkSession) -> None:

@@ -8,8 +8,10 @@ mistakes are one line; a session started without the jar reads the format after
 from __future__ import annotations
 
 import math
+import os
 import random
 import shutil
+import time
 import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -391,6 +393,9 @@ def test_the_jar_is_found_or_built_on_demand(tmp_path: Path, monkeypatch: pytest
         "lakeprune/v1/PruningServiceOuterClass.class",
     } <= set(names)
     assert "com/google/protobuf/Message.class" in names
+    old = time.time() - 3600  # a checkout that pulled newer sources than its jar runs build.sh again
+    os.utime(jar, (old, old))
+    assert spark_jar(checkout) == jar and jar.stat().st_mtime > old
     monkeypatch.setenv(JAR_ENV, str(tmp_path / "missing.jar"))
     with pytest.raises(SparkSourceError, match=r"\$LAKEPRUNE_SPARK_JAR: .*missing.jar is not a file"):
         spark_jar(checkout)
