@@ -92,9 +92,10 @@ def _older_than_sources(jar: Path, checkout: Path) -> bool:
 def register(spark: SparkSession) -> None:
     """Make `spark` able to read `format("lakeprune")`: the jar on the driver's class loader (added
     to a running session's if needed), the callback server started, this process's planner
-    installed, and the session's planner strategy for Spark SQL's writes to lakeprune tables
-    (`LakepruneWrites`: also added by any read, but a session's first statement may be a CREATE
-    TABLE). Idempotent; sessions made by `builder.session.spark_session()` are registered."""
+    installed, and the session's planner strategy for Spark SQL's writes to lakeprune tables and
+    optimizer rule for reads at a snapshot (`LakepruneWrites.addTo`: also called by any read, but
+    a session's first statement may be a CREATE TABLE). Idempotent; sessions made by
+    `builder.session.spark_session()` are registered."""
     jvm = spark.sparkContext._jvm
     gateway = spark.sparkContext._gateway
     assert jvm is not None and gateway is not None  # a classic (not Spark Connect) session
