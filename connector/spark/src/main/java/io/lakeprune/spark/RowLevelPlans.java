@@ -141,12 +141,8 @@ final class RowLevelPlans {
             return value == null ? column : keepsKey(value, column, recordKey);
         }
         if (action instanceof InsertAction insert) {
-            for (Assignment assignment : CollectionConverters.asJava(insert.assignments())) {
-                if (assignment.key() instanceof Attribute key && key.exprId().equals(column.exprId())) {
-                    return assignment.value();
-                }
-            }
-            return Literal.create(null, column.dataType());
+            Expression value = assigned(CollectionConverters.asJava(insert.assignments())).get(column.exprId());
+            return value == null ? Literal.create(null, column.dataType()) : value;
         }
         if (action instanceof DeleteAction) {
             return column;
