@@ -43,7 +43,14 @@ from pruner.index.definitions import (
     save_definitions,
 )
 from pruner.index.kinds import Leftover, kind_of, partition_of, required_by
-from pruner.index.sql import CreateIndex, DropIndex, ShowIndexes, Statement, parse_statement
+from pruner.index.sql import (
+    CreateIndex,
+    DropIndex,
+    RefreshIndex,
+    ShowIndexes,
+    Statement,
+    parse_statement,
+)
 from pruner.metadata.files_index import DataFile
 from pruner.metadata.index_partition import write_logs
 from pruner.metadata.merge import with_op
@@ -63,16 +70,30 @@ class StatementResult:
 
 
 def execute(
-    location: str, sql: str, spark: SparkSession | None = None, build: bool = True
+    location: str,
+    sql: str,
+    spark: SparkSession | None = None,
+    build: bool = True,
+    dialect: str | None = None,
+    named_by_caller: bool = False,
 ) -> StatementResult:
-    """Run one index statement against the table at `location`."""
-    statement = parse_statement(sql)
+    """Run one index statement against the table at `location`. The table the statement names must
+    be that table (its name or its directory's) unless `named_by_caller`: a caller that resolved
+    the name itself (Spark's catalog) says so. `dialect`: how the statement quotes identifiers."""
+    statement = parse_statement(sql, dialect)
     table = LakeTable.open(location)
-    _check_table_name(table, statement)
+    if not named_by_caller:
+        _check_table_name(table, statement)
     if isinstance(statement, ShowIndexes):
         return StatementResult(f"{len(table.definitions)} index(es) defined", index_summaries(table))
     if isinstance(statement, DropIndex):
         return drop_index(table, statement)
+    if isinstance(statement, RefreshIndex):
+        instant = build_index(location, statement.name, spark)
+        shown = abbreviate(statement.name)
+        if instant is None:
+            return StatementResult(f"index {shown} is ready (it already was)", [])
+        return StatementResult(f"index {shown} is ready up to {instant}", [])
     return create_index(table, statement, spark, build)
 
 

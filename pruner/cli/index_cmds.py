@@ -1,5 +1,5 @@
-"""`lakeprune sql` (CREATE INDEX / DROP INDEX / SHOW INDEXES) and `lakeprune index build`. Building
-an index over existing files runs a Spark job; everything else is metadata only."""
+"""`lakeprune sql` (CREATE INDEX / DROP INDEX / SHOW INDEXES / REFRESH INDEX) and `lakeprune index
+build`. Building an index over existing files runs a Spark job; everything else is metadata only."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ app = typer.Typer(help="Build and inspect indexes.", no_args_is_help=True)
 
 
 def sql(
-    statement: Annotated[str, typer.Argument(help="CREATE INDEX ..., DROP INDEX ... or SHOW INDEXES ON t.")],
+    statement: Annotated[
+        str, typer.Argument(help="CREATE INDEX ..., DROP INDEX ..., SHOW INDEXES ON t or REFRESH INDEX name.")
+    ],
     table: Annotated[str | None, typer.Option("--table", "-t", help="Table path or URI.")] = None,
     warehouse: WarehouseOption = None,
     build: Annotated[bool, typer.Option(help="Build a created index for existing data now.")] = True,

@@ -4,9 +4,13 @@
     CREATE INDEX name ON table [USING column_stats | value_list] (expression)   (see pruner.functions)
     CREATE FUNCTION INDEX name ON table ...   (RFC-63's spelling: the same, over an expression)
     DROP INDEX [IF EXISTS] name [ON table]
-    SHOW INDEXES ON table          (also: SHOW INDEX FROM table)
+    SHOW INDEXES ON table          (also: SHOW INDEX FROM table, SHOW INDEXES IN table)
+    REFRESH INDEX name [ON table]  (build a defined index for the files written before it)
 
-`OPTIONS (...)` is accepted as a synonym of sqlglot's `WITH (...)`. Parsing only: executing a
+`OPTIONS (...)` is accepted as a synonym of sqlglot's `WITH (...)`, and `ON TABLE table` (Spark
+SQL's and Hudi's spelling) as `ON table`. Identifiers are read in `dialect`'s quoting (sqlglot's
+default: "double quotes"; Spark SQL's statements come with `dialect="spark"`: `backquotes`), and a
+table may be named with its database (`db.t`): `table` is the last part. Parsing only: executing a
 statement is the builder's job (it needs the table lock, and Spark to build)."""
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError
 from sqlglot.tokenizer_core import Token, TokenType
-from sqlglot.tokens import Tokenizer
 
 from pruner.errors import InvalidInputError
 
@@ -46,30 +50,41 @@ class ShowIndexes:
     table: str
 
 
-Statement = CreateIndex | DropIndex | ShowIndexes
-_SUPPORTED = "CREATE INDEX, DROP INDEX and SHOW INDEXES"
+@dataclass(frozen=True)
+class RefreshIndex:
+    name: str
+    table: str | None
 
 
-def parse_statement(sql: str) -> Statement:
+Statement = CreateIndex | DropIndex | ShowIndexes | RefreshIndex
+_SUPPORTED = "CREATE INDEX, DROP INDEX, SHOW INDEXES and REFRESH INDEX"
+
+
+def parse_statement(sql: str, dialect: str | None = None) -> Statement:
     text = sql.strip().rstrip(";").strip()
     if not text:
         raise InvalidInputError("empty SQL statement")
+    tokenize = Dialect.get_or_raise(dialect).tokenize
     try:
-        tokens = Tokenizer().tokenize(text)
+        tokens = tokenize(text)
     except Exception as exc:  # sqlglot raises its own TokenError
         raise InvalidInputError(f"cannot read SQL: {exc}") from None
     if tokens[0].token_type == TokenType.SHOW:
-        return _parse_show(text[tokens[0].end + 1 :])
+        return _parse_show(tokenize(text[tokens[0].end + 1 :]))
+    text = _without_on_table(text, tokens)
+    tokens = tokenize(text)
+    if tokens[0].text.upper() == "REFRESH":
+        return _parse_refresh(tokens[1:])
     function_index = [t.text.upper() for t in tokens[:3]] == ["CREATE", "FUNCTION", "INDEX"]
     if function_index:  # RFC-63: CREATE FUNCTION INDEX is CREATE INDEX over an expression
         text = text[: tokens[1].start] + text[tokens[2].start :]
-        tokens = Tokenizer().tokenize(text)
+        tokens = tokenize(text)
     text, expression = _expression_as_placeholder(text, tokens)
     if function_index and expression is None:
         raise InvalidInputError("CREATE FUNCTION INDEX is over an expression: ... ON t (hour(ts))")
-    tokens = Tokenizer().tokenize(text)
+    tokens = tokenize(text)
     try:
-        tree = sqlglot.parse_one(_options_as_with(text, tokens))
+        tree = sqlglot.parse_one(_options_as_with(text, tokens), read=dialect)
     except ParseError as exc:
         raise InvalidInputError(f"cannot parse SQL: {str(exc).splitlines()[0]}") from None
     if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "INDEX":
@@ -129,15 +144,45 @@ def _options_as_with(text: str, tokens: list[Token]) -> str:
     return text
 
 
-def _parse_show(rest: str) -> ShowIndexes:
-    words = [t.text for t in Tokenizer().tokenize(rest)]
-    if (
-        len(words) == 3
-        and words[0].upper() in ("INDEX", "INDEXES")
-        and words[1].upper() in ("ON", "FROM", "IN")
-    ):
-        return ShowIndexes(words[2].strip('`"'))
+def _without_on_table(text: str, tokens: list[Token]) -> str:
+    """`... ON TABLE t ...` as `... ON t ...`."""
+    for token, following in itertools.pairwise(tokens):
+        if token.token_type == TokenType.ON and following.token_type == TokenType.TABLE:
+            return text[: following.start] + text[following.end + 1 :].lstrip()
+    return text
+
+
+def _parse_show(tokens: list[Token]) -> ShowIndexes:
+    """What follows SHOW (which sqlglot reads as a command: the rest as one string, tokenized again)."""
+    words = [t.text.upper() for t in tokens[:2]]
+    table = _table_name(tokens[2:])
+    if len(words) == 2 and words[0] in ("INDEX", "INDEXES") and words[1] in ("ON", "FROM", "IN") and table:
+        return ShowIndexes(table)
     raise InvalidInputError("expected SHOW INDEXES ON table")
+
+
+def _parse_refresh(tokens: list[Token]) -> RefreshIndex:
+    words = [t.text.upper() for t in tokens[:3]]
+    if len(tokens) == 2 and words[0] == "INDEX" and _is_name(tokens[1]):
+        return RefreshIndex(tokens[1].text, None)
+    table = _table_name(tokens[3:])
+    if len(words) == 3 and words[0] == "INDEX" and _is_name(tokens[1]) and words[2] == "ON" and table:
+        return RefreshIndex(tokens[1].text, table)
+    raise InvalidInputError("expected REFRESH INDEX name [ON table]")
+
+
+def _table_name(tokens: list[Token]) -> str | None:
+    """The last part of a table name written as `t`, `db.t` or `catalog.db.t`; None for anything else."""
+    names = tokens[::2]
+    if not names or len(names) > 3 or len(tokens) % 2 == 0:
+        return None
+    if not all(_is_name(t) for t in names) or any(t.token_type != TokenType.DOT for t in tokens[1::2]):
+        return None
+    return names[-1].text
+
+
+def _is_name(token: Token) -> bool:
+    return token.token_type in (TokenType.VAR, TokenType.IDENTIFIER) or token.text.isidentifier()
 
 
 def _create(tree: exp.Create, expression: str | None = None) -> CreateIndex:

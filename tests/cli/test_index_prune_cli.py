@@ -34,6 +34,7 @@ def test_indexes_and_prune_from_the_command_line(
         "sql", "-w", warehouse, "--no-build", "CREATE INDEX bf ON trips USING bloom_filters (id)"
     )
     assert "is ready" in run("index", "build", "trips", "bf", "-w", warehouse)
+    assert "(it already was)" in run("sql", "-w", warehouse, "REFRESH INDEX bf ON TABLE trips")
     shown = json.loads(run("sql", "-w", warehouse, "--json", "SHOW INDEXES ON trips"))
     assert {r["name"]: r["state"] for r in shown["rows"]} == {
         "files": "ready",

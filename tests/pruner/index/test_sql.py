@@ -1,5 +1,6 @@
 """pruner.index.sql: option values are read as written — signs included — and anything that is not a
-literal is refused instead of being reduced to a part of it."""
+literal is refused instead of being reduced to a part of it; Spark SQL's spellings (`ON TABLE`,
+backquotes, a table with its database) and REFRESH INDEX."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.index.defining import define
-from pruner.index.sql import CreateIndex, parse_statement
+from pruner.index.sql import CreateIndex, DropIndex, RefreshIndex, ShowIndexes, Statement, parse_statement
 from pruner.types import TableSchema
 
 
@@ -74,3 +75,44 @@ def test_fpp_errors_name_the_value_written(written: str, message: str) -> None:
     assert isinstance(statement, CreateIndex)
     with pytest.raises(InvalidInputError, match=message):
         define(config, [], statement.name, statement.index_type, list(statement.columns), statement.options)
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "parsed"),
+    [
+        ("SHOW INDEXES ON t", None, ShowIndexes("t")),
+        ("SHOW INDEX FROM db.t", None, ShowIndexes("t")),
+        ("SHOW INDEXES IN spark_catalog.db.`my t`;", "spark", ShowIndexes("my t")),
+        ("REFRESH INDEX bf", None, RefreshIndex("bf", None)),
+        ("REFRESH INDEX bf ON TABLE db.t", "spark", RefreshIndex("bf", "t")),
+        ("DROP INDEX IF EXISTS bf ON TABLE `db`.t", "spark", DropIndex("bf", "t", if_exists=True)),
+        (
+            "CREATE INDEX IF NOT EXISTS b ON TABLE db.`t` USING bloom_filters (`my c`) OPTIONS (fpp = 0.01)",
+            "spark",
+            CreateIndex("b", "t", "bloom_filters", ("my c",), {"fpp": "0.01"}, if_not_exists=True),
+        ),
+        (
+            "CREATE INDEX h ON TABLE t (hour(ts))",
+            "spark",
+            CreateIndex("h", "t", None, (), expression="hour(ts)"),
+        ),
+    ],
+)
+def test_spark_sql_spellings(sql: str, dialect: str | None, parsed: Statement) -> None:
+    assert parse_statement(sql, dialect) == parsed
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SHOW INDEXES ON", "expected SHOW INDEXES ON table"),
+        ("SHOW INDEXES t", "expected SHOW INDEXES ON table"),
+        ("SHOW INDEXES ON a.b.c.d", "expected SHOW INDEXES ON table"),
+        ("REFRESH INDEX", "expected REFRESH INDEX name"),
+        ("REFRESH INDEX a ON b c", "expected REFRESH INDEX name"),
+        ("REFRESH TABLE t", "expected REFRESH INDEX name"),
+    ],
+)
+def test_malformed_show_and_refresh_are_one_line_errors(sql: str, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        parse_statement(sql)
