@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 
-from pyspark import SparkConf
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from builder.object_stores import apply_object_store_settings, s3a_classpath
@@ -60,6 +60,10 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
                 builder = builder.config("spark.driver.host", "127.0.0.1")
                 builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
+        else:
+            extensions = _submitted_extensions()
+            if extensions is not None:
+                builder = builder.config("spark.sql.extensions", extensions)
         with redirected_jvm_output() as log_file:
             active = builder.getOrCreate()
         default_level = "WARN" if log_file is not None else "ERROR"
@@ -68,6 +72,20 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             _silence_task_failure_logs(active)
     _register_source(active)
     return job_session(active)
+
+
+def _submitted_extensions() -> str | None:
+    """The submitted `spark.sql.extensions` with lakeprune's added, when spark-submit put lakeprune's
+    jar on the driver's class path (`--jars "$(lakeprune spark-job --jars)"`): extensions are loaded
+    as the session starts, before `register` could add the jar. None: leave them as submitted."""
+    from builder.spark_source import loadable
+
+    SparkContext._ensure_initialized()  # the submitted JVM's gateway
+    jvm = SparkContext._jvm
+    if jvm is None or not loadable(jvm):
+        return None
+    given = [e.strip() for e in (SparkConf().get("spark.sql.extensions") or "").split(",") if e.strip()]
+    return None if SPARK_EXTENSIONS in given else ",".join([*given, SPARK_EXTENSIONS])
 
 
 def _spark_source_jar() -> str | None:

@@ -5,7 +5,9 @@ for its size) and to prune its files for the filters Spark pushes to the scan (`
 `Prune`, with Spark's filter texts as the request's `sql_predicate`); the two halves exchange the
 serialized `lakeprune.v1` messages of those PruningService methods, so proto/ is the one source of
 truth for this wire as for gRPC. Spark's own Parquet reader then reads the kept files.
-Writes (`df.write.format("lakeprune")`) come the same way to `builder.spark_writer`.
+Writes (`df.write.format("lakeprune")`) come the same way to `builder.spark_writer`, and Spark SQL's
+index statements (`CREATE INDEX`, `DROP INDEX`, `SHOW INDEXES`, `REFRESH INDEX` on a table the
+JVM half found in the session's catalog) to `builder.index_build.execute` (`index_statement`).
 `register(spark)` makes a session able to read and write the format: it puts the jar on the driver's class
 loader if it is not there, starts PySpark's callback server and installs the planner. Every prune
 goes through `pruner.planner.prune.prune`, logs one INFO line (table, snapshot, files kept of
@@ -50,6 +52,7 @@ JAR_ENV = "LAKEPRUNE_SPARK_JAR"
 CHECKOUT = Path(__file__).resolve().parents[1]
 PLANNERS_CLASS = "io.lakeprune.spark.Planners"
 WRITER_MODULE = "builder.spark_writer"
+INDEX_MODULE = "builder.index_build"
 RECENT = 32
 
 _recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
@@ -99,7 +102,7 @@ def register(spark: SparkSession) -> None:
     jvm = spark.sparkContext._jvm
     gateway = spark.sparkContext._gateway
     assert jvm is not None and gateway is not None  # a classic (not Spark Connect) session
-    if not _loadable(jvm):
+    if not loadable(jvm):
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         url = jvm.java.io.File(str(spark_jar())).toURI().toURL()
         try:
@@ -109,14 +112,15 @@ def register(spark: SparkSession) -> None:
                 "cannot add the lakeprune jar to this Spark driver; start it with "
                 f"--driver-class-path {spark_jar()} ({type(exc).__name__})"
             ) from None
-        if not _loadable(jvm):
+        if not loadable(jvm):
             raise SparkSourceError(f"the lakeprune jar {spark_jar()} did not load into this Spark driver")
     ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
     jvm.io.lakeprune.spark.Planners.install(_Planner(spark))
     jvm.io.lakeprune.spark.LakepruneWrites.addTo(spark._jsparkSession)
 
 
-def _loadable(jvm: Any) -> bool:
+def loadable(jvm: Any) -> bool:
+    """Whether the source's classes load in the JVM of `jvm` (a Py4J view), without loading them."""
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
         jvm.java.lang.Class.forName(PLANNERS_CLASS, False, loader)
@@ -234,6 +238,32 @@ def _summary(table: str, result: PruneResult, dropped: tuple[str, ...]) -> str:
     return text
 
 
+def index_statement(
+    spark: SparkSession, location: str, statement: str, columns: list[str]
+) -> list[list[str | None]]:
+    """Run a Spark SQL index statement (identifiers in Spark's quoting) on the table at `location`
+    and return its rows: for SHOW INDEXES one row per index with the `columns` asked for (a
+    list or map shown as `a, b` / `k=v, ...`), else one row holding the statement's message."""
+    index_build = importlib.import_module(INDEX_MODULE)  # Spark jobs: loaded when first needed
+    result = index_build.execute(location, statement, spark, dialect="spark", named_by_caller=True)
+    if not result.rows:
+        return [[result.message]]
+    missing = [c for c in columns if c not in result.rows[0]]
+    if missing:
+        raise InvalidInputError(f"SHOW INDEXES has no column {', '.join(missing)}")
+    return [[_shown(row[c]) for c in columns] for row in result.rows]
+
+
+def _shown(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
 # The PruningService methods the JVM half calls, each with its request message.
 _METHODS: dict[str, tuple[type[Message], Callable[[Any], Message]]] = {
     "GetTable": (spb.GetTableRequest, describe),
@@ -263,6 +293,27 @@ class _Planner:
             raise
         logger.info("lakeprune spark write: %s", "nothing (the table exists)" if result is None else result)
         return None
+
+    def index(self, location: str, statement: str, columns: Any) -> Any:
+        """An index statement of Spark SQL on the table at `location` (resolved by Spark's
+        catalog): its rows as a `java.util.List` of rows, each a `java.util.List` of `columns`'
+        values as strings, or the one line of a user mistake (a str)."""
+        try:
+            rows = index_statement(self.spark, location, str(statement), [str(c) for c in columns])
+        except LakepruneError as exc:
+            return f"lakeprune: {exc}"
+        except Exception:
+            logger.exception("lakeprune spark source: the index statement failed")
+            raise
+        jvm = self.spark.sparkContext._jvm
+        assert jvm is not None
+        result = jvm.java.util.ArrayList()
+        for row in rows:
+            values = jvm.java.util.ArrayList()
+            for value in row:
+                values.add(value)
+            result.add(values)
+        return result
 
     def call(self, method: str, request: bytes) -> bytes | str:
         try:

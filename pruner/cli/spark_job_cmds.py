@@ -1,8 +1,10 @@
 """`lakeprune spark-job`: what `spark-submit` needs to run a lakeprune command on a cluster. It
 prints the path of the job file (`builder/job.py`, the command line as a `.py` file spark-submit
-accepts) or, with `--jars`, the S3A jars as a `--jars` list (downloaded into lakeprune's cache
-first): `spark-submit --master spark://HOST:7077 --jars "$(lakeprune spark-job --jars)"
-"$(lakeprune spark-job)" write s3://lake/trips --input s3://lake/incoming/ --mode upsert`."""
+accepts) or, with `--jars`, a `--jars` list: lakeprune's Spark jar (`format("lakeprune")` and its
+Spark SQL extensions, which a submitted session can load only from its class path) and the S3A
+jars (downloaded into lakeprune's cache first): `spark-submit --master spark://HOST:7077 --jars
+"$(lakeprune spark-job --jars)" "$(lakeprune spark-job)" write s3://lake/trips --input
+s3://lake/incoming/ --mode upsert`."""
 
 from __future__ import annotations
 
@@ -28,19 +30,21 @@ def job_file() -> str:
 
 def spark_job(
     jars: Annotated[
-        bool, typer.Option("--jars", help="Print the S3A jars for spark-submit's --jars instead.")
+        bool,
+        typer.Option("--jars", help="Print lakeprune's Spark jar and the S3A jars for --jars."),
     ] = False,
 ) -> None:
-    """Print the file to give spark-submit (or, with --jars, the S3A jars to ship with it)."""
+    """Print the file to give spark-submit (or, with --jars, the jars to ship with it)."""
     if not jars:
         typer.echo(job_file())
         return
     from builder.object_stores import s3a_classpath
+    from builder.spark_source import spark_jar
 
     classpath = s3a_classpath()
     if classpath is None:
         raise LakepruneError("the S3A jars could not be downloaded (see the warning above)")
-    typer.echo(",".join(classpath.split(os.pathsep)))
+    typer.echo(",".join([str(spark_jar()), *classpath.split(os.pathsep)]))
 
 
 def register(root: typer.Typer) -> None:

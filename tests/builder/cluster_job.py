@@ -1,10 +1,10 @@
 """A builder job as a user would write one for `spark-submit` (docs/python-api.md, docs/spark.md),
 submitted by the cluster suite (`tests/builder/test_cluster.py`) both to the test cluster and to
-`local[*]`: on an existing table it creates and builds four indexes (column stats, bloom filters, a
-secondary index, a functional index), then names the table in Spark's catalog and applies the
-upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and delete in one
-statement; a key in both inputs is deleted). Arguments: the table's URI, the upsert input's and
-the delete input's."""
+`local[*]`: it names an existing table in Spark's catalog, creates and builds four indexes with
+Spark SQL's `CREATE INDEX` (column stats, bloom filters, a secondary index, a functional index),
+and applies the upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and
+delete in one statement; a key in both inputs is deleted). Arguments: the table's URI, the upsert
+input's and the delete input's."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from builder import LakepruneTable
 from builder.session import spark_session
 
 INDEXES = (
-    "CREATE INDEX stats ON events USING column_stats",
-    "CREATE INDEX bf ON events USING bloom_filters (token, id) OPTIONS (fpp = 0.01)",
-    "CREATE INDEX idx_hot ON events (hot)",
-    "CREATE INDEX ts_day ON events USING column_stats(date_format(ts, '%Y-%m-%d'))",
+    "CREATE INDEX stats ON {t} USING column_stats",
+    "CREATE INDEX bf ON {t} USING bloom_filters (token, id) OPTIONS (fpp = 0.01)",
+    "CREATE INDEX idx_hot ON {t} (hot)",
+    "CREATE INDEX ts_day ON {t} USING column_stats(date_format(ts, '%Y-%m-%d'))",
 )
 MERGE = """
 MERGE INTO {t} t USING (
@@ -35,11 +35,11 @@ WHEN NOT MATCHED AND NOT s.gone THEN INSERT *
 def main(location: str, upserts: str, deletes: str) -> None:
     spark = spark_session()
     table = LakepruneTable(location, spark)
-    for statement in INDEXES:
-        print(table.sql(statement).message)
     name = f"events_{uuid.uuid4().hex[:8]}"
     spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
     try:
+        for statement in INDEXES:
+            print(spark.sql(statement.format(t=name)).first().message)
         spark.read.parquet(upserts).createOrReplaceTempView(f"{name}_upserts")
         spark.read.parquet(deletes).createOrReplaceTempView(f"{name}_deletes")
         spark.sql(MERGE.format(t=name))

@@ -3,8 +3,8 @@
 `lakeprune` command line through its job file (`table create`, `write --mode insert`, `sql CREATE
 INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
 `table adopt` of a directory written Hive-style) and a Python-API job
-(`tests/builder/cluster_job.py`: CREATE INDEX + build of column stats, bloom filters, a secondary
-and a functional index, then upserts and deletes in one Spark SQL MERGE INTO). The table and
+(`tests/builder/cluster_job.py`: Spark SQL CREATE INDEX, built, of column stats, bloom filters, a
+secondary and a functional index, then upserts and deletes in one Spark SQL MERGE INTO). The table and
 every input live in the tests' S3 bucket, so nothing relies on the driver's disk being the
 executors'. The same steps run in the tests' own local Spark session (the `spark` fixture: the
 command line in-process, the job's `main`) write a twin table (and adopt a twin directory), and

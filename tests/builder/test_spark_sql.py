@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
 from builder.spark_source import recent_prunes
@@ -23,6 +24,23 @@ from tests.support_adopt import duckdb_rows, snapshot_files
 
 SCHEMA = "id bigint, name string, day string"
 Row = tuple[Any, ...]
+
+
+def _files_read(df: DataFrame) -> int:
+    """Files the scan of `df` read, from its executed plan's metrics (`df` collected first)."""
+    plan = df._jdf.queryExecution().executedPlan()
+    found = []
+    pending = [plan]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+            node = node.finalPhysicalPlan()
+        if node.getClass().getSimpleName() == "FileSourceScanExec":
+            found.append(int(node.metrics().apply("numFiles").value()))
+        children = node.children()
+        pending += [children.apply(i) for i in range(children.size())]
+    assert len(found) == 1, f"one file scan expected, found {len(found)}"
+    return found[0]
 
 
 def _rows(spark: SparkSession, location: str) -> list[Row]:
@@ -96,8 +114,21 @@ def test_a_session_inserts_merges_updates_deletes_and_reads_as_its_model(
     assert sorted(tuple(r) for r in spark.table(name).collect()) == sorted(model.values())
 
     files = len(LakeTable.open(location).snapshot().files())
-    assert spark.sql(f"SELECT name FROM {name} WHERE id = 7").collect()[0][0] == "n7"
-    assert recent_prunes()[-1]["files_kept"] == 1 < files, "pruned by the record index"
+    by_key = spark.sql(f"SELECT name FROM {name} WHERE id = 7")
+    assert by_key.collect()[0][0] == "n7"
+    assert recent_prunes()[-1]["files_kept"] == 1 == _files_read(by_key) < files, "record index"
+
+    created = spark.sql(f"CREATE INDEX by_name ON {name} USING secondary_index (name)").collect()
+    assert created[0].message.startswith("created index by_name (secondary_index); built up to ")
+    shown = {r.name: r for r in spark.sql(f"SHOW INDEXES ON {name}").collect()}
+    assert (shown["by_name"].type, shown["by_name"].columns, shown["by_name"].state) == (
+        "secondary_index",
+        "name",
+        "ready",
+    )
+    by_name = spark.sql(f"SELECT id FROM {name} WHERE name = 'u1'")
+    assert [r.id for r in by_name.collect()] == [1]
+    assert _files_read(by_name) == 1 < files, "pruned by the secondary index just created"
 
     for instant, expected in instants.items():  # time travel
         old = spark.sql(f"SELECT * FROM {name} VERSION AS OF '{instant}'")
@@ -225,3 +256,49 @@ def test_an_overwrite_of_some_partitions_is_refused(spark: SparkSession, tmp_pat
         assert after == before
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_index_statements_on_catalog_tables_and_on_locations(
+    spark: SparkSession, tmp_path: Path, catalog_name: str
+) -> None:
+    location = str(tmp_path / "people")
+    table = LakepruneTable.create(location, SCHEMA, record_key="id", properties=SMALL_FILES, spark=spark)
+    table.insert(spark.createDataFrame([(i, f"p{i}", f"d{i % 4}") for i in range(40)], SCHEMA))
+    spark.sql(f"CREATE TABLE {catalog_name} USING lakeprune LOCATION '{location}'")
+    files = len(LakeTable.open(location).snapshot().files())
+
+    # defined without a build (the CLI's `sql --no-build`), built by REFRESH INDEX
+    table.sql("CREATE INDEX bf ON people USING bloom_filters (name)", build=False)
+    assert spark.sql(f"SHOW INDEX FROM {catalog_name}").where("name = 'bf'").first().state == "building"
+    refreshed = spark.sql(f"REFRESH INDEX bf ON TABLE default.{catalog_name}").first().message
+    assert refreshed.startswith("index 'bf' is ready up to ")
+    again = spark.sql(f"REFRESH INDEX bf ON {catalog_name}").first().message
+    assert again == "index 'bf' is ready (it already was)"
+    assert [r.id for r in spark.sql(f"SELECT id FROM {catalog_name} WHERE name = 'p9'").collect()] == [9]
+    assert recent_prunes()[-1]["files_kept"] < files, "pruned by the bloom filters REFRESH INDEX built"
+
+    # a table by its location, as lakeprune.`path`; identifiers in Spark's quoting
+    spark.sql(f"CREATE INDEX IF NOT EXISTS `by_day` ON lakeprune.`{location}` USING column_stats (`day`)")
+    by_location = spark.sql(f"SHOW INDEXES IN lakeprune.`{location}`").collect()
+    assert {r.name for r in by_location} >= {"bf", "by_day"}
+    dropped = spark.sql(f"DROP INDEX bf ON {catalog_name}").first().message
+    assert dropped.startswith("dropped index 'bf'")
+    assert "bf" not in {r.name for r in spark.sql(f"SHOW INDEXES ON {catalog_name}").collect()}
+
+    # mistakes are AnalysisExceptions with lakeprune's one line; nothing changes
+    with pytest.raises(AnalysisException, match=r"lakeprune: .*nope"):
+        spark.sql(f"CREATE INDEX x ON {catalog_name} USING bloom_filters (nope)")
+    with pytest.raises(AnalysisException, match=r"lakeprune: .*no index"):
+        spark.sql(f"DROP INDEX bf ON {catalog_name}")
+    spark.createDataFrame([(1,)], "a int").createOrReplaceTempView(f"{catalog_name}_view")
+    with pytest.raises(AnalysisException, match="is not a lakeprune table of the session catalog"):
+        spark.sql(f"SHOW INDEXES ON {catalog_name}_view")
+    with pytest.raises(AnalysisException, match="lakeprune: expected SHOW INDEXES ON table"):
+        spark.sql(f"SHOW INDEXES {catalog_name}")
+    with pytest.raises(AnalysisException, match=r"lakeprune: no lakeprune table at .*missing"):
+        spark.sql(f"SHOW INDEXES ON lakeprune.`{tmp_path / 'missing'}`").collect()
+    assert {r.name for r in spark.sql(f"SHOW INDEXES ON {catalog_name}").collect()} == {
+        "files",
+        "record_index",
+        "by_day",
+    }

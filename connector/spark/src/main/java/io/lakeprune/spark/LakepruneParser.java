@@ -3,12 +3,12 @@ package io.lakeprune.spark;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
-import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.parser.ParameterContext;
@@ -19,7 +19,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
-import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractPartialFunction;
@@ -27,8 +26,9 @@ import scala.runtime.AbstractPartialFunction;
 /**
  * Spark's SQL parser, with {@code t VERSION AS OF 'instant'} of a lakeprune table in the session
  * catalog read as the table with the source's {@code snapshot} option: Spark refuses time travel
- * on a DataSource V1 table, and passes a table reference's options to the source. Every other
- * statement, and time travel on any other table, is Spark's own parse.
+ * on a DataSource V1 table, and passes a table reference's options to the source; and with
+ * lakeprune's index statements ({@link IndexStatements}). Every other statement, and time travel
+ * on any other table, is Spark's own parse.
  */
 public final class LakepruneParser implements ParserInterface {
     private final SparkSession session;
@@ -41,12 +41,14 @@ public final class LakepruneParser implements ParserInterface {
 
     @Override
     public LogicalPlan parsePlan(String sqlText) throws ParseException {
-        return withSnapshots(delegate.parsePlan(sqlText));
+        Optional<LogicalPlan> index = IndexStatements.plan(sqlText, this::catalog, delegate);
+        return index.isPresent() ? index.get() : withSnapshots(delegate.parsePlan(sqlText));
     }
 
     @Override
     public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext parameters) throws ParseException {
-        return withSnapshots(delegate.parsePlanWithParameters(sqlText, parameters));
+        Optional<LogicalPlan> index = IndexStatements.plan(sqlText, this::catalog, delegate);
+        return index.isPresent() ? index.get() : withSnapshots(delegate.parsePlanWithParameters(sqlText, parameters));
     }
 
     @Override
@@ -78,29 +80,11 @@ public final class LakepruneParser implements ParserInterface {
 
     /** Whether {@code name} is a lakeprune table of the session catalog (not a temporary view). */
     private boolean isLakeprune(List<String> name) {
-        if (name.isEmpty() || name.size() > 3) {
-            return false;
-        }
-        SessionCatalog catalog = ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalog();
-        int parts = name.size();
-        String table = name.get(parts - 1);
-        if (parts == 1 && catalog.getTempView(table).isDefined()) {
-            return false;
-        }
-        if (parts == 3 && !name.get(0).equalsIgnoreCase("spark_catalog")) {
-            return false;
-        }
-        TableIdentifier identifier = new TableIdentifier(table, parts >= 2 ? Option.apply(name.get(parts - 2)) : Option.empty());
-        try {
-            if (!catalog.tableExists(identifier)) {
-                return false;
-            }
-            CatalogTable metadata = catalog.getTableMetadata(identifier);
-            return metadata.provider().isDefined() && metadata.provider().get().equalsIgnoreCase("lakeprune");
-        }
-        catch (Exception e) {
-            return false;  // not a table this parse can see: Spark's own analysis says what it is
-        }
+        return IndexStatements.lakepruneTable(name, catalog()).isPresent();
+    }
+
+    private SessionCatalog catalog() {
+        return ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalog();
     }
 
     @Override

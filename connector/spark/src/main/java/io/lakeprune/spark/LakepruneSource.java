@@ -36,9 +36,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * values.
  */
 public final class LakepruneSource implements DataSourceRegister, RelationProvider, SchemaRelationProvider, CreatableRelationProvider {
+    static final String NAME = "lakeprune";
+
     @Override
     public String shortName() {
-        return "lakeprune";
+        return NAME;
     }
 
     /**
@@ -51,7 +53,7 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
         Map<String, String> options = new HashMap<>(CollectionConverters.asJava(parameters));
         String error = Planners.get().write(mode.name(), options, data);
         if (error != null) {
-            throw new IllegalArgumentException(error);
+            throw UserErrors.analysis(error);
         }
         String catalogTable = options.get(LakepruneWrites.CATALOG_TABLE_OPTION);
         if (catalogTable != null) {
@@ -73,11 +75,11 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
         Map<String, String> options = new HashMap<>(CollectionConverters.asJava(parameters));
         String error = Planners.get().write(SaveMode.Ignore.name(), options, sqlContext.sparkSession().createDataFrame(List.of(), schema));
         if (error != null) {
-            throw new IllegalArgumentException(error);
+            throw UserErrors.analysis(error);
         }
         BaseRelation relation = createRelation(sqlContext, parameters);
         if (!columns(relation.schema()).equals(columns(schema))) {
-            throw new IllegalArgumentException("lakeprune: the table at " + options.getOrDefault("path", "") + " has the columns "
+            throw UserErrors.analysis("lakeprune: the table at " + options.getOrDefault("path", "") + " has the columns "
                     + relation.schema().toDDL() + ", not " + schema.toDDL());
         }
         return relation;

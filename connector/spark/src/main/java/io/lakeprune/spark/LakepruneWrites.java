@@ -145,7 +145,7 @@ public final class LakepruneWrites extends SparkStrategy {
             return Optional.empty();
         }
         if (insert.mode() == SaveMode.Overwrite && (!CollectionConverters.asJava(insert.staticPartitions()).isEmpty() || insert.dynamicPartitionOverwrite())) {
-            throw new IllegalArgumentException("lakeprune: INSERT OVERWRITE of some partitions is not supported: "
+            throw UserErrors.analysis("lakeprune: INSERT OVERWRITE of some partitions is not supported: "
                     + "an overwrite replaces every record of the table (leave out the PARTITION clause and "
                     + "spark.sql.sources.partitionOverwriteMode=dynamic), or upsert the partition's rows with "
                     + "df.write.format(\"lakeprune\").mode(\"append\").option(\"operation\", \"upsert\")");

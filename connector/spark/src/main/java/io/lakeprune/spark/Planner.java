@@ -16,7 +16,7 @@ package io.lakeprune.spark;
  * </ul>
  *
  * A user mistake (unknown table, bad snapshot) is answered with a String instead of the response's
- * bytes: the one line the source raises as an {@link IllegalArgumentException}.
+ * bytes: the one line the source raises as an {@code AnalysisException} ({@link UserErrors}).
  */
 public interface Planner {
     Object call(String method, byte[] request);
@@ -27,4 +27,12 @@ public interface Planner {
      * the one line of a user mistake.
      */
     String write(String mode, java.util.Map<String, String> options, Object data);
+
+    /**
+     * Runs an index statement of Spark SQL ({@link IndexStatements}) on the table at {@code
+     * location}, which the session's catalog resolved: its rows, each a {@code java.util.List} of
+     * {@code columns}' values as strings (SHOW INDEXES), or one row holding the statement's message;
+     * or the one line of a user mistake, a String.
+     */
+    Object index(String location, String statement, java.util.List<String> columns);
 }

@@ -78,7 +78,7 @@ final class RowLevelPlans {
     /** The rows of a merge: the table's columns, in order, and {@value #DELETE_COLUMN}. */
     static LogicalPlan merge(MergeIntoTable merge, LogicalPlan target, List<String> recordKey) {
         if (merge.withSchemaEvolution()) {
-            throw new IllegalArgumentException("lakeprune: MERGE WITH SCHEMA EVOLUTION is not supported: "
+            throw UserErrors.analysis("lakeprune: MERGE WITH SCHEMA EVOLUTION is not supported: "
                     + "a lakeprune table's columns are those it was created with");
         }
         List<MergeAction> matched = CollectionConverters.asJava(merge.matchedActions());
@@ -147,7 +147,7 @@ final class RowLevelPlans {
         if (action instanceof DeleteAction) {
             return column;
         }
-        throw new IllegalArgumentException("lakeprune: MERGE clause " + action.sql() + " is not supported");
+        throw UserErrors.analysis("lakeprune: MERGE clause " + action.sql() + " is not supported");
     }
 
     /** The assigned values by target column; a nested field's assignment is refused. */
@@ -155,7 +155,7 @@ final class RowLevelPlans {
         Map<ExprId, Expression> assigned = new HashMap<>();
         for (Assignment assignment : assignments) {
             if (!(assignment.key() instanceof AttributeReference key)) {
-                throw new IllegalArgumentException("lakeprune: an assignment to " + assignment.key().sql()
+                throw UserErrors.analysis("lakeprune: an assignment to " + assignment.key().sql()
                         + " is not supported: assign whole columns");
             }
             assigned.put(key.exprId(), assignment.value());

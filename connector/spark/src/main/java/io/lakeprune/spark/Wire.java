@@ -11,7 +11,7 @@ final class Wire {
     static <T extends Message> T call(String method, Message request, Parser<T> response) {
         Object reply = Planners.get().call(method, request.toByteArray());
         if (reply instanceof String error) {
-            throw new IllegalArgumentException(error);
+            throw UserErrors.analysis(error);
         }
         if (!(reply instanceof byte[] bytes)) {
             throw new IllegalStateException("lakeprune: the planner returned nothing for " + method + " (see the Python log)");
