@@ -138,11 +138,11 @@ def recent_prunes() -> list[dict[str, Any]]:
 
 
 def describe(request: spb.GetTableRequest) -> spb.GetTableResponse:
-    """A table for the source, as of the requested snapshot (default: the latest): its schema,
-    partition columns, resolved snapshot and location. `TableName.table` is a table path or URI,
-    or a name under the warehouse root `TableName.schema`."""
+    """A table for the source, as of the requested snapshot (an instant, the latest at or before a
+    time, default the latest): its schema, partition columns, resolved snapshot and location.
+    `TableName.table` is a table path or URI, or a name under the warehouse root `TableName.schema`."""
     table = _open(request.table)
-    snapshot = table.snapshot(request.snapshot or None)
+    snapshot = table_codec.requested_snapshot(table, request)
     return table_codec.encode_table(TableName(request.table.schema, request.table.table), snapshot)
 
 

@@ -139,9 +139,15 @@ class PruningClient:
     def schemas(self) -> list[str]:
         return list(self._call(self._stub.ListTables, spb.ListTablesRequest()).schemas)
 
-    def get_table(self, schema: str, table: str, snapshot: str | None = None) -> TableInfo:
-        """The table's description (as of `snapshot`, which must be a readable completed instant)."""
-        request = spb.GetTableRequest(table=_name(schema, table), snapshot=snapshot or "")
+    def get_table(
+        self, schema: str, table: str, snapshot: str | None = None, as_of_time: str | None = None
+    ) -> TableInfo:
+        """The table's description: as of `snapshot` (a readable completed instant), or of the
+        latest snapshot committed at or before `as_of_time` (ISO 8601, UTC unless it has an offset;
+        the info's `snapshot` is the one found), else the latest."""
+        request = spb.GetTableRequest(
+            table=_name(schema, table), snapshot=snapshot or "", as_of_time=as_of_time or ""
+        )
         response = self._call(self._stub.GetTable, request)
         return TableInfo(
             name=TableName(response.table.schema, response.table.table),

@@ -163,7 +163,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
 
     def _get_table(self, request: spb.GetTableRequest) -> spb.GetTableResponse:
         name = _resolve(request)
-        snapshot = self.catalog.table(name).snapshot(codec.check_snapshot(request.snapshot))
+        snapshot = table_codec.requested_snapshot(self.catalog.table(name), request)
         return table_codec.encode_table(name, snapshot)
 
     def _statistics(

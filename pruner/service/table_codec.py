@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from pruner.errors import InvalidInputError
+from pruner.format.instant import parse_time
 from pruner.format.path_columns import file_path_values
 from pruner.functions import Monotonicity
 from pruner.index.prunable import prunable_columns
@@ -19,7 +21,17 @@ from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.serving.catalog import TableName
 from pruner.table.describe import index_summaries
 from pruner.table.statistics import ColumnStatistics, TableStatistics
-from pruner.table.table import Snapshot
+from pruner.table.table import LakeTable, Snapshot
+
+
+def requested_snapshot(table: LakeTable, request: spb.GetTableRequest) -> Snapshot:
+    """The snapshot a GetTable request names: an instant (`snapshot`), the latest committed at or
+    before a point in time (`as_of_time`, ISO 8601), or the latest; both at once is refused."""
+    if request.snapshot and request.as_of_time:
+        raise InvalidInputError("a request names its snapshot by instant or by time, not both")
+    if request.as_of_time:
+        return table.snapshot_as_of(parse_time(request.as_of_time))
+    return table.snapshot(codec.check_snapshot(request.snapshot))
 
 
 def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ import pyarrow.dataset as ds
 
 from pruner.errors import InvalidInputError, SnapshotNotFoundError, TableCorruptError
 from pruner.format.config import TableConfig, load_config
-from pruner.format.instant import is_instant
+from pruner.format.instant import format_instant, is_instant
 from pruner.format.layout import IndexFileName
 from pruner.format.manifest import IndexFileManifest
 from pruner.format.timeline import Action, Timeline
@@ -148,6 +149,21 @@ class LakeTable:
                 f"snapshot {instant} has been cleaned; the earliest retained snapshot is {earliest}"
             )
         return Snapshot(self, instant)
+
+    def snapshot_as_of(self, moment: datetime) -> Snapshot:
+        """The latest snapshot committed at or before `moment` (an aware datetime): its instant is
+        the greatest completed one not after it (an instant's timestamp is when its commit began,
+        to the millisecond). A snapshot cleaned since cannot be read (`snapshot` says so)."""
+        cutoff = format_instant(moment)
+        completed = sorted(self.timeline.completed_timestamps())
+        before = [t for t in completed if t <= cutoff]
+        if not before:
+            first = f"; its first is {completed[0]}" if completed else " (it has none)"
+            raise SnapshotNotFoundError(
+                f"table {self.storage.uri} has no snapshot committed at or before "
+                f"{moment.astimezone(UTC).isoformat()}{first}"
+            )
+        return self.snapshot(before[-1])
 
 
 @dataclass(frozen=True)

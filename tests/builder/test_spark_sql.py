@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
 from builder.spark_source import recent_prunes
+from pruner.format.instant import parse_instant
 from pruner.table.describe import history
 from pruner.table.table import LakeTable
 from tests.support import SMALL_FILES
@@ -131,10 +133,23 @@ def test_a_session_inserts_merges_updates_deletes_and_reads_as_its_model(
     assert _files_read(by_name) == 1 < files, "pruned by the secondary index just created"
 
     for instant, expected in instants.items():  # time travel
+        wanted = sorted(expected.values())
         old = spark.sql(f"SELECT * FROM {name} VERSION AS OF '{instant}'")
-        assert sorted(tuple(r) for r in old.collect()) == sorted(expected.values()), instant
+        assert sorted(tuple(r) for r in old.collect()) == wanted, instant
         by_option = spark.read.option("snapshot", instant).table(name)
-        assert sorted(tuple(r) for r in by_option.collect()) == sorted(expected.values()), instant
+        assert sorted(tuple(r) for r in by_option.collect()) == wanted, instant
+        at = parse_instant(instant)  # the session's time zone is UTC
+        later = at + timedelta(microseconds=999)
+        for moment in (f"'{at:%Y-%m-%d %H:%M:%S.%f}'", f"TIMESTAMP '{later:%Y-%m-%d %H:%M:%S.%f}'"):
+            by_time = spark.sql(f"SELECT * FROM {name} TIMESTAMP AS OF {moment}")
+            assert sorted(tuple(r) for r in by_time.collect()) == wanted, moment
+        by_time_option = spark.read.option("asOfTime", at.isoformat()).table(name)
+        assert sorted(tuple(r) for r in by_time_option.collect()) == wanted, instant
+    too_early = r"lakeprune: .*no snapshot committed at or before 2000-01-01T"
+    with pytest.raises(AnalysisException, match=too_early):
+        spark.sql(f"SELECT * FROM {name} TIMESTAMP AS OF '2000-01-01 00:00:00'").collect()
+    with pytest.raises(AnalysisException, match="TIMESTAMP AS OF takes a constant point in time"):
+        spark.sql(f"SELECT * FROM {name} TIMESTAMP AS OF current_timestamp() - INTERVAL 1 DAY")
     with pytest.raises(Exception, match=r"lakeprune: .*20200101000000000"):
         spark.sql(f"SELECT * FROM {name} VERSION AS OF '20200101000000000'").collect()
     # Spark reuses the catalog table's relation with the new query's options: the latest again

@@ -32,6 +32,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
+from pruner.format.instant import parse_instant
 from pruner.format.path_columns import path_values
 from pruner.index import sketches
 from pruner.serving.config import ServeConfig
@@ -385,6 +386,20 @@ def test_time_travel_reads_an_older_snapshot(native: Native) -> None:
         f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events WHERE hour(ts) = 6"
     )
     assert latest == table_reference(native.events, sql) and latest != got
+    # by time: the latest snapshot committed at or before it (the instant's own millisecond, in
+    # UTC; a timestamp without a zone is read in the session's, UTC here)
+    at = parse_instant(instant)
+    for moment in (f"TIMESTAMP '{at:%Y-%m-%d %H:%M:%S.%f} UTC'", f"TIMESTAMP '{at:%Y-%m-%d %H:%M:%S.%f}'"):
+        by_time = native.engine.query(
+            f"SELECT count(*), sum(id) FROM lakeprune.{EVENTS_SCHEMA}.events FOR TIMESTAMP AS OF {moment} "
+            "WHERE hour(ts) = 6"
+        )
+        assert by_time == got, moment
+    with pytest.raises(Exception, match=r"no readable snapshot .*no snapshot committed at or before 2000"):
+        native.engine.query(
+            f"SELECT count(*) FROM lakeprune.{EVENTS_SCHEMA}.events "
+            "FOR TIMESTAMP AS OF TIMESTAMP '2000-01-01 00:00:00 UTC'"
+        )
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,12 @@
-"""The table metadata engines read besides splits: `GetTable` as of a snapshot (time travel checks
-its version there), `GetTableStatistics` (row counts, column ranges, distinct-value estimates and
-data sizes for optimizers, checked against the data files), `GetHistory` and `ListFiles`
-(Trino's `$history` and `$files`)."""
+"""The table metadata engines read besides splits: `GetTable` as of a snapshot or a point in time
+(time travel checks its version there), `GetTableStatistics` (row counts, column ranges,
+distinct-value estimates and data sizes for optimizers, checked against the data files),
+`GetHistory` and `ListFiles` (Trino's `$history` and `$files`)."""
 
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,6 +16,7 @@ import pytest
 
 from pruner.client import PruningClient, ServiceError
 from pruner.format.config import TableConfig, create_config
+from pruner.format.instant import parse_instant
 from pruner.index import sketches
 from pruner.index.defining import define
 from pruner.index.definitions import save_definitions
@@ -58,6 +59,33 @@ def test_get_table_describes_a_snapshot_and_refuses_unknown_ones(
     with pytest.raises(ServiceError) as malformed:
         client.get_table(SCHEMA, TABLE, snapshot="yesterday")
     assert malformed.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_get_table_as_of_a_time_finds_the_latest_snapshot_committed_by_then(
+    client: PruningClient, indexed_table: str
+) -> None:
+    """TIMESTAMP AS OF: an instant's timestamp is when its commit began (UTC, to the millisecond)."""
+    instants = [i.timestamp for i in LakeTable.open(indexed_table).timeline.completed()]
+    second = parse_instant(instants[1])
+    utc = second.strftime("%Y-%m-%d %H:%M:%S.%f")
+    plus_two = (second + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S.%f+02:00")
+    for written in (utc, f"{utc}Z", plus_two, second.isoformat()):
+        assert client.get_table(SCHEMA, TABLE, as_of_time=written).snapshot == instants[1], written
+    just_before = (second - timedelta(milliseconds=1)).isoformat()
+    assert client.get_table(SCHEMA, TABLE, as_of_time=just_before).snapshot == instants[0]
+    assert client.get_table(SCHEMA, TABLE, as_of_time="2999-01-01").snapshot == instants[-1]
+    with pytest.raises(
+        ServiceError, match=f"no snapshot committed at or before .*its first is {instants[0]}"
+    ) as early:
+        client.get_table(SCHEMA, TABLE, as_of_time="2000-01-01T00:00:00Z")
+    assert early.value.code == grpc.StatusCode.NOT_FOUND
+    for request, message in (
+        ({"as_of_time": "yesterday"}, "is not a point in time"),
+        ({"as_of_time": utc, "snapshot": instants[1]}, "by instant or by time, not both"),
+    ):
+        with pytest.raises(ServiceError, match=message) as refused:
+            client.get_table(SCHEMA, TABLE, **request)
+        assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
 @pytest.mark.parametrize("as_uri", [False, True], ids=["path", "file-uri"])

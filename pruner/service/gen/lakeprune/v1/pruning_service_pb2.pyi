@@ -104,12 +104,14 @@ class ListTablesResponse(_message.Message):
     def __init__(self, schemas: _Optional[_Iterable[str]] = ..., tables: _Optional[_Iterable[_Union[TableName, _Mapping]]] = ...) -> None: ...
 
 class GetTableRequest(_message.Message):
-    __slots__ = ("table", "snapshot")
+    __slots__ = ("table", "snapshot", "as_of_time")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_TIME_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ...) -> None: ...
+    as_of_time: str
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., as_of_time: _Optional[str] = ...) -> None: ...
 
 class ColumnType(_message.Message):
     __slots__ = ("kind", "precision", "scale", "name")

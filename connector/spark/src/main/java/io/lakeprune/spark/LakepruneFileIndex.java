@@ -60,7 +60,7 @@ public final class LakepruneFileIndex implements FileIndex {
         return table;
     }
 
-    /** The snapshot the relation's options asked for; empty: the latest. */
+    /** The snapshot the relation's options asked for ({@link LakepruneSource#requested}). */
     String requested() {
         return requested;
     }

@@ -37,6 +37,15 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class LakepruneSource implements DataSourceRegister, RelationProvider, SchemaRelationProvider, CreatableRelationProvider {
     static final String NAME = "lakeprune";
+    /** The read option naming a snapshot by its instant ({@code VERSION AS OF}). */
+    static final String SNAPSHOT_OPTION = "snapshot";
+    /**
+     * The read option naming the latest snapshot committed at or before a point in time ({@code
+     * TIMESTAMP AS OF}): ISO 8601, UTC unless it carries an offset. Not Delta's {@code
+     * timestampAsOf}: Spark takes that option of a catalog table as its own time travel, which it
+     * refuses on a DataSource V1 table.
+     */
+    static final String AS_OF_TIME_OPTION = "asOfTime";
 
     @Override
     public String shortName() {
@@ -85,6 +94,14 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
         return relation;
     }
 
+    /**
+     * The snapshot a relation's options ask for, as a key that differs between any two requests
+     * (an instant, a point in time, the latest); {@code options}' keys in lower case.
+     */
+    static String requested(Map<String, String> options) {
+        return options.getOrDefault(SNAPSHOT_OPTION, "") + "@" + options.getOrDefault(AS_OF_TIME_OPTION.toLowerCase(Locale.ROOT), "");
+    }
+
     private static Map<String, DataType> columns(StructType schema) {
         Map<String, DataType> columns = new HashMap<>();
         for (StructField field : schema.fields()) {
@@ -105,7 +122,11 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
                 .build();
         GetTableResponse table = Wire.call(
                 "GetTable",
-                GetTableRequest.newBuilder().setTable(name).setSnapshot(options.getOrDefault("snapshot", "")).build(),
+                GetTableRequest.newBuilder()
+                        .setTable(name)
+                        .setSnapshot(options.getOrDefault(SNAPSHOT_OPTION, ""))
+                        .setAsOfTime(options.getOrDefault(AS_OF_TIME_OPTION.toLowerCase(Locale.ROOT), ""))
+                        .build(),
                 GetTableResponse.parser());
         StructType schema = new StructType();
         Map<String, StructField> fields = new HashMap<>();
@@ -130,7 +151,7 @@ public final class LakepruneSource implements DataSourceRegister, RelationProvid
             size = statistics.getTotalBytes();
         }
         LakepruneFileIndex index = new LakepruneFileIndex(
-                table.getLocation(), options.getOrDefault("snapshot", ""), snapshot, size, partitionSchema, table.getRecordKeyList());
+                table.getLocation(), requested(options), snapshot, size, partitionSchema, table.getRecordKeyList());
         // The partition schema's columns (an adopted table's, whose files may keep them only in
         // their paths) also stand in the data schema: Spark keeps the table's column order and
         // takes their values from each file's partition directory, not from the file.

@@ -1,5 +1,6 @@
 package io.lakeprune.spark;
 
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -13,8 +14,8 @@ import scala.runtime.AbstractPartialFunction;
  * Reads of a lakeprune catalog table at the snapshot their query asks for. Spark keeps a catalog
  * table's relation once made and reuses it for the table's later reads with only the relation's
  * options replaced by the new query's; a lakeprune relation's file index is pinned to the snapshot
- * it was made for, so a read after a time-travel read ({@code VERSION AS OF}, {@code
- * spark.read.option("snapshot", ...).table(...)}) would list that snapshot's files, and a time-travel
+ * it was made for, so a read after a time-travel read ({@code VERSION AS OF}, {@code TIMESTAMP AS
+ * OF}, {@code spark.read.option("snapshot", ...).table(...)}) would list that snapshot's files, and a time-travel
  * read after a plain one the latest. This optimizer rule replaces a relation whose options ask for
  * another snapshot than its file index holds with one made for the options.
  */
@@ -44,13 +45,10 @@ final class SnapshotReads extends Rule<LogicalPlan> {
         });
     }
 
-    /** The snapshot a relation's options ask for; empty: the latest. */
+    /** The snapshot a relation's options ask for. */
     private static String requested(HadoopFsRelation files) {
-        for (Map.Entry<String, String> option : CollectionConverters.asJava(files.options()).entrySet()) {
-            if (option.getKey().toLowerCase(Locale.ROOT).equals("snapshot")) {
-                return option.getValue();
-            }
-        }
-        return "";
+        Map<String, String> options = new HashMap<>();
+        CollectionConverters.asJava(files.options()).forEach((key, value) -> options.put(key.toLowerCase(Locale.ROOT), value));
+        return LakepruneSource.requested(options);
     }
 }

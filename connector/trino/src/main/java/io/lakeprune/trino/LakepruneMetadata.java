@@ -3,7 +3,6 @@ package io.lakeprune.trino;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
-import io.airlift.slice.Slice;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
@@ -20,7 +19,6 @@ import io.trino.spi.connector.SystemTable;
 import io.trino.spi.connector.TableNotFoundException;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.statistics.TableStatistics;
-import io.trino.spi.type.VarcharType;
 import lakeprune.v1.PruningServiceOuterClass.Column;
 import lakeprune.v1.PruningServiceOuterClass.GetTableRequest;
 import lakeprune.v1.PruningServiceOuterClass.GetTableResponse;
@@ -102,12 +100,9 @@ public class LakepruneMetadata
             }
             return null;
         }
-        Optional<String> snapshot = endVersion.map(LakepruneMetadata::snapshot);
-        Optional<GetTableResponse> table = describe(tableName.getSchemaName(), tableName.getTableName(), snapshot);
+        Optional<TableVersion> version = endVersion.map(requested -> TableVersion.of(session, requested));
+        Optional<GetTableResponse> table = describe(tableName.getSchemaName(), tableName.getTableName(), version);
         if (table.isEmpty()) {
-            if (snapshot.isPresent() && describe(tableName.getSchemaName(), tableName.getTableName(), Optional.empty()).isPresent()) {
-                throw new TrinoException(INVALID_ARGUMENTS, "lakeprune table %s has no readable snapshot %s".formatted(tableName, snapshot.get()));
-            }
             return null;
         }
         String described = table.get().getSnapshot();
@@ -123,42 +118,36 @@ public class LakepruneMetadata
                 Optional.empty());
     }
 
-    private static String snapshot(ConnectorTableVersion version)
+    /**
+     * The table as of {@code version} (the latest without one), empty when there is no such table. A
+     * version the table does not have is the user's mistake, with the sidecar's reason.
+     */
+    Optional<GetTableResponse> describe(String schema, String table, Optional<TableVersion> version)
     {
-        if (version.getVersionType() instanceof VarcharType && version.getVersion() instanceof Slice slice) {
-            return slice.toStringUtf8();
-        }
-        if (version.getVersion() instanceof Long number) {
-            return Long.toString(number);
-        }
-        throw new TrinoException(NOT_SUPPORTED, "lakeprune time travel takes an instant as a string, FOR VERSION AS OF 'YYYYMMDDHHMMSSmmm'; got " + version);
-    }
-
-    Optional<GetTableResponse> describe(String schema, String table, Optional<String> snapshot)
-    {
-        TableKey key = new TableKey(schema, table, snapshot.orElse(""));
+        TableKey key = new TableKey(schema, table, version.map(TableVersion::key).orElse(""));
         GetTableResponse cached = tables.get(key);
         if (cached != null) {
             return Optional.of(cached);
         }
-        GetTableRequest request = GetTableRequest.newBuilder()
-                .setTable(TableName.newBuilder().setSchema(schema).setTable(table))
-                .setSnapshot(snapshot.orElse(""))
-                .build();
+        GetTableRequest.Builder request = GetTableRequest.newBuilder().setTable(TableName.newBuilder().setSchema(schema).setTable(table));
+        version.ifPresent(requested -> requested.addTo(request));
         try {
-            GetTableResponse response = client.call("GetTable", stub -> stub.getTable(request));
+            GetTableResponse response = client.call("GetTable", stub -> stub.getTable(request.build()));
             tables.put(key, response);
-            tables.put(new TableKey(schema, table, response.getSnapshot()), response);
+            tables.put(new TableKey(schema, table, TableVersion.snapshot(response.getSnapshot()).key()), response);
             return Optional.of(response);
         }
         catch (SidecarClient.NotFoundException e) {
+            if (version.isPresent() && describe(schema, table, Optional.empty()).isPresent()) {
+                throw new TrinoException(INVALID_ARGUMENTS, "lakeprune table %s.%s has no readable snapshot %s: %s".formatted(schema, table, version.get(), e.getMessage()));
+            }
             return Optional.empty();
         }
     }
 
     GetTableResponse describe(LakepruneTableHandle handle)
     {
-        return describe(handle.schemaName(), handle.tableName(), handle.snapshot())
+        return describe(handle.schemaName(), handle.tableName(), handle.snapshot().map(TableVersion::snapshot))
                 .orElseThrow(() -> new TableNotFoundException(handle.toSchemaTableName()));
     }
 
