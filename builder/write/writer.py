@@ -261,7 +261,8 @@ class _Write:
             sample = [r[KEY] for r in existing]
             raise InvalidInputError(
                 f"{found} record key(s) already exist in the table (e.g. {', '.join(map(repr, sample))}); "
-                "use --mode upsert to update them"
+                "write them as an upsert to update them (the CLI's --mode upsert, the DataFrame "
+                "writer's option operation=upsert, or Spark SQL's MERGE INTO / UPDATE)"
             )
 
         start = time.perf_counter()

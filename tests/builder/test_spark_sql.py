@@ -225,6 +225,10 @@ def test_insert_into_and_insert_overwrite_run_the_write_path(spark: SparkSession
         spark.createDataFrame([(5, "e", "d1")], SCHEMA).write.insertInto(name)
         expected = [(1, "a", "d0"), (2, "b", "d1"), (5, "e", "d1"), (11, "A", "d0"), (12, "B", "d1")]
         assert _rows(spark, location) == sorted(spark.table(name).collect()) == expected
+        existing = r"lakeprune: 1 record key\(s\) already exist .*MERGE INTO"
+        with pytest.raises(AnalysisException, match=existing):
+            spark.sql(f"INSERT INTO {name} VALUES (5, 'again', 'd1')")
+        assert _rows(spark, location) == expected, "nothing written"
 
         spark.sql(f"INSERT OVERWRITE {name} VALUES (7, 'x', 'd0')")
         assert _rows(spark, location) == [tuple(r) for r in spark.table(name).collect()] == [(7, "x", "d0")]

@@ -60,7 +60,7 @@ BAD_INPUTS: dict[str, tuple[Callable[[SparkSession], DataFrame], str, type[Lakep
         lambda s: to_df(s, [make_row(1, "ams", version=3)]),
         "insert",
         InvalidInputError,
-        "already exist",
+        "already exist .*write them as an upsert",
     ),
 }
 
