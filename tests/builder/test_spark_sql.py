@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
@@ -314,6 +314,9 @@ def test_index_statements_on_catalog_tables_and_on_locations(
         spark.sql(f"SHOW INDEXES ON {catalog_name}_view")
     with pytest.raises(AnalysisException, match="lakeprune: expected SHOW INDEXES ON table"):
         spark.sql(f"SHOW INDEXES {catalog_name}")
+    with pytest.raises(ParseException) as unread:  # CREATE INDEX that lakeprune cannot read: Spark's
+        spark.sql(f"CREATE INDEX\nON {catalog_name} (name)")
+    assert "lakeprune" not in str(unread.value)
     with pytest.raises(AnalysisException, match=r"lakeprune: no lakeprune table at .*missing"):
         spark.sql(f"SHOW INDEXES ON lakeprune.`{tmp_path / 'missing'}`").collect()
     assert {r.name for r in spark.sql(f"SHOW INDEXES ON {catalog_name}").collect()} == {

@@ -1,7 +1,6 @@
 package io.lakeprune.spark;
 
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -45,6 +44,8 @@ final class IndexStatements {
     private static final Pattern SHOW = Pattern.compile("\\s*SHOW\\s+INDEX(?:ES)?\\s+(?:ON|FROM|IN)\\s+" + TABLE + END, FLAGS);
     private static final Pattern REFRESH = Pattern.compile("\\s*REFRESH\\s+INDEX\\s+" + NAME + "\\s+ON\\s+(?:TABLE\\s+)?" + TABLE + END, FLAGS);
     private static final Pattern ANY = Pattern.compile("\\s*(?:(?:CREATE\\s+(?:FUNCTION\\s+)?|DROP\\s+|REFRESH\\s+)INDEX|SHOW\\s+INDEX(?:ES)?)\\b.*", FLAGS);
+    // CREATE and DROP INDEX are in Spark's grammar too: one lakeprune does not read is Spark's to parse
+    private static final Pattern SPARKS = Pattern.compile("\\s*(?:CREATE|DROP)\\b.*", FLAGS);
 
     private IndexStatements() {}
 
@@ -58,7 +59,7 @@ final class IndexStatements {
         Matcher show = SHOW.matcher(sql);
         Matcher refresh = REFRESH.matcher(sql);
         Matcher matched = create.matches() ? create : drop.matches() ? drop : show.matches() ? show : refresh.matches() ? refresh : null;
-        boolean sparkHasIt = matched == create || matched == drop || sql.strip().toUpperCase(Locale.ROOT).matches("(CREATE|DROP)\\b.*");
+        boolean sparkHasIt = SPARKS.matcher(sql).matches();
         if (matched == null) {
             if (sparkHasIt) {
                 return Optional.empty();  // Spark's parser says what is wrong with it
