@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from pruner.storage import Storage
-from tests.support_servers import LoopbackServer, free_port, start_server, wait_ready
+from tests.support_servers import LoopbackServer, free_port, start_on_free_ports, start_server, wait_ready
 
 # The last Azurite that runs on Node 20 (3.36 and later want Node 21 or 22).
 AZURITE_VERSION = "3.35.0"
@@ -78,6 +78,10 @@ class Azurite(LoopbackServer):
 
     @classmethod
     def start(cls, workdir: Path) -> Azurite:
+        return start_on_free_ports(cls._start_in, workdir)
+
+    @classmethod
+    def _start_in(cls, workdir: Path) -> Azurite:
         port = free_port("Azurite")
         account = "lakeprune" + secrets.token_hex(4)
         key = base64.b64encode(secrets.token_bytes(32)).decode()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pruner.storage import GCS_EMULATOR_VARIABLE, Storage
-from tests.support_servers import LoopbackServer, free_port, start_server, wait_ready
+from tests.support_servers import LoopbackServer, free_port, start_on_free_ports, start_server, wait_ready
 
 # fake-gcs-server keeps its objects in memory: each test takes a prefix of one bucket.
 TEST_BUCKET = "lakeprune-tests"
@@ -46,6 +46,10 @@ class FakeGcs(LoopbackServer):
 
     @classmethod
     def start(cls, workdir: Path) -> FakeGcs:
+        return start_on_free_ports(cls._start_in, workdir)
+
+    @classmethod
+    def _start_in(cls, workdir: Path) -> FakeGcs:
         port = free_port("fake-gcs-server")
         args = [
             str(fake_gcs_server()),

@@ -22,7 +22,14 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from tests.support_servers import LoopbackServer, port_is_free, start_server, wait_ready
+from tests.support_servers import (
+    LoopbackServer,
+    port_is_free,
+    server_ports,
+    start_on_free_ports,
+    start_server,
+    wait_ready,
+)
 
 REGION = "us-east-1"
 # The one bucket of the tests, each under a prefix of its own: SeaweedFS gives every bucket its own
@@ -30,9 +37,8 @@ REGION = "us-east-1"
 TEST_BUCKET = "lakeprune-tests"
 # AWS variables that would point a client elsewhere than `aws_environment` does: removed in tests.
 _OTHER_AWS_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN", "AWS_PROFILE")
-# Master, volume and filer also listen on their port + 10000 (gRPC): every port stays below this.
+# Master, volume and filer also listen on their port + 10000 (gRPC).
 _GRPC_OFFSET = 10_000
-_PORT_RANGE = (20_000, 55_535 - _GRPC_OFFSET)
 _REQUEST_TOTAL = re.compile(r"^SeaweedFS_s3_request_total\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.MULTILINE)
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
@@ -47,10 +53,12 @@ def weed_binary() -> str:
 
 
 def free_port_block(count: int) -> int:
-    """A base port such that base .. base+count-1 and each of those + 10000 are free on loopback."""
+    """A base port such that base .. base+count-1 and each of those + 10000 are free on loopback,
+    all of them among `server_ports`."""
     rng = secrets.SystemRandom()
+    ports = server_ports()
     for _ in range(200):
-        base = rng.randrange(_PORT_RANGE[0], _PORT_RANGE[1] - count)
+        base = rng.randrange(ports.start, ports.stop - _GRPC_OFFSET - count)
         ports = [base + i for i in range(count)]
         if all(port_is_free(p) and port_is_free(p + _GRPC_OFFSET) for p in ports):
             return base
@@ -68,6 +76,10 @@ class SeaweedS3(LoopbackServer):
 
     @classmethod
     def start(cls, workdir: Path) -> SeaweedS3:
+        return start_on_free_ports(cls._start_in, workdir)
+
+    @classmethod
+    def _start_in(cls, workdir: Path) -> SeaweedS3:
         access_key = "lakeprune-" + secrets.token_hex(4)
         secret_key = secrets.token_hex(20)
         data = workdir / "data"

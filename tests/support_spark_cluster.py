@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 import pyspark
 
 from tests.support_jvm import SHORT_LIVED_JVM_OPTIONS
-from tests.support_servers import LoopbackServer, die_with_parent, start_server, wait_ready
+from tests.support_servers import LoopbackServer, die_with_parent, free_port, start_server, wait_ready
 
 WORKER_COUNT = 2
 WORKER_MEMORY = "1g"
@@ -47,14 +46,6 @@ SUBMIT_CONF = {
     "spark.eventLog.compress": "false",
     "spark.eventLog.rolling.enabled": "false",  # one plain JSON-lines file per application
 }
-
-
-def free_port() -> int:
-    """A port free on loopback now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _daemon_environment() -> dict[str, str]:
@@ -110,7 +101,7 @@ class SparkCluster:
 
     @classmethod
     def start(cls, workdir: Path, worker_count: int = WORKER_COUNT) -> SparkCluster:
-        master_port, web_port = free_port(), free_port()
+        master_port, web_port = free_port("Spark master"), free_port("Spark master UI")
         log_path = workdir / "master.log"
         args = [
             f"{SPARK_HOME}/bin/spark-class",
@@ -129,7 +120,7 @@ class SparkCluster:
         return cluster
 
     def _start_worker(self, number: int) -> None:
-        web_port = free_port()
+        web_port = free_port(f"Spark worker {number} UI")
         work_dir = self.workdir / f"worker-{number}"
         work_dir.mkdir()
         log_path = self.workdir / f"worker-{number}.log"
