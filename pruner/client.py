@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 
+from pruner.advisor.shapes import unindexed_conditions
 from pruner.errors import LakepruneError
 from pruner.planner.prune import BoundPredicate, translate_predicate
 from pruner.planner.result import PruneResult, Split
@@ -37,6 +38,7 @@ from pruner.table.statistics import TableStatistics
 from pruner.types import Column, ColumnType, TableSchema
 
 MAX_MESSAGE_BYTES = 64 * 1024**2
+USER_AGENT = "lakeprune-python"
 
 
 class ServiceError(LakepruneError):
@@ -117,6 +119,8 @@ class PruningClient:
             # A connection of its own: clients in one process would otherwise share one, and all
             # land on the same worker of a `serve --workers N` sidecar.
             ("grpc.use_local_subchannel_pool", 1),
+            # Names this client in the sidecar's workload log (`lakeprune advise`: which engine asked).
+            ("grpc.primary_user_agent", USER_AGENT),
         ]
         if tls_root_cert is None:
             self._channel = grpc.insecure_channel(address, options=options)
@@ -216,7 +220,9 @@ class PruningClient:
     ) -> tuple[spb.PruneRequest, BoundPredicate]:
         """The `PruneRequest` that `prune` sends for these arguments, with the bound predicate: for
         callers that send requests themselves (a load generator sends one request many times)."""
-        bound = self.bind(schema, table, where)
+        info = self.get_table(schema, table)
+        bound = _bound(info, where)
+        unindexed = _unindexed(info, where) if isinstance(where, str) else ()
         request = spb.PruneRequest(
             table=_name(schema, table),
             snapshot=snapshot or "",
@@ -225,6 +231,7 @@ class PruningClient:
             max_split_bytes=max_split_bytes,
             text=encode_text(bound.text.condition),
             text_notes=bound.text.notes,
+            unindexed_conditions=unindexed,
         )
         return request, bound
 
@@ -252,11 +259,7 @@ class PruningClient:
         """`where` translated over the remote table's columns and virtual columns, as `prune` binds
         it but without the limits, which the sidecar applies (`pruner.planner.prune`): calls of
         functional indexes (e.g. `hour(ts)`) become their virtual columns."""
-        info = self.get_table(schema, table)
-        virtual = info.virtual_columns
-        extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
-        # a virtual column's expression is the index's canonical text (Expression.key())
-        return translate_predicate(where, extended, {v.expression: v.name for v in virtual})
+        return _bound(self.get_table(schema, table), where)
 
     # Plumbing --------------------------------------------------------------------------------------
 
@@ -306,3 +309,18 @@ def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...
         storage=codec.decode_storage_requests(header.storage),
         fallback_count=header.fallbacks,
     )
+
+
+def _bound(info: TableInfo, where: TupleDomain | str) -> BoundPredicate:
+    """`where` translated over the table's columns and virtual columns (`PruningClient.bind`)."""
+    virtual = info.virtual_columns
+    extended = TableSchema(info.schema.columns + tuple(Column(v.name, v.type) for v in virtual))
+    # a virtual column's expression is the index's canonical text (Expression.key())
+    return translate_predicate(where, extended, {v.expression: v.name for v in virtual})
+
+
+def _unindexed(info: TableInfo, where: str) -> tuple[str, ...]:
+    """The comparisons of computed values in `where` that no index of the table holds: binding
+    leaves them out; the sidecar's workload log keeps their shapes."""
+    types = {c.name: c.type for c in info.schema.columns}
+    return unindexed_conditions(where, types, {v.expression: v.name for v in info.virtual_columns})

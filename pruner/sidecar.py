@@ -186,7 +186,9 @@ class Sidecar:
                 ("grpc.so_reuseport", int(self.reuse_port)),
             ],
         )
-        servicer = PruningServicer(self.catalog, self.config.limits, self.metrics, self.workers)
+        servicer = PruningServicer(
+            self.catalog, self.config.limits, self.metrics, self.workers, self.config.workload.log()
+        )
         # Every service through `add_servicer`: a body that does not decode is INVALID_ARGUMENT.
         names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
         for add, service in (

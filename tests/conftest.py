@@ -12,6 +12,7 @@ SparkSession."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import uuid
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pyspark.sql import SparkSession
 
+from pruner.advisor.workload import STATE_HOME_VARIABLE
 from pruner.storage import Storage
 from tests import support_xdist
 from tests.support_azure import Azurite
@@ -65,17 +67,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Where the workers write each test's xdist group (`tests/support_xdist.py`), in the controller.
 _GROUPS = pytest.StashKey[Path]()
+# The state directory of this process's sidecars (their workload logs), removed at the end.
+_STATE_HOME = pytest.StashKey[Path]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is None and config.getoption("dist", "no") == "loadgroup":
         config.stash[_GROUPS] = Path(tempfile.mkdtemp(prefix="lakeprune-xdist-")) / "groups.json"
+    # Every sidecar a test starts, in this process or as a child, keeps its workload log here, not
+    # in the user's ~/.local/state.
+    state_home = Path(tempfile.mkdtemp(prefix="lakeprune-state-"))
+    config.stash[_STATE_HOME] = state_home
+    os.environ[STATE_HOME_VARIABLE] = str(state_home)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     groups = config.stash.get(_GROUPS, None)
     if groups is not None:
         shutil.rmtree(groups.parent, ignore_errors=True)
+    state_home = config.stash.get(_STATE_HOME, None)
+    if state_home is not None:
+        shutil.rmtree(state_home, ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -9,6 +9,7 @@ import typer
 
 from builder.spark_output import cli_log_file, log_spark_output_to
 from pruner.cli import (
+    advise_cmds,
     engine_cmds,
     index_cmds,
     prune_cmds,
@@ -33,6 +34,7 @@ prune_cmds.register(app)
 engine_cmds.register(app)
 serve_cmds.register(app)
 spark_job_cmds.register(app)
+advise_cmds.register(app)
 
 
 @app.callback()

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import grpc
 
+from pruner.advisor.shapes import unindexed_conditions
+from pruner.advisor.workload import WorkloadLog
 from pruner.errors import InvalidInputError
 from pruner.metadata.files_index import DataFile
 from pruner.planner.planner import PlannedPrune
 from pruner.planner.prune import BoundPredicate, prune, prune_stream
 from pruner.planner.result import PruneResult, Split
 from pruner.predicate.sql import text_condition
-from pruner.predicate.sql.trino import text_atoms, translate_trino
+from pruner.predicate.sql.trino import Call, TrinoExpression, from_trino, text_atoms, translate_trino
 from pruner.predicate.text import TextPredicate, all_of
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.service import codec, table_codec
@@ -50,12 +52,30 @@ SERVICE_NAME: str = spb.DESCRIPTOR.services_by_name["PruningService"].full_name
 T = TypeVar("T")
 
 
+class _Decoded(NamedTuple):
+    """A prune request as the planner takes it, and what the workload log keeps beside: the
+    conditions over computed values that no index holds (lakeprune SQL), which binding left out."""
+
+    table: LakeTable
+    predicate: BoundPredicate
+    snapshot: str | None
+    unindexed: tuple[str, ...]
+
+
 class PruningServicer(spb_grpc.PruningServiceServicer):
-    def __init__(self, catalog: Catalog, limits: Limits, metrics: Metrics, workers: Workers) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        limits: Limits,
+        metrics: Metrics,
+        workers: Workers,
+        workload: WorkloadLog | None = None,
+    ) -> None:
         self.catalog = catalog
         self.limits = limits
         self.metrics = metrics
         self.workers = workers
+        self.workload = workload
 
     # RPCs ------------------------------------------------------------------------------------------
 
@@ -74,7 +94,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         self, request: spb.PruneRequest, context: grpc.ServicerContext
     ) -> spb.PruneResponse:
         def work(record: RequestRecord, timeout: float) -> spb.PruneResponse:
-            result, splits = self._prune(request, record, timeout)
+            result, splits = self._prune(request, record, timeout, _client(context))
             if len(splits) > self.limits.max_splits_per_response:
                 raise ResultTooLargeError(
                     f"{len(splits):,} splits exceed limits.max_splits_per_response "
@@ -93,7 +113,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         with self._handling(context, "PruneStream", _table_name(request)) as record:
             max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
             timeout = self.workers.timeout(context.time_remaining())
-            planned, requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
+            (planned, decoded), requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
             context.add_callback(planned.cancel)
             pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
             message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
@@ -118,7 +138,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
                     record.status = Status.CANCELLED
                     raise
                 message = spb.PruneResponse()
-            result = self._finish(record, planned.result(), requests)
+            result = self._finish(record, planned.result(), requests, decoded, _client(context))
             yield codec.encode_prune_header(result, request.explain)  # the whole header, no splits
 
     def GetTableStatistics(  # noqa: N802
@@ -183,32 +203,43 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         return table_codec.encode_statistics(snapshot.instant, table_statistics(snapshot, files))
 
     def _prune(
-        self, request: spb.PruneRequest, record: RequestRecord, timeout: float
+        self, request: spb.PruneRequest, record: RequestRecord, timeout: float, client: str
     ) -> tuple[PruneResult, list[Split]]:
         """The prune and its splits, each kept file cut into the request's byte ranges; its log line
         counts the storage requests of the whole request (the catalog's check that the table is
         unchanged, then the prune), the response those of the prune."""
         max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
         with counting() as requests:
-            table, predicate, snapshot = self._decode(request)
-            result = prune(table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout))
-        result = self._finish(record, result, requests.value())
+            decoded = self._decode(request)
+            result = prune(
+                decoded.table,
+                decoded.predicate,
+                snapshot=decoded.snapshot,
+                limits=self.limits.prune_limits(timeout),
+            )
+        result = self._finish(record, result, requests.value(), decoded, client)
         return result, [r for split in result.splits for r in split.ranges(max_split_bytes)]
 
-    def _plan(self, request: spb.PruneRequest, timeout: float) -> tuple[PlannedPrune, StorageRequests]:
-        """`_prune`'s plan, its lookups done and no file decided yet, and the storage requests of
-        the request so far."""
+    def _plan(
+        self, request: spb.PruneRequest, timeout: float
+    ) -> tuple[tuple[PlannedPrune, _Decoded], StorageRequests]:
+        """`_prune`'s plan, its lookups done and no file decided yet, the request decoded, and the
+        storage requests of the request so far."""
         with counting() as requests:
-            table, predicate, snapshot = self._decode(request)
+            decoded = self._decode(request)
             planned = prune_stream(
-                table, predicate, snapshot=snapshot, limits=self.limits.prune_limits(timeout)
+                decoded.table,
+                decoded.predicate,
+                snapshot=decoded.snapshot,
+                limits=self.limits.prune_limits(timeout),
             )
-        return planned, requests.value()
+        return (planned, decoded), requests.value()
 
-    def _decode(self, request: spb.PruneRequest) -> tuple[LakeTable, BoundPredicate, str | None]:
+    def _decode(self, request: spb.PruneRequest) -> _Decoded:
         """The table a prune request names (checked unchanged by the catalog), its predicate (the
-        TupleDomain, AND what can be read of the engine's filter, and the text predicate) and
-        snapshot."""
+        TupleDomain, AND what can be read of the engine's filter, and the text predicate), its
+        snapshot, and the conditions over computed values no index holds (the client's, and those
+        of the engine's filter)."""
         codec.check_no_sql_predicate(request)
         table = self.catalog.table(_resolve(request))
         schema = table.query_schema
@@ -219,6 +250,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         )
         text = decode_text(request.text, request.text_notes, schema)
         notes: tuple[str, ...] = ()
+        unindexed = tuple(request.unindexed_conditions)
         if request.HasField("filter"):
             conjuncts, undecoded = decode_engine_filter(request.filter, schema)
             zone = request.filter.time_zone
@@ -229,12 +261,28 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             if atoms:  # text atoms over expressions, for the text indexes over expressions
                 more = text_condition(" AND ".join(f"({atom})" for atom in atoms), schema)
                 text = TextPredicate(all_of([text.condition, more.condition]), (*text.notes, *more.notes))
-        return table, BoundPredicate(domain, notes, text), codec.check_snapshot(request.snapshot)
+            if self.workload is not None:
+                unindexed = (*unindexed, *_unindexed_engine_conditions(conjuncts, zone, table))
+        snapshot = codec.check_snapshot(request.snapshot)
+        return _Decoded(table, BoundPredicate(domain, notes, text), snapshot, unindexed)
 
-    def _finish(self, record: RequestRecord, result: PruneResult, requests: StorageRequests) -> PruneResult:
-        """Count and log a finished prune; the result as it is answered (paths redacted)."""
+    def _finish(
+        self,
+        record: RequestRecord,
+        result: PruneResult,
+        requests: StorageRequests,
+        decoded: _Decoded,
+        client: str,
+    ) -> PruneResult:
+        """Count, log and add to the workload log a finished prune; the result as it is answered
+        (paths redacted)."""
         record.prune(result, requests)
         self.metrics.prune_result(API, result)
+        if self.workload is not None:
+            predicate = decoded.predicate
+            self.workload.record_prune(
+                decoded.table, client, predicate.domain, result, predicate.text.condition, decoded.unindexed
+            )
         return self.catalog.redact.prune_result(result)
 
     def _call(
@@ -294,6 +342,33 @@ def _pages(batches: Iterable[list[Split]], max_split_bytes: int, size: int) -> I
         ranges = [r for split in batch for r in split.ranges(max_split_bytes)]
         for start in range(0, len(ranges), size):
             yield ranges[start : start + size]
+
+
+def _unindexed_engine_conditions(
+    conjuncts: Sequence[TrinoExpression], time_zone: str, table: LakeTable
+) -> tuple[str, ...]:
+    """The engine filter's comparisons of a computed value that no index of `table` holds, as
+    lakeprune SQL (`translate_trino` left them out unread)."""
+    computed = [c for c in conjuncts if isinstance(c, Call) and _compares_computed(c)]
+    if not computed:
+        return ()
+    types = {c.name: c.type for c in table.config.schema.columns}
+    readable = from_trino(computed, time_zone=time_zone).conjuncts
+    return tuple(t for text in readable for t in unindexed_conditions(text, types, table.indexed_calls))
+
+
+def _compares_computed(conjunct: Call) -> bool:
+    """Whether `conjunct` compares a call's value (IN: its subject; else any operand)."""
+    operands = conjunct.arguments[:1] if conjunct.function == "$in" else conjunct.arguments
+    return any(isinstance(operand, Call) for operand in operands)
+
+
+def _client(context: grpc.ServicerContext) -> str:
+    """Who asks, for the workload log: the product of the client's user agent (`lakeprune-trino
+    grpc-java-netty/1.68.1` is trino; lakeprune's own clients name themselves `lakeprune-NAME`)."""
+    agent = next((str(v) for k, v in context.invocation_metadata() if k == "user-agent"), "")
+    product = agent.split(" ", 1)[0].split("/", 1)[0]
+    return product.removeprefix("lakeprune-") or "unknown"
 
 
 def _table_name(request: Any) -> str | None:

@@ -21,10 +21,12 @@ from typing import Any, ClassVar
 
 import yaml
 
+from pruner.advisor.workload import DEFAULT_MAX_BYTES, WorkloadLog, default_directory
 from pruner.errors import InvalidLocationError
 from pruner.object_store import is_endpoint_url
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.serving.settings import (
+    BOOLEAN,
     INTEGER,
     NON_NEGATIVE_INTEGER,
     PATH,
@@ -295,6 +297,44 @@ def _port(describe: str, default: int | None) -> Any:
     return setting(default, kind=PORT, rule=PORT_NUMBER, section="listen", describe=describe)
 
 
+def _positive_size(size: int) -> str | None:
+    return None if size > 0 else f"must be a positive size, got {size}"
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    """The workload log of the config file's `workload:` section (`pruner.advisor.workload`): the
+    prunes the sidecar planned, per table, which `lakeprune advise` reads."""
+
+    SECTION: ClassVar[str] = "workload"
+
+    enabled: bool = setting(True, kind=BOOLEAN, describe="log the shape of every prune planned, per table")
+    directory: str | None = setting(
+        None,
+        kind=PATH,
+        describe="where; default $LAKEPRUNE_STATE_HOME/workload, else ~/.local/state/lakeprune/workload",
+    )
+    max_bytes: int = setting(
+        DEFAULT_MAX_BYTES,
+        kind=SIZE,
+        rule=Rule(_positive_size),
+        describe="per table; the oldest prunes go first",
+    )
+    record_values: bool = setting(
+        False, kind=BOOLEAN, describe="keep the predicates' literal values too (default: their shapes only)"
+    )
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+    def log(self) -> WorkloadLog | None:
+        """The log these settings describe (None: disabled)."""
+        if not self.enabled:
+            return None
+        directory = Path(self.directory) if self.directory else default_directory()
+        return WorkloadLog(directory, self.max_bytes, self.record_values)
+
+
 @dataclass(frozen=True)
 class ServeConfig:
     """The whole configuration: the keys at the top of the file and in `listen:` and `cache:`,
@@ -354,6 +394,9 @@ class ServeConfig:
     limits: Limits = nested(Limits, "per-request limits and the Thrift port's connection limits")
     security: Security = nested(Security, "bearer token and TLS for gRPC, the split-id key")
     s3: S3Settings = nested(S3Settings, "S3 settings overriding the AWS SDKs' variables")
+    workload: WorkloadSettings = nested(
+        WorkloadSettings, "the log of planned prunes that lakeprune advise reads"
+    )
 
     def __post_init__(self) -> None:
         _check_warehouses(self.warehouses)

@@ -252,6 +252,14 @@ def _parse_port(value: object, key: str) -> int | None:
     return value
 
 
+def _parse_boolean(value: object, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"{key} must be true or false, got {value!r}")
+
+
 def _parse_text_list(value: object, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
@@ -288,6 +296,7 @@ NUMBER = plain("number", _parse_number)
 SHARE = plain("share from 0 to 1", _parse_share)
 SIZE = plain("size (bytes, or 512MiB, 2GiB, 64m)", parse_size)
 PORT = plain("port number, or off", _parse_port)
+BOOLEAN = plain("true or false", _parse_boolean)
 TEXT = plain("text", parse_text)
 TEXT_LIST = plain("list of text (or text with commas)", _parse_text_list)
 PATH = Kind("file path (relative: to the config file)", _read_path)

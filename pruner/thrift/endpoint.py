@@ -15,12 +15,15 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from pruner.planner.result import PruneResult
+from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import Catalog
 from pruner.serving.config import ServeConfig
 from pruner.serving.errors import classify
 from pruner.serving.metrics import Metrics
+from pruner.table.table import LakeTable
 from pruner.thrift import idl
 from pruner.thrift.connections import ConnectionLimits
+from pruner.thrift.dispatch import calling_engine
 from pruner.thrift.handler import LakepruneConnector
 from pruner.thrift.methods import ConnectorService
 from pruner.thrift.tokens import TokenSealer
@@ -35,6 +38,7 @@ class ThriftEndpoint:
     ) -> None:
         self.config = config
         self.metrics = metrics
+        self.workload = config.workload.log()
         self._port: int | None = None
         self.connector = LakepruneConnector(
             catalog,
@@ -71,8 +75,11 @@ class ThriftEndpoint:
             raise RuntimeError("the Thrift endpoint is not started")
         return [idl.HostAddress(host, port) for host, port in self.config.thrift_hosts(self._port)]
 
-    def _on_prune(self, method: str, result: PruneResult) -> None:
+    def _on_prune(self, method: str, table: LakeTable, domain: TupleDomain, result: PruneResult) -> None:
         self.metrics.prune_result(API, result)
+        if self.workload is not None:
+            # the engine calling (Presto, or Trino's thrift connector), over Thrift
+            self.workload.record_prune(table, f"{calling_engine.get()} (thrift)", domain, result)
 
 
 class _Metered:

@@ -27,6 +27,7 @@ from pruner.errors import InvalidInputError, LakepruneError, TableNotFoundError
 from pruner.index.functional import VirtualColumn
 from pruner.planner.prune import prune
 from pruner.planner.result import PruneResult
+from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.catalog import Catalog, TableName
 from pruner.serving.config import Limits
 from pruner.serving.plans import Plan, Plans, plan_key
@@ -53,7 +54,8 @@ _REPLY_OVERHEAD = 4096
 _BLOCK_OVERHEAD = 64
 
 # Called with (method, PruneResult) after each planned request, for metrics.
-PruneObserver = Callable[[str, PruneResult], None]
+# Told of each prune: the method, the table, the TupleDomain pruned by, and the result.
+PruneObserver = Callable[[str, LakeTable, TupleDomain, PruneResult], None]
 RowsObserver = Callable[[int, int], None]
 
 
@@ -162,7 +164,7 @@ class LakepruneConnector:
                 widened=notes,
             )
             if self.on_prune is not None:
-                self.on_prune("getSplits", result)
+                self.on_prune("getSplits", located.table, decoded.tuple_domain, result)
             return [_relative(located.table, s.path) for s in result.splits]
 
         listing = self._listing(self.split_plans, "splits", page, key, plan)

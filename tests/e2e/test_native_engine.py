@@ -31,6 +31,8 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from pruner.advisor.shapes import Operation, Shape
+from pruner.advisor.workload import WorkloadLog, default_directory
 from pruner.engines.native_catalog import NativeCatalog, native_catalog_properties
 from pruner.format.instant import parse_instant
 from pruner.format.path_columns import path_values
@@ -294,6 +296,24 @@ def test_predicates_as_users_write_them_prune_through_expression_indexes(native:
     assert got[0][0] > 0
     considered, kept = after["in"] - before["in"], after["out"] - before["out"]
     assert considered == PEOPLE_FILES and 0 < kept <= case.kept, f"{case.name}: kept {kept} of {considered}"
+
+
+def test_trinos_prunes_reach_the_workload_log_with_the_expressions_no_index_holds(native: Native) -> None:
+    """What `lakeprune advise` reads: each prune Trino asked for, named as Trino's, with the shapes
+    of its predicate — an equality on a column, and `hour(ts)`, which no index of trips holds and
+    which reaches the sidecar only in the connector's engine filter."""
+    location = LakeTable.open(str(native.warehouse / "trips")).storage.uri
+    log = WorkloadLog(default_directory())
+    before = len(log.entries(location)[0])
+    native.engine.query(
+        f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.trips WHERE hour(ts) = 3 AND driver_id = 7"
+    )
+    entries = log.entries(location)[0][before:]
+    assert [e.engine for e in entries] == ["trino"]
+    wanted = {Shape("hour(ts)", Operation.EQUAL, True, 1), Shape("driver_id", Operation.EQUAL, values=1)}
+    assert wanted <= set(entries[0].shapes)
+    assert entries[0].files_total > entries[0].files_kept > 0
+    assert set(entries[0].pruned_by) & {"by_driver", "bf", "stats", "pstats"}
 
 
 # Trino's order of NaN: every comparison with it is false but <> (IEEE), as lakeprune's is.

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pruner.advisor.workload import STATE_HOME_VARIABLE
 from pruner.planner.limits import DEFAULT_LIMITS
 from pruner.serving.config import (
     DEFAULT_GRPC_PORT,
@@ -21,6 +22,7 @@ from pruner.serving.config import (
     S3Settings,
     Security,
     ServeConfig,
+    WorkloadSettings,
     available_cores,
     parse_size,
     parse_warehouse_option,
@@ -44,7 +46,8 @@ def test_the_example_loads_with_its_defaults() -> None:
 
 def test_the_example_mentions_every_key_and_its_commented_keys_work(tmp_path: Path) -> None:
     text = EXAMPLE.read_text()
-    fields = [f.name for cls in (ServeConfig, Limits, Security, S3Settings) for f in dataclasses.fields(cls)]
+    sections = (ServeConfig, Limits, Security, S3Settings, WorkloadSettings)
+    fields = [f.name for cls in sections for f in dataclasses.fields(cls)]
     keys = {"cache_bytes": "max_bytes"}  # the one key spelt differently in the file
     for name in fields:
         assert f"{keys.get(name, name)}:" in text, f"{name} is not in the example"
@@ -223,6 +226,15 @@ def test_bad_sizes(text: object) -> None:
         ({"warehouses": {"d": "/x"}, "workers": "2"}, r"workers must be a positive integer .*got '2'"),
         ({"warehouses": {"d": "/x"}, "workers": True}, r"workers must be a positive integer .*got True"),
         ({"warehouses": {"d": "/x"}, "workers": 1.5}, r"workers must be a positive integer .*got 1.5"),
+        (
+            {"warehouses": {"d": "/x"}, "workload": {"enabled": "yes"}},
+            r"workload\.enabled must be true or false",
+        ),
+        (
+            {"warehouses": {"d": "/x"}, "workload": {"max_bytes": 0}},
+            r"workload\.max_bytes must be a positive",
+        ),
+        ({"warehouses": {"d": "/x"}, "workload": {"dir": "/x"}}, r"unknown config key workload\.dir"),
     ],
 )
 def test_mistakes_are_one_config_error_naming_the_key(data: dict[str, Any], message: str) -> None:
@@ -341,3 +353,21 @@ def test_bad_warehouse_options(options: list[str], message: str) -> None:
 
 def test_parse_warehouse_option() -> None:
     assert parse_warehouse_option("demo=s3://b/k=v") == ("demo", "s3://b/k=v")
+
+
+def test_the_workload_log_is_on_by_default_in_the_state_home_and_can_be_moved_or_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STATE_HOME_VARIABLE, str(tmp_path / "state"))
+    log = config().workload.log()
+    assert log is not None and log.directory == tmp_path / "state" / "workload" and not log.keep_literals
+    moved = ServeConfig.from_mapping(
+        {
+            "warehouses": {"d": "/x"},
+            "workload": {"directory": "w", "max_bytes": "1MiB", "record_values": True},
+        },
+        base_dir=tmp_path,
+    ).workload.log()
+    assert moved is not None and moved.directory == tmp_path / "w"
+    assert moved.max_bytes == 1024**2 and moved.keep_literals
+    assert config(workload={"enabled": False}).workload.log() is None

@@ -203,7 +203,7 @@ class VirtualColumn(_message.Message):
     def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[ColumnType, _Mapping]] = ..., expression: _Optional[str] = ..., source_column: _Optional[str] = ..., monotonic: _Optional[bool] = ...) -> None: ...
 
 class PruneRequest(_message.Message):
-    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate", "text", "text_notes", "filter")
+    __slots__ = ("table", "snapshot", "predicate", "explain", "max_split_bytes", "sql_predicate", "text", "text_notes", "filter", "unindexed_conditions")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +213,7 @@ class PruneRequest(_message.Message):
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TEXT_NOTES_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    UNINDEXED_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
     table: TableName
     snapshot: str
     predicate: _predicate_pb2.TupleDomain
@@ -222,7 +223,8 @@ class PruneRequest(_message.Message):
     text: _predicate_pb2.TextPredicate
     text_notes: _containers.RepeatedScalarFieldContainer[str]
     filter: EngineFilter
-    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ..., filter: _Optional[_Union[EngineFilter, _Mapping]] = ...) -> None: ...
+    unindexed_conditions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, table: _Optional[_Union[TableName, _Mapping]] = ..., snapshot: _Optional[str] = ..., predicate: _Optional[_Union[_predicate_pb2.TupleDomain, _Mapping]] = ..., explain: _Optional[bool] = ..., max_split_bytes: _Optional[int] = ..., sql_predicate: _Optional[_Union[SqlPredicate, _Mapping]] = ..., text: _Optional[_Union[_predicate_pb2.TextPredicate, _Mapping]] = ..., text_notes: _Optional[_Iterable[str]] = ..., filter: _Optional[_Union[EngineFilter, _Mapping]] = ..., unindexed_conditions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class EngineFilter(_message.Message):
     __slots__ = ("engine", "conjuncts", "time_zone")

@@ -76,6 +76,7 @@ public class SidecarClient
     // Why a call failed, where its status alone does not say (the sidecar's serving/errors.py).
     static final Metadata.Key<String> REASON = Metadata.Key.of("lakeprune-reason", Metadata.ASCII_STRING_MARSHALLER);
     static final String TABLE_DAMAGED = "TABLE_DAMAGED";
+    static final String USER_AGENT = "lakeprune-trino";
 
     private final List<Endpoint> endpoints;
     private final Duration requestTimeout;
@@ -126,7 +127,9 @@ public class SidecarClient
     private static ManagedChannel channel(HostAndPort address, LakepruneConfig config)
     {
         NettyChannelBuilder builder = NettyChannelBuilder.forAddress(address.getHost(), address.getPort())
-                .maxInboundMessageSize(256 * 1024 * 1024);
+                .maxInboundMessageSize(256 * 1024 * 1024)
+                // names Trino in the sidecar's workload log (lakeprune advise: which engine asked)
+                .userAgent(USER_AGENT);
         if (config.isTlsEnabled()) {
             try {
                 var ssl = GrpcSslContexts.forClient();
