@@ -208,17 +208,25 @@ class WorkloadLog:
         unindexed: Sequence[str] = (),
     ) -> None:
         """Log a finished prune of `table` for `domain` (and the text condition, and the
-        conditions over computed values no index holds, `shapes.unindexed_conditions`)."""
+        conditions over computed values no index holds, `shapes.unindexed_conditions`). Whatever
+        goes wrong here is logged (once per table), never raised: the log never fails a prune."""
         keep = self.keep_literals
-        expressions = {v.name: v.expression.key() for v in table.virtual_columns}
-        types = {c.name: c.type for c in table.config.schema.columns}
-        shapes = [
-            *domain_shapes(domain, expressions, keep),
-            *text_shapes(text, keep),
-            *condition_shapes(unindexed, types, keep),
-        ]
-        millis = sum(step.millis for step in result.explain)
-        self.record(entry_of(table, engine, shapes, result, millis))
+        try:
+            expressions = {v.name: v.expression.key() for v in table.virtual_columns}
+            types = {c.name: c.type for c in table.config.schema.columns}
+            shapes = [
+                *domain_shapes(domain, expressions, keep),
+                *text_shapes(text, keep),
+                *condition_shapes(unindexed, types, keep),
+            ]
+            millis = sum(step.millis for step in result.explain)
+            entry = entry_of(table, engine, shapes, result, millis)
+        except Exception:
+            if table.storage.uri not in self._failed:
+                self._failed.add(table.storage.uri)
+                log.exception("workload log for %s: the prune's entry could not be made", table.storage.uri)
+            return
+        self.record(entry)
 
     def entries(self, table: str) -> tuple[list[WorkloadEntry], int]:
         """The table's logged prunes, oldest first, and how many lines could not be read."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import given
@@ -15,6 +16,9 @@ from hypothesis import strategies as st
 from pruner.advisor.evidence import sample, spread
 from pruner.advisor.shapes import Operation, Shape
 from pruner.advisor.workload import STATE_HOME_VARIABLE, WorkloadEntry, WorkloadLog, default_directory
+from pruner.planner.result import PruneResult
+from pruner.predicate.tuple_domain import TupleDomain
+from pruner.table.table import LakeTable
 
 
 def _entry(table: str, number: int) -> WorkloadEntry:
@@ -76,6 +80,32 @@ def test_a_log_that_cannot_be_written_never_raises(tmp_path: Path, caplog: pytes
         log.record(_entry("/lake/t", 2))
     assert [r.getMessage() for r in caplog.records if "not written" in r.getMessage()] != []
     assert len([r for r in caplog.records if "not written" in r.getMessage()]) == 1
+
+
+class _Storage:
+    uri = "/lake/broken"
+
+
+class _BrokenTable:
+    """A table whose index columns cannot be read (a bug, say)."""
+
+    storage = _Storage()
+
+    @property
+    def virtual_columns(self) -> tuple[object, ...]:
+        raise RuntimeError("boom")
+
+
+def test_a_prune_whose_entry_cannot_be_made_is_logged_never_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = WorkloadLog(tmp_path)
+    with caplog.at_level(logging.ERROR, "pruner.advisor.workload"):
+        log.record_prune(
+            cast(LakeTable, _BrokenTable()), "trino", TupleDomain.all(), PruneResult(None, "", 0, [])
+        )
+    assert "could not be made" in caplog.text
+    assert log.entries("/lake/broken") == ([], 0)
 
 
 def test_the_default_directory_follows_the_state_home(
