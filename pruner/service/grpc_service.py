@@ -209,15 +209,8 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         counts the storage requests of the whole request (the catalog's check that the table is
         unchanged, then the prune), the response those of the prune."""
         max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
-        with counting() as requests:
-            decoded = self._decode(request)
-            result = prune(
-                decoded.table,
-                decoded.predicate,
-                snapshot=decoded.snapshot,
-                limits=self.limits.prune_limits(timeout),
-            )
-        result = self._finish(record, result, requests.value(), decoded, client)
+        (planned, decoded), requests = self._plan(request, timeout)  # deciding files reads nothing more
+        result = self._finish(record, planned.collect(), requests, decoded, client)
         return result, [r for split in result.splits for r in split.ranges(max_split_bytes)]
 
     def _plan(
