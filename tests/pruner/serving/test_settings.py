@@ -59,6 +59,10 @@ SAMPLES: dict[str, tuple[object, object]] = {
     "s3.region": ("eu-west-1", "eu-west-1"),
     "s3.access_key_id": ("k", "k"),
     "s3.secret_access_key": ("s", "s"),
+    "workload.enabled": ("false", False),
+    "workload.directory": ("workload-log", "workload-log"),  # relative: resolved against the base dir
+    "workload.max_bytes": ("2MiB", 2 * 1024**2),
+    "workload.record_values": (True, True),
 }
 
 # Per kind (by its name), a YAML value it refuses and what the error says after the key.
@@ -76,6 +80,7 @@ BAD_BY_KIND = {
     "secret, inline or in the file KEY_file": ([1], "must be text, got [1]"),
     "secret of at least 16 characters": ("short", "must be at least 16 characters"),
     "integer, or auto": ("two", "must be a positive integer (planning processes), got 'two'"),
+    "true or false": ("yes", "must be true or false, got 'yes'"),
 }
 
 # Per rule, a value of the field's type that it refuses and what the error says after the key.
@@ -93,6 +98,7 @@ BAD_BY_KEY = {  # the keys with a rule of their own
     "security.token": (" ", "is empty: give a token, or none to disable the check"),
     "s3.endpoint": ("ftp://h", "must be http(s)://HOST[:PORT], got 'ftp://h'"),
     "s3.region": ("EU", "must be a region name such as us-east-1, got 'EU'"),
+    "workload.max_bytes": (0, "must be a positive size, got 0"),
 }
 
 
