@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from builder.compaction import compact
 from builder.index_build import build_index, execute
+from pruner.advisor.shapes import Operation, Shape
 from pruner.table.table import LakeTable
 from pruner.thrift import idl
 from pruner.thrift.endpoint import ThriftEndpoint
@@ -185,20 +186,24 @@ def planned(sidecar: tuple[Any, ThriftEndpoint], monkeypatch: pytest.MonkeyPatch
     original = endpoint.connector.on_prune
     assert original is not None
 
-    def counting(method: str, result: Any) -> None:
+    def counting(method: str, table: Any, domain: Any, result: Any) -> None:
         methods.append(method)
-        original(method, result)
+        original(method, table, domain, result)
 
     monkeypatch.setattr(endpoint.connector, "on_prune", counting)
     return methods
 
 
 def test_later_pages_are_not_planned_or_counted_again(
-    sidecar: tuple[Any, ThriftEndpoint], planned: list[str]
+    sidecar: tuple[Any, ThriftEndpoint], location: str, planned: list[str]
 ) -> None:
-    client, _ = sidecar
+    client, endpoint = sidecar
     splits = _all_pages(_split_pages(client, None), lambda token: _split_pages(client, token))
     assert len(splits) > 1 and planned == ["getSplits"]
+    # the one plan is one entry of the workload log, named by the engine that asked, over Thrift
+    assert endpoint.workload is not None
+    logged, _ = endpoint.workload.entries(LakeTable.open(location).storage.uri)
+    assert [(e.engine, e.shapes) for e in logged] == [("trino (thrift)", (Shape("seq", Operation.RANGE),))]
 
 
 def test_every_query_plans_and_counts_afresh(
