@@ -9,7 +9,7 @@ API, gRPC and Thrift."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 
@@ -116,12 +116,7 @@ class IndexReport:
     why_not: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "index": self.index,
-            "kind": self.kind,
-            "files_pruned": self.files_pruned,
-            "why_not": self.why_not,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -506,12 +506,8 @@ def encode_index_report(entry: IndexReport) -> spb.IndexReport:
 
 
 def decode_index_report(message: spb.IndexReport) -> IndexReport:
-    return IndexReport(
-        index=message.index,
-        kind=message.kind,
-        files_pruned=message.files_pruned,
-        why_not=message.why_not if message.HasField("why_not") else None,
-    )
+    why_not = message.why_not if message.HasField("why_not") else None
+    return IndexReport(message.index, message.kind, message.files_pruned, why_not)
 
 
 def encode_prune_start(planned: PlannedPrune) -> spb.PruneResponse:
