@@ -93,8 +93,8 @@ class TableInfo:
 
 @dataclass(frozen=True)
 class RemotePruneResult(PruneResult):
-    """A prune result from the sidecar. `explain` is empty unless asked for; the fallback count
-    is the server's either way."""
+    """A prune result from the sidecar. `explain` and `index_report` are empty unless asked for;
+    the fallback count is the server's either way."""
 
     fallback_count: int = field(default=0)
 
@@ -307,6 +307,7 @@ def _decode_prune(messages: Iterable[spb.PruneResponse], widened: tuple[str, ...
         explain=[codec.decode_explain(s) for s in header.explain],
         widened=(*widened, *header.widened),
         storage=codec.decode_storage_requests(header.storage),
+        index_report=tuple(codec.decode_index_report(r) for r in header.index_report),
         fallback_count=header.fallbacks,
     )
 

@@ -1,5 +1,6 @@
 """`lakeprune prune`: plan a prune for a SQL predicate and print the splits (and, with
-`--explain`, what each step did). Reads index partitions with pyarrow only; no Spark. With
+`--explain`, what each step did and, for each index of the table, how many files it pruned or why
+it pruned none). Reads index partitions with pyarrow only; no Spark. With
 `--server HOST:PORT`, TABLE is `SCHEMA.TABLE` on a running sidecar: the predicate is translated
 here with the schema the sidecar reports, and the sidecar plans the prune; the output is the same."""
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from pruner.cli.common import JsonOption, TableArgument, WarehouseOption, cli_command, console, resolve
@@ -27,7 +29,12 @@ def prune(
     snapshot: Annotated[
         str | None, typer.Option(help="Completed instant to prune (default: latest).")
     ] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Show what each pruning step did.")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Show what each pruning step did, and why each index did or did not prune."
+        ),
+    ] = False,
     warehouse: WarehouseOption = None,
     as_json: JsonOption = False,
     server: Annotated[
@@ -99,7 +106,21 @@ def _show(result: PruneResult, explain: bool, as_json: bool) -> None:
                 f"[red]fallback: {step.fallback}[/]" if step.fallback else (step.skipped or ""),
             )
         console.print(grid)
+        _show_index_report(result)
         console.print(f"storage requests: {result.storage}")
+
+
+def _show_index_report(result: PruneResult) -> None:
+    """Each index of the table: the files it pruned, or why none (one line each, unwrapped)."""
+    if not result.index_report:
+        return
+    console.print("indexes:")
+    for entry in result.index_report:
+        name = escape(f"{entry.index} ({entry.kind})")
+        if entry.why_not is None:
+            console.print(f"  {name}: pruned {entry.files_pruned:,} file(s)", soft_wrap=True)
+        else:
+            console.print(f"  {name}: [yellow]pruned none:[/] {escape(entry.why_not)}", soft_wrap=True)
 
 
 def register(root: typer.Typer) -> None:

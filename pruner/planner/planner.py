@@ -15,20 +15,23 @@ and every step left after it — a verdict that finds the deadline passed keeps 
 batch and of every later one — each fallback is logged, counted and written into the explain
 record. Steps whose EQUAL / IN lookups cannot pay are skipped by the cost guard of
 `limits.PruneLimits`, keeping their files, with the reason in the explain record. Files without
-index rows (written before an index existed and not yet built) are always kept. Callers reach this
-through `pruner.planner.prune.prune` and `prune_stream`, which bind the predicate first."""
+index rows (written before an index existed and not yet built) are always kept. With the result
+comes a report per index of the table, derived from the steps' records (`why_not`): files pruned,
+or why none. Callers reach this through `pruner.planner.prune.prune` and `prune_stream`, which bind
+the predicate first."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import assert_never
 
 from pruner.format.path_columns import file_path_values
 from pruner.metadata.files_index import DataFile
+from pruner.planner import why_not
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.planner.result import ExplainStep, PruneResult, Split
 from pruner.planner.steps import STEPS
@@ -68,9 +71,10 @@ class Planner:
         """Every step's lookups done, no file evaluated yet. `text`: what the predicate requires of
         string columns' text beside `predicate` (`pruner.predicate.text`; the text index step)."""
         files = self.snapshot.files()
+        asked = why_not.Asked(predicate, text, widened)
         if predicate.is_none():
             explain = ExplainStep("predicate", None, (), len(files), 0, 0.0)
-            return PlannedPrune(self, str(predicate), widened, len(files), [], [], explain)
+            return PlannedPrune(self, asked, len(files), [], [], explain)
         context = StepContext(self.snapshot, predicate, self.limits, text)
         in_play = InPlay.of(files)
         stages = []
@@ -78,7 +82,7 @@ class Planner:
             stage = self._plan_step(step, context, in_play)
             stages.append(stage)
             in_play = stage.in_play or in_play
-        return PlannedPrune(self, str(predicate), widened, len(files), files, stages)
+        return PlannedPrune(self, asked, len(files), files, stages)
 
     def _plan_step(self, step: Step, context: StepContext, in_play: InPlay) -> _Stage:
         start = time.perf_counter()
@@ -94,11 +98,12 @@ class Planner:
                 stage.fallback = f"{type(exc).__name__}: {exc}"
             else:
                 match outcome:
-                    case Skipped(reason):
-                        stage.skipped = reason
-                    case Verdict(verdict, narrowed, parts_skipped):
-                        stage.filter, stage.in_play = verdict, narrowed
+                    case Skipped(reason, by_index):
+                        stage.skipped, stage.by_index = reason, by_index
+                    case Verdict(verdict, narrowed, parts_skipped, by_index):
+                        stage.filter, stage.in_play, stage.ran = verdict, narrowed, True
                         stage.skipped = "; ".join(parts_skipped) or None
+                        stage.by_index = by_index
                     case _:
                         assert_never(outcome)
         stage.millis = (time.perf_counter() - start) * 1000
@@ -135,10 +140,13 @@ class _Stage:
     in_play: InPlay | None = None
     skipped: str | None = None
     fallback: str | None = None
+    ran: bool = False  # the step returned a verdict
     files_in: int = 0
     files_out: int = 0
     millis: float = 0.0
     fell_back_whole: bool = True  # the fallback (if any) kept every file the step was given
+    by_index: Mapping[str, str] = field(default_factory=dict)  # what the step said of each index
+    removed_before_fallback: Mapping[str, int] = field(default_factory=dict)
 
     def keep(self, files: list[DataFile]) -> list[DataFile]:
         start = time.perf_counter()
@@ -157,6 +165,8 @@ class _Stage:
 
     def _fall_back(self, reason: str) -> None:
         """Keep every file from this batch on."""
+        if self.filter is not None:
+            self.removed_before_fallback = dict(self.filter.removed())
         self.filter, self.fallback = None, reason
         self.fell_back_whole = self.files_in == self.files_out
 
@@ -176,6 +186,11 @@ class _Stage:
             fallback,
         )
 
+    def outcome(self) -> why_not.StageOutcome:
+        """What the explain report per index reads of this step (`why_not`)."""
+        removed = self.removed_before_fallback if self.filter is None else self.filter.removed()
+        return why_not.StageOutcome(self.explain(), self.fallback, self.ran, self.by_index, dict(removed))
+
 
 class PlannedPrune:
     """A plan whose lookups are done: `batches` decides the files and yields their splits, a batch
@@ -186,16 +201,16 @@ class PlannedPrune:
     def __init__(
         self,
         planner: Planner,
-        predicate: str,
-        widened: tuple[str, ...],
+        asked: why_not.Asked,
         files_total: int,
         files: list[DataFile],
         stages: list[_Stage],
         fixed: ExplainStep | None = None,
     ) -> None:
         self.planner = planner
-        self.predicate = predicate
-        self.widened = widened
+        self.asked = asked
+        self.predicate = str(asked.domain)
+        self.widened = asked.widened
         self.files_total = files_total
         self._files = files
         self._stages = stages
@@ -236,16 +251,26 @@ class PlannedPrune:
         self._done = True
 
     def result(self) -> PruneResult:
-        """The whole prune: every split, and the explain record of every step."""
+        """The whole prune: every split, the explain record of every step and the report per
+        index (`why_not`)."""
         if not self._done:
             raise RuntimeError("the plan's batches have not all been read")
+        outcomes: list[why_not.StageOutcome] | None = None
         if self._fixed is not None:
             explain = [self._fixed]
         else:
-            explain = [stage.explain() for stage in self._stages]
+            outcomes = [stage.outcome() for stage in self._stages]
+            explain = [outcome.explain for outcome in outcomes]
             self._log_fallbacks()
         return PruneResult(
-            self.snapshot, self.predicate, self.files_total, self._splits, explain, self.widened, self.storage
+            self.snapshot,
+            self.predicate,
+            self.files_total,
+            self._splits,
+            explain,
+            self.widened,
+            self.storage,
+            index_report=why_not.report(self.planner.snapshot.table, self.asked, outcomes),
         )
 
     def collect(self) -> PruneResult:

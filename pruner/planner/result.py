@@ -1,13 +1,15 @@
 """What a prune returns: the splits (one per kept data file, with its byte range, partition values
 and row count; `Split.ranges` cuts a large file's split into consecutive byte ranges for engines
 that read row groups by range), the explain record of every planner step (files in and out, time,
-why a step was skipped or fell back), the notes on where the predicate was widened before planning, and the
-requests the prune made to storage (listings, metadata requests, ranged reads and bytes read).
-Values only; the same objects travel through the CLI, the Python API, gRPC and Thrift."""
+why a step was skipped or fell back), the report per index (how many files each index of the table
+pruned, or why it pruned none: `pruner.planner.why_not`), the notes on where the predicate was
+widened before planning, and the requests the prune made to storage (listings, metadata requests,
+ranged reads and bytes read). Values only; the same objects travel through the CLI, the Python
+API, gRPC and Thrift."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 
@@ -103,6 +105,21 @@ class ExplainStep:
 
 
 @dataclass(frozen=True)
+class IndexReport:
+    """One index of the table in a prune: how many files it pruned (a file pruned by several
+    indexes counts for the first the planner read), or why it pruned none (`why_not`, set exactly
+    when `files_pruned` is 0)."""
+
+    index: str
+    kind: str  # the index type (`column_stats`, `functional`, ...), or `record_index`
+    files_pruned: int
+    why_not: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class PruneResult:
     snapshot: str | None
     predicate: str
@@ -116,6 +133,8 @@ class PruneResult:
     # GETs when every index bucket it needed was cached. Not part of the answer: results with the
     # same splits compare equal however they were read.
     storage: StorageRequests = field(default_factory=StorageRequests, compare=False)
+    # Every index of the table: files it pruned, or why none (informational, like `explain`).
+    index_report: tuple[IndexReport, ...] = ()
 
     @property
     def files_selected(self) -> int:
@@ -135,6 +154,7 @@ class PruneResult:
             "fallbacks": self.fallbacks,
             "splits": [s.to_json() for s in self.splits],
             "explain": [s.to_json() for s in self.explain],
+            "index_report": [r.to_json() for r in self.index_report],
             "widened": list(self.widened),
             "storage_requests": self.storage.to_json(),
         }

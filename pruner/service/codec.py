@@ -26,7 +26,7 @@ from pruner.errors import InvalidInputError
 from pruner.format.instant import is_instant
 from pruner.numeric import date_from_days, days_since_epoch, micros_since_epoch, timestamp_from_micros
 from pruner.planner.planner import PlannedPrune
-from pruner.planner.result import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, IndexReport, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -498,6 +498,18 @@ def decode_explain(message: spb.ExplainStep) -> ExplainStep:
     )
 
 
+def encode_index_report(entry: IndexReport) -> spb.IndexReport:
+    message = spb.IndexReport(index=entry.index, kind=entry.kind, files_pruned=entry.files_pruned)
+    if entry.why_not is not None:
+        message.why_not = entry.why_not
+    return message
+
+
+def decode_index_report(message: spb.IndexReport) -> IndexReport:
+    why_not = message.why_not if message.HasField("why_not") else None
+    return IndexReport(message.index, message.kind, message.files_pruned, why_not)
+
+
 def encode_prune_start(planned: PlannedPrune) -> spb.PruneResponse:
     """The first message of a stream: what is known before any file is decided."""
     return spb.PruneResponse(
@@ -519,6 +531,7 @@ def encode_prune_header(result: PruneResult, explain: bool) -> spb.PruneResponse
         explain=[encode_explain(s) for s in result.explain] if explain else [],
         storage=encode_storage_requests(result.storage),
         widened=result.widened,
+        index_report=[encode_index_report(r) for r in result.index_report] if explain else [],
     )
 
 

@@ -4,8 +4,9 @@ but the core library's messages name files ("no completed instant ... in table /
 knows every warehouse root in each form a message may spell it — as configured, as the storage URI,
 as the filesystem path pyarrow uses, and (for local roots) resolved through symlinks — and replaces
 it with the schema name, so `/srv/lake/events/x` reads `lake/events/x`. Both endpoints apply it at
-their boundary: to every error message (through `errors.classify`) and to the `skipped` / `fallback`
-text of explain records. Split paths are not redacted: engines read those files."""
+their boundary: to every error message (through `errors.classify`), to the `skipped` / `fallback`
+text of explain records and to the `why_not` text of the report per index. Split paths are not
+redacted: engines read those files."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ class Redactor:
         return self._pattern.sub(lambda m: self._schema_of[m.group(0)], text)
 
     def prune_result(self, result: PruneResult) -> PruneResult:
-        """`result` with its explain records' `skipped` and `fallback` text redacted."""
+        """`result` with its explain records' `skipped` and `fallback` text, and its index report's
+        `why_not` text, redacted."""
         explain = [
             dataclasses.replace(
                 step,
@@ -52,7 +54,11 @@ class Redactor:
             )
             for step in result.explain
         ]
-        return dataclasses.replace(result, explain=explain)
+        report = tuple(
+            entry if entry.why_not is None else dataclasses.replace(entry, why_not=self(entry.why_not))
+            for entry in result.index_report
+        )
+        return dataclasses.replace(result, explain=explain, index_report=report)
 
 
 def _spellings(root: str) -> set[str]:

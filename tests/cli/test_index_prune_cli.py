@@ -63,6 +63,16 @@ def test_indexes_and_prune_from_the_command_line(
     ]
     text = run("prune", "trips", "-w", warehouse, "--explain", "--where", "id = 7 OR score > 3")
     assert "may match" in text and "column_stats" in text and "widened" in text
+    # the report per index: files pruned, or why none
+    report = {e["index"]: e for e in pruned["index_report"]}
+    assert set(report) == {"record_index", "stats", "bf"}
+    assert report["bf"]["why_not"] == "no EQUAL / IN (without NULL or NaN) on a column with bloom filters"
+    text = " ".join(run("prune", "trips", "-w", warehouse, "--explain", "--where", "id > 50").split())
+    assert (
+        "indexes: record_index (record_index): pruned none: no EQUAL / IN on every record key column" in text
+    )
+    assert "stats (column_stats): pruned " in text and " file(s)" in text
+    assert "bf (bloom_filters): pruned none: no EQUAL / IN (without NULL or NaN)" in text
 
     for args, message in {
         ("prune", "trips", "-w", warehouse, "--where", "nope = 1"): "unknown column",

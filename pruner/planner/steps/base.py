@@ -45,13 +45,18 @@ class FileFilter(Protocol):
     """A step's verdict on files: `keep` returns, of a batch of files in plan order, those that may
     hold matching rows (in their order); once every batch was given, `unchecked` says why some were
     kept without being evaluated (a partial fallback, e.g. a probe budget ran out) and `notes` what
-    else the explain should say of what the batches found (e.g. terms every file holds)."""
+    else the explain should say of what the batches found (e.g. terms every file holds). In a step
+    that reads several indexes, `removed` counts the files each of them ruled out so far, by index
+    name (a file ruled out by several counts for the first, in the filter's order); it is empty for
+    a filter of the step's one index. The counts are for the explain only."""
 
     def keep(self, files: list[DataFile]) -> list[DataFile]: ...
 
     def unchecked(self) -> tuple[str, ...]: ...
 
     def notes(self) -> tuple[str, ...]: ...
+
+    def removed(self) -> Mapping[str, int]: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ class Keeping:
 
     def notes(self) -> tuple[str, ...]:
         return ()
+
+    def removed(self) -> Mapping[str, int]:
+        return {}
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,37 @@ class AllOf:
 
     def notes(self) -> tuple[str, ...]:
         return tuple(note for each in self.filters for note in each.notes())
+
+    def removed(self) -> Mapping[str, int]:
+        counts: dict[str, int] = {}
+        for each in self.filters:
+            for index, count in each.removed().items():
+                counts[index] = counts.get(index, 0) + count
+        return counts
+
+
+@dataclass
+class OfIndex:
+    """A `FileFilter` that is `filter`, the part of a step's verdict that one of its several
+    indexes (`index`, by name) gives, counting the files it rules out."""
+
+    index: str
+    filter: FileFilter
+    ruled_out: int = 0
+
+    def keep(self, files: list[DataFile]) -> list[DataFile]:
+        kept = self.filter.keep(files)
+        self.ruled_out += len(files) - len(kept)
+        return kept
+
+    def unchecked(self) -> tuple[str, ...]:
+        return self.filter.unchecked()
+
+    def notes(self) -> tuple[str, ...]:
+        return self.filter.notes()
+
+    def removed(self) -> Mapping[str, int]:
+        return {self.index: self.ruled_out}
 
 
 @dataclass(frozen=True)
@@ -122,13 +161,17 @@ class Verdict:
     filter: FileFilter
     in_play: InPlay | None = None
     skipped: tuple[str, ...] = ()
+    # In a step that reads several indexes: what `skipped` says of each of them, by index name.
+    by_index: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """The step did not run (nothing to do, no index, index still building); every file is kept."""
+    """The step did not run (nothing to do, no index, index still building); every file is kept.
+    `by_index`: in a step that reads several indexes, what `reason` says of each, by index name."""
 
     reason: str
+    by_index: Mapping[str, str] = field(default_factory=dict)
 
 
 StepOutcome = Verdict | Skipped

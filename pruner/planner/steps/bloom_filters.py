@@ -11,6 +11,7 @@ prune's deadline is checked between chunks. A missing or malformed filter keeps 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -131,6 +132,9 @@ class Probing:
 
     def notes(self) -> tuple[str, ...]:
         return ()
+
+    def removed(self) -> Mapping[str, int]:
+        return {}
 
 
 def _is_float32(value: Value) -> bool:

@@ -20,6 +20,7 @@ from pruner.planner.steps.base import (
     FileFilter,
     InPlay,
     Keeping,
+    OfIndex,
     Skipped,
     StepContext,
     StepOutcome,
@@ -40,33 +41,34 @@ class FunctionalIndex:
         if not virtual:
             return Skipped("no functional index")
         filters: list[FileFilter] = []
-        reasons = []
+        reasons: dict[str, str] = {}
         for column in virtual:
             domain = virtual_domain(column, context.predicate)
             if domain is None:
                 continue
             if column.definition.state != IndexState.READY:
-                reasons.append(f"index {column.name} is still building")
+                reasons[column.name] = f"index {column.name} is still building"
                 continue
             if column.definition.kind == FunctionalKind.BLOOM_FILTERS:
                 outcome = _bloom(context, in_play, column, domain)
                 if isinstance(outcome, str):
-                    reasons.append(outcome)
+                    reasons[column.name] = outcome
                 else:
-                    filters.append(outcome)
+                    filters.append(OfIndex(column.name, outcome))
                 continue
             rows = context.rows_for(column.definition, in_play)
             rows = rows.filter(pc.equal(rows["column"], column.name))
             keep = might_match(domain, column.type, rows)
             keys = list(zip(rows["partition"].to_pylist(), rows["file_name"].to_pylist(), strict=True))
             kept = {k for k, ok in zip(keys, keep, strict=True) if ok}
-            filters.append(_ruling_out(set(keys) - kept))
+            filters.append(OfIndex(column.name, _ruling_out(set(keys) - kept)))
         if not filters:
             return Skipped(
-                "; ".join(reasons)
-                or "no predicate on a functional index, its expression or a monotonic source"
+                "; ".join(reasons.values())
+                or "no predicate on a functional index, its expression or a monotonic source",
+                reasons,
             )
-        return Verdict(AllOf(tuple(filters)))
+        return Verdict(AllOf(tuple(filters)), by_index=reasons)
 
 
 def _bloom(context: StepContext, in_play: InPlay, column: VirtualColumn, domain: Domain) -> FileFilter | str:

@@ -32,7 +32,7 @@ from pruner.index.functional import virtual_domain
 from pruner.metadata.index_partition import IndexPartitionView
 from pruner.planner.keys import combinations, key_array
 from pruner.planner.limits import PruneLimits
-from pruner.planner.steps.base import AllOf, InPlay, Skipped, StepContext, StepOutcome, Verdict
+from pruner.planner.steps.base import AllOf, InPlay, OfIndex, Skipped, StepContext, StepOutcome, Verdict
 from pruner.planner.steps.record_index import kept_file_groups
 from pruner.predicate.domain import Domain
 
@@ -52,18 +52,18 @@ class SecondaryIndex:
         usable = [d for d in definitions if d.name in domains]
         if not usable:
             return Skipped("no predicate on a column or an expression with a secondary index")
-        reasons: list[str] = []
-        verdicts: list[Verdict] = []
+        reasons: dict[str, str] = {}
+        filters: list[OfIndex] = []
         for definition in usable:
             outcome = self._one(context, definition, domains[definition.name], in_play)
             if isinstance(outcome, str):
-                reasons.append(outcome)
+                reasons[definition.name] = outcome
                 continue
-            verdicts.append(outcome)
+            filters.append(OfIndex(definition.name, outcome.filter))
             in_play = outcome.in_play or in_play
-        if not verdicts:
-            return Skipped("; ".join(reasons))
-        return Verdict(AllOf(tuple(v.filter for v in verdicts)), in_play, tuple(reasons))
+        if not filters:
+            return Skipped("; ".join(reasons.values()), reasons)
+        return Verdict(AllOf(tuple(filters)), in_play, tuple(reasons.values()), reasons)
 
     def _one(
         self, context: StepContext, definition: IndexDefinition, domain: Domain, in_play: InPlay

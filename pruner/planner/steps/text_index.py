@@ -15,8 +15,8 @@ slices of files."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar, TypeGuard
 
 import numpy as np
@@ -52,7 +52,8 @@ class TextIndex:
         notes = list(context.text.notes)
         if not wanted:
             return Skipped("; ".join(notes) or "no text predicate")
-        notes += [f"index {d.name} is still building" for d in definitions if d.state != IndexState.READY]
+        by_index = {d.name: "index is still building" for d in definitions if d.state != IndexState.READY}
+        notes += [f"index {name} is still building" for name in by_index]
         ready = [d for d in definitions if d.state == IndexState.READY]
         subjects = {d.name: subject_of(d, context.schema) for d in ready}
         served = set(subjects.values())
@@ -65,12 +66,20 @@ class TextIndex:
         for definition in ready:
             mine = [leaf for leaf in wanted if leaf.subject == subjects[definition.name]]
             if mine:
-                probe = _lookup(context, definition, mine, in_play, notes)
+                unused: list[str] = []
+                probe = _lookup(context, definition, mine, in_play, unused)
+                notes.extend(f"{definition.name}: {why}" for why in unused)
+                if unused:
+                    by_index[definition.name] = "; ".join(unused)
                 if probe is not None:
                     probes.append(probe)
         if not probes:
-            return Skipped("; ".join(notes) or "no text predicate on a column with a ready text index")
-        return Verdict(_Probing(context, context.text.condition, tuple(probes)), skipped=tuple(notes))
+            return Skipped(
+                "; ".join(notes) or "no text predicate on a column with a ready text index", by_index
+            )
+        return Verdict(
+            _Probing(context, context.text.condition, tuple(probes)), skipped=tuple(notes), by_index=by_index
+        )
 
 
 def _lookup(
@@ -81,7 +90,8 @@ def _lookup(
     notes: list[str],
 ) -> _IndexProbe | None:
     """The terms each leaf of `mine` requires of the index of `definition`, and its filters of the
-    partitions in play (None: no leaf requires a term of it)."""
+    partitions in play (None: no leaf requires a term of it). `notes` gets why parts of leaves
+    require nothing of it."""
     tokenizer = tokenizer_of(definition)
     required: dict[TextMatch, bloom.U64Array] = {}
     parts_found: list[list[_Part]] = []
@@ -91,7 +101,7 @@ def _lookup(
         if terms.size:
             required[leaf] = terms
             parts_found.append(parts)
-        notes.extend(f"{definition.name}: {why}" for why in _unused(tokenizer, leaf, parts, terms.size))
+        notes.extend(_unused(tokenizer, leaf, parts, terms.size))
     if not required:
         return None
     terms = np.unique(np.concatenate(list(required.values())))
@@ -152,15 +162,19 @@ class _Probing:
     condition: TextCondition
     probes: tuple[_IndexProbe, ...]
 
+    ruled_out: dict[str, int] = field(default_factory=dict)  # files each index ruled out first
+
     def keep(self, files: list[DataFile]) -> list[DataFile]:
         holds: dict[TextMatch, BoolArray] = {}
+        kept = np.ones(len(files), dtype=np.bool_)
         for probe in self.probes:
             for leaf, answered in probe.answers(files, self.context.check_deadline).items():
-                if leaf in holds:
-                    holds[leaf] &= answered
-                else:
-                    holds[leaf] = answered
-        kept = _evaluate(self.condition, holds, len(files))
+                holds[leaf] = holds[leaf] & answered if leaf in holds else answered
+            # Each index in turn: the files the condition fails for once its answers are in. Leaves
+            # only lose files as answers come in, so the last evaluation is the verdict.
+            now = _evaluate(self.condition, holds, len(files))
+            self.ruled_out[probe.index] = self.ruled_out.get(probe.index, 0) + int((kept & ~now).sum())
+            kept = now
         return [f for f, k in zip(files, kept, strict=True) if k]
 
     def unchecked(self) -> tuple[str, ...]:
@@ -168,6 +182,9 @@ class _Probing:
 
     def notes(self) -> tuple[str, ...]:
         return tuple(probe.note() for probe in self.probes)
+
+    def removed(self) -> Mapping[str, int]:
+        return self.ruled_out
 
 
 def _evaluate(condition: TextCondition, holds: dict[TextMatch, BoolArray], count: int) -> BoolArray:

@@ -4,6 +4,7 @@ included), TupleDomains round-trip in canonical form, and malformed messages are
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -18,7 +19,7 @@ from pruner.errors import InvalidInputError, TableCorruptError
 from pruner.format.keys import partition_paths
 from pruner.format.path_columns import file_path_values, path_values
 from pruner.index.definitions import IndexState, IndexType
-from pruner.planner.result import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, IndexReport, PruneResult, Split
 from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.ranges import Range
 from pruner.predicate.tuple_domain import TupleDomain
@@ -318,6 +319,11 @@ def test_schemas_splits_and_explain_round_trip() -> None:
     response = codec.encode_prune_result(result, explain=False)
     assert (response.files_selected, response.fallbacks, len(response.explain)) == (1, 1, 0)
     assert codec.decode_storage_requests(response.storage) == requests  # sent without explain too
+    report = (IndexReport("bf", "bloom_filters", 8), IndexReport("stats", "column_stats", 0, "it ran"))
+    assert [codec.decode_index_report(codec.encode_index_report(e)) for e in report] == list(report)
+    reported = dataclasses.replace(result, index_report=report)
+    assert len(codec.encode_prune_result(reported, explain=False).index_report) == 0  # as explain
+    assert len(codec.encode_prune_header(reported, explain=True).index_report) == 2
 
 
 # Every type of the type model, as the writer makes partition paths of it; NaN has no place in one.

@@ -4,11 +4,12 @@ and explain records are redacted while splits keep their paths."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from pruner.planner.result import ExplainStep, PruneResult, Split
+from pruner.planner.result import ExplainStep, IndexReport, PruneResult, Split
 from pruner.serving.redaction import Redactor
 
 
@@ -90,3 +91,6 @@ def test_explain_is_redacted_and_splits_are_not() -> None:
         "no bloom filter in lake/t",
     ]
     assert redacted.splits == [split]  # engines read these files
+    report = (IndexReport("stats", "column_stats", 0, "fell back, files kept: cannot read /srv/lake/t/i"),)
+    redacted = Redactor({"lake": "/srv/lake"}).prune_result(dataclasses.replace(result, index_report=report))
+    assert [e.why_not for e in redacted.index_report] == ["fell back, files kept: cannot read lake/t/i"]

@@ -317,7 +317,7 @@ class ExplainStep(_message.Message):
     def __init__(self, step: _Optional[str] = ..., index: _Optional[str] = ..., columns: _Optional[_Iterable[str]] = ..., files_in: _Optional[int] = ..., files_out: _Optional[int] = ..., millis: _Optional[float] = ..., skipped: _Optional[str] = ..., fallback: _Optional[str] = ...) -> None: ...
 
 class PruneResponse(_message.Message):
-    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage", "widened")
+    __slots__ = ("snapshot", "predicate", "files_total", "files_selected", "fallbacks", "splits", "explain", "storage", "widened", "index_report")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     PREDICATE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -327,6 +327,7 @@ class PruneResponse(_message.Message):
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     STORAGE_FIELD_NUMBER: _ClassVar[int]
     WIDENED_FIELD_NUMBER: _ClassVar[int]
+    INDEX_REPORT_FIELD_NUMBER: _ClassVar[int]
     snapshot: str
     predicate: str
     files_total: int
@@ -336,7 +337,20 @@ class PruneResponse(_message.Message):
     explain: _containers.RepeatedCompositeFieldContainer[ExplainStep]
     storage: StorageRequests
     widened: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ..., widened: _Optional[_Iterable[str]] = ...) -> None: ...
+    index_report: _containers.RepeatedCompositeFieldContainer[IndexReport]
+    def __init__(self, snapshot: _Optional[str] = ..., predicate: _Optional[str] = ..., files_total: _Optional[int] = ..., files_selected: _Optional[int] = ..., fallbacks: _Optional[int] = ..., splits: _Optional[_Iterable[_Union[Split, _Mapping]]] = ..., explain: _Optional[_Iterable[_Union[ExplainStep, _Mapping]]] = ..., storage: _Optional[_Union[StorageRequests, _Mapping]] = ..., widened: _Optional[_Iterable[str]] = ..., index_report: _Optional[_Iterable[_Union[IndexReport, _Mapping]]] = ...) -> None: ...
+
+class IndexReport(_message.Message):
+    __slots__ = ("index", "kind", "files_pruned", "why_not")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    FILES_PRUNED_FIELD_NUMBER: _ClassVar[int]
+    WHY_NOT_FIELD_NUMBER: _ClassVar[int]
+    index: str
+    kind: str
+    files_pruned: int
+    why_not: str
+    def __init__(self, index: _Optional[str] = ..., kind: _Optional[str] = ..., files_pruned: _Optional[int] = ..., why_not: _Optional[str] = ...) -> None: ...
 
 class StorageRequests(_message.Message):
     __slots__ = ("lists", "heads", "gets", "bytes_read")
