@@ -144,14 +144,16 @@ class UnusedIndex:
 
     name: str
     index_type: str
-    consulted: int  # logged prunes whose plan ran it
+    prunes: int  # logged prunes of the table since it existed (it appears in their report)
+    reasons: tuple[tuple[str, int], ...]  # why it pruned nothing, most frequent first, with counts
     statement: str
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "index_type": self.index_type,
-            "consulted": self.consulted,
+            "prunes": self.prunes,
+            "reasons": [{"reason": reason, "prunes": count} for reason, count in self.reasons],
             "statement": self.statement,
         }
 
@@ -500,15 +502,21 @@ def _unused(table: LakeTable, entries: Sequence[WorkloadEntry]) -> tuple[UnusedI
     """The defined indexes no logged prune was pruned by (none without logged prunes)."""
     if not entries:
         return ()
-    pruned: Counter[str] = Counter(name for e in entries for name in e.pruned_by)
-    consulted: Counter[str] = Counter(name for e in entries for name in e.consulted)
-    return tuple(
-        UnusedIndex(
-            d.name, d.index_type.value, consulted[d.name], f"DROP INDEX {d.name} ON {table.config.name}"
+    pruned = {name for e in entries for name in e.pruned_by}
+    reasons: dict[str, Counter[str]] = {}
+    for entry in entries:
+        for name, why in entry.not_pruned:
+            reasons.setdefault(name, Counter())[why] += 1
+    unused = []
+    for d in sorted(table.definitions, key=lambda d: d.name):
+        said = reasons.get(d.name, Counter())
+        if d.name in pruned or not said:  # pruned, or created after every logged prune
+            continue
+        statement = f"DROP INDEX {d.name} ON {table.config.name}"
+        unused.append(
+            UnusedIndex(d.name, d.index_type.value, sum(said.values()), tuple(said.most_common(3)), statement)
         )
-        for d in sorted(table.definitions, key=lambda d: d.name)
-        if not pruned[d.name]
-    )
+    return tuple(unused)
 
 
 def statements(recommendations: Sequence[Recommendation], top: int) -> list[str]:

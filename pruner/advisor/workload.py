@@ -1,7 +1,8 @@
 """The workload log: what the sidecar planned, per table, for `lakeprune advise`. Each prune it
 answers becomes one `WorkloadEntry` — when, from which engine, the predicate's shapes
 (`pruner.advisor.shapes`: columns, expressions, operations; literal values only when the log keeps
-them), the files in and kept, the bytes kept, and which indexes pruned files or were consulted —
+them), the files in and kept, the bytes kept, which indexes pruned files and why each other one
+did not (the prune's report per index, `pruner.planner.why_not`) —
 appended as one JSON line to the table's file in the log's directory. A table's log is bounded:
 when its file reaches half of `max_bytes` it becomes the previous file (replacing the one before),
 so at most `max_bytes` are kept, the newest entries. Appends and rotations of the processes of one
@@ -17,15 +18,15 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pruner.advisor.shapes import Operation, Shape, condition_shapes, domain_shapes, text_shapes
-from pruner.index.definitions import IndexDefinition, IndexType
-from pruner.planner.result import ExplainStep, PruneResult
+from pruner.advisor.shapes import Shape, condition_shapes, domain_shapes, text_shapes
+from pruner.bounded import shorten
+from pruner.planner.result import PruneResult
 from pruner.predicate.text import TEXT_TRUE, TextCondition
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.table.table import LakeTable
@@ -33,6 +34,7 @@ from pruner.table.table import LakeTable
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+MAX_REASON = 160  # characters of an index's reason for pruning nothing kept per entry
 STATE_HOME_VARIABLE = "LAKEPRUNE_STATE_HOME"
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -60,7 +62,8 @@ class WorkloadEntry:
     files_kept: int
     bytes_kept: int
     pruned_by: tuple[str, ...] = ()  # indexes whose step removed files
-    consulted: tuple[str, ...] = ()  # indexes whose step ran (neither skipped nor fallen back)
+    # Every other index of the table, and why it pruned nothing (its reason, shortened).
+    not_pruned: tuple[tuple[str, str], ...] = ()
     millis: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -74,7 +77,7 @@ class WorkloadEntry:
             "files_kept": self.files_kept,
             "bytes_kept": self.bytes_kept,
             "pruned_by": list(self.pruned_by),
-            "consulted": list(self.consulted),
+            "not_pruned": [list(pair) for pair in self.not_pruned],
             "millis": round(self.millis, 3),
         }
 
@@ -90,7 +93,7 @@ class WorkloadEntry:
             int(data["files_kept"]),
             int(data["bytes_kept"]),
             tuple(str(n) for n in data.get("pruned_by", ())),
-            tuple(str(n) for n in data.get("consulted", ())),
+            tuple((str(name), str(why)) for name, why in data.get("not_pruned", ())),
             float(data.get("millis", 0.0)),
         )
 
@@ -100,7 +103,6 @@ def entry_of(
 ) -> WorkloadEntry:
     """The log entry of a finished prune of `table`."""
     kept_sizes = {s.path: s.file_size for s in result.splits}
-    pruned_by, consulted = index_use(table.definitions, result.explain, shapes)
     return WorkloadEntry(
         datetime.now(UTC).isoformat(timespec="milliseconds"),
         table.storage.uri,
@@ -110,60 +112,12 @@ def entry_of(
         result.files_total,
         len(kept_sizes),
         sum(kept_sizes.values()),
-        pruned_by,
-        consulted,
+        tuple(r.index for r in result.index_report if r.files_pruned),
+        tuple(
+            (r.index, shorten(r.why_not or "", MAX_REASON)) for r in result.index_report if not r.files_pruned
+        ),
         millis,
     )
-
-
-# The index type each planner step reads (`Step.index`); the record index is built in.
-_STEP_TYPES = {
-    "column_stats": IndexType.COLUMN_STATS,
-    "partition_stats": IndexType.PARTITION_STATS,
-    "bloom_filters": IndexType.BLOOM_FILTERS,
-    "secondary_index": IndexType.SECONDARY_INDEX,
-    "functional_index": IndexType.FUNCTIONAL,
-    "text": IndexType.TEXT,
-}
-
-
-def index_use(
-    definitions: Iterable[IndexDefinition], explain: Iterable[ExplainStep], shapes: Sequence[Shape]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The indexes that pruned files in a prune, and those its plan ran: per step that ran, the
-    definitions of the step's type that the predicate constrains (an index over an expression by
-    its virtual column, a text index by a text shape of its subject, any other by its columns);
-    the built-in record index by its name."""
-    text_targets = {s.target for s in shapes if s.operation is Operation.TEXT}
-    pruned: list[str] = []
-    ran: list[str] = []
-    for step in explain:
-        narrowed = step.files_out < step.files_in
-        # `skipped` also carries the notes of a step that ran (a part skipped, a LIKE too short)
-        if step.index is None or step.fallback is not None or (step.skipped is not None and not narrowed):
-            continue
-        if step.index == "record_index":
-            names = ["record_index"]
-        else:
-            index_type = _STEP_TYPES.get(step.index)
-            names = [
-                d.name
-                for d in definitions
-                if d.index_type is index_type and _constrained(d, step.columns, text_targets)
-            ]
-        ran.extend(names)
-        if narrowed:
-            pruned.extend(names)
-    return tuple(dict.fromkeys(pruned)), tuple(dict.fromkeys(ran))
-
-
-def _constrained(definition: IndexDefinition, columns: Sequence[str], text_targets: set[str]) -> bool:
-    if definition.index_type is IndexType.TEXT:
-        subject = definition.expression or (definition.columns[0] if definition.columns else "")
-        return subject in text_targets
-    if definition.expression is not None:
-        return definition.name in columns
-    return bool(set(definition.columns) & set(columns))
 
 
 @dataclass

@@ -99,11 +99,13 @@ def _show(advice: Advice, directory: Path) -> None:
         console.print("no index would pay for itself on the logged prunes", highlight=False)
     for unused in advice.unused:
         console.print(
-            f"unused: {unused.index_type} index {unused.name} pruned no file in any logged prune "
-            f"(consulted by {unused.consulted}); to drop it: {unused.statement}",
+            f"unused: {unused.index_type} index {unused.name} pruned no file in {unused.prunes} logged "
+            f"prune(s); to drop it: {unused.statement}",
             highlight=False,
             markup=False,
         )
+        for reason, count in unused.reasons:
+            console.print(f"  {count}x: {reason}", highlight=False, markup=False)
     for note in advice.notes:
         console.print(f"note: {note}", highlight=False, markup=False)
 

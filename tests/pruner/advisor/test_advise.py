@@ -112,4 +112,11 @@ def test_advise_recommends_the_indexes_the_workload_needs_and_apply_reads_fewer_
     assert _files_kept(after, "id") == _files_kept(before, "id") == 1
 
     # every new index pruned files now: none is a drop candidate
-    assert advise(LakeTable.open(orders), after).unused == ()
+    applied_table = LakeTable.open(orders)
+    assert advise(applied_table, after).unused == ()
+    # on the key lookups alone, none of them pruned a file: each is a drop candidate, with the reason
+    lookups = [e for e in after if e.shapes[0].target == "id"]
+    unused = advise(applied_table, lookups).unused
+    assert {u.name for u in unused} == {d.name for d in applied_table.definitions}
+    assert all(u.prunes == len(lookups) and len(u.reasons) == 1 for u in unused)
+    assert all(u.reasons[0][0].endswith("constrains id") or "no LIKE" in u.reasons[0][0] for u in unused)
