@@ -16,6 +16,7 @@ import json
 import math
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -171,8 +172,9 @@ def fact_rows(spark: Any, rows: int, files: int) -> Any:
     )
 
 
-def build_fact(spark: Any, location: str, rows: int, files: int) -> None:
-    """`sales` with every index of `INDEXES`, defined before its one insert."""
+def build_fact(spark: Any, location: str, rows: int, files: int, indexes: Sequence[str] = INDEXES) -> None:
+    """`sales` with every index of `indexes` (default: all of `INDEXES`), defined before its one
+    insert."""
     from builder import LakepruneTable
 
     table = LakepruneTable.create(
@@ -183,6 +185,6 @@ def build_fact(spark: Any, location: str, rows: int, files: int) -> None:
         spark=spark,
         properties=sized_in_files(rows, files),
     )
-    for statement in INDEXES:
+    for statement in indexes:
         table.sql(statement.format(t=FACT))
     table.insert(fact_rows(spark, rows, files))

@@ -122,14 +122,21 @@ def build_in_child(target: Callable[..., None], *args: Any) -> float:
 
 
 @contextmanager
-def serving_sidecar(schema: str, warehouse: Path) -> Iterator[Sidecar]:
+def serving_sidecar(schema: str, warehouse: Path, workload: Path | None = None) -> Iterator[Sidecar]:
     """A sidecar in this process serving `warehouse` as `schema` (gRPC and Thrift on free loopback
-    ports, no metrics port), ready; stopped on exit."""
-    from pruner.serving.config import ServeConfig
+    ports, no metrics port), ready; stopped on exit. Its workload log goes to `workload` (default:
+    off, so that a bench leaves nothing in the user's state directory)."""
+    from pruner.serving.config import ServeConfig, WorkloadSettings
     from pruner.sidecar import Sidecar
 
+    logged = WorkloadSettings(directory=str(workload)) if workload else WorkloadSettings(enabled=False)
     config = ServeConfig(
-        {schema: str(warehouse)}, host="127.0.0.1", grpc_port=0, thrift_port=0, metrics_port=None
+        {schema: str(warehouse)},
+        host="127.0.0.1",
+        grpc_port=0,
+        thrift_port=0,
+        metrics_port=None,
+        workload=logged,
     )
     sidecar = Sidecar(config).start()
     try:

@@ -436,7 +436,7 @@ def _evidence_lines(
 ) -> tuple[str, ...]:
     sampled = f"{evidence.files_sampled} sampled file(s)"
     if candidate.index_type is IndexType.TEXT:
-        what = f"a trigram of {candidate.target} is in {evidence.value_spread:.1%} of files ({sampled})"
+        what = f"a word of {candidate.target} is in {evidence.value_spread:.1%} of files ({sampled})"
     elif (
         candidate.index_type is IndexType.COLUMN_STATS
         or candidate.functional_kind is FunctionalKind.COLUMN_STATS

@@ -2,8 +2,8 @@
 advisor's estimates: how many files a value is in (which a value-keyed index — secondary index,
 value list, bloom filter — would keep for an equality), how many files' [min, max] hold a value
 (which column stats would keep), how many files have a NULL, and the sizes an index and its build
-would have. A sample of `sample_files` files, evenly spread over the snapshot's file list, is read
-for the target's columns only. Spread: in the sample, a value is in `m` files on average (the sum
+would have (for a text, the spread of its words). A sample of `sample_files` files, evenly spread
+over the snapshot's file list, is read for the target's columns only. Spread: in the sample, a value is in `m` files on average (the sum
 of the files' distinct counts over the sample's distinct count); a value in a fraction `x` of all
 files is in `S·x / (1 - (1-x)^S)` of `S` sampled files on average, given it is in one, which is
 solved for `x` (1/files when every value sits in one file, 1 when every file has every value)."""
@@ -26,7 +26,10 @@ from pruner.table.table import LakeTable
 
 DEFAULT_SAMPLE_FILES = 16
 _RANGE_POINTS = 512  # values at which the sampled files' [min, max] are tried
-_TRIGRAMS = Tokenizer(TokenizerName.NGRAM, 3)
+# A text's terms for the spread of an infix fragment: its words. The log has no fragments' text, and
+# what a user searches a text for is a word of it, not any run of three characters (trigrams of
+# common words are in every file, as are short runs of ids).
+_WORDS = Tokenizer(TokenizerName.WORDS)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def gather(
     table: LakeTable, files: Sequence[DataFile], target: str, expression: bool, text: bool
 ) -> Evidence:
     """The evidence of `files` (a sample) about `target`: a column, or an expression's canonical
-    text (`expression`); with `text`, about its text's trigrams (the text index's default terms)."""
+    text (`expression`); with `text`, about its text's words (`_WORDS`)."""
     schema = table.config.schema
     types = {c.name: c.type for c in schema.columns}
     compiled = parse_expression(target, types) if expression else None
@@ -89,7 +92,7 @@ def gather(
         nulls += values.null_count > 0
         read_bytes += _column_bytes(table, data_file, columns)
         if text:
-            terms.append(_TRIGRAMS.terms(pc.cast(values, pa.large_string())))
+            terms.append(_WORDS.terms(pc.cast(values, pa.large_string())))
             continue
         distinct = pc.unique(values.drop_null())
         uniques.append(distinct)
