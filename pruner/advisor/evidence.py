@@ -3,10 +3,11 @@ advisor's estimates: how many files a value is in (which a value-keyed index —
 value list, bloom filter — would keep for an equality), how many files' [min, max] hold a value
 (which column stats would keep), how many files have a NULL, and the sizes an index and its build
 would have (for a text, the spread of its words). A sample of `sample_files` files, evenly spread
-over the snapshot's file list, is read for the target's columns only. Spread: in the sample, a value is in `m` files on average (the sum
-of the files' distinct counts over the sample's distinct count); a value in a fraction `x` of all
-files is in `S·x / (1 - (1-x)^S)` of `S` sampled files on average, given it is in one, which is
-solved for `x` (1/files when every value sits in one file, 1 when every file has every value)."""
+over the snapshot's file list, is read for the target's columns only. Spread: in the sample, a
+value is in `m` files on average (the sum of the files' distinct counts over the sample's distinct
+count); a value in a fraction `x` of all files is in `S·x / (1 - (1-x)^S)` of `S` sampled files on
+average, given it is in one, which is solved for `x` (1/files when every value sits in one file, 1
+when every file has every value)."""
 
 from __future__ import annotations
 
