@@ -122,11 +122,14 @@ def build_in_child(target: Callable[..., None], *args: Any) -> float:
 
 
 @contextmanager
-def serving_sidecar(schema: str, warehouse: Path, workload: Path | None = None) -> Iterator[Sidecar]:
+def serving_sidecar(
+    schema: str, warehouse: Path, workload: Path | None = None, prune_deadline_seconds: float | None = None
+) -> Iterator[Sidecar]:
     """A sidecar in this process serving `warehouse` as `schema` (gRPC and Thrift on free loopback
     ports, no metrics port), ready; stopped on exit. Its workload log goes to `workload` (default:
-    off, so that a bench leaves nothing in the user's state directory)."""
-    from pruner.serving.config import ServeConfig, WorkloadSettings
+    off, so that a bench leaves nothing in the user's state directory); `prune_deadline_seconds`
+    replaces the default deadline of one prune's planning."""
+    from pruner.serving.config import Limits, ServeConfig, WorkloadSettings
     from pruner.sidecar import Sidecar
 
     logged = WorkloadSettings(directory=str(workload)) if workload else WorkloadSettings(enabled=False)
@@ -137,6 +140,9 @@ def serving_sidecar(schema: str, warehouse: Path, workload: Path | None = None) 
         thrift_port=0,
         metrics_port=None,
         workload=logged,
+        limits=Limits()
+        if prune_deadline_seconds is None
+        else Limits(prune_deadline_seconds=prune_deadline_seconds),
     )
     sidecar = Sidecar(config).start()
     try:

@@ -65,6 +65,7 @@ class WorkloadEntry:
     # Every other index of the table, and why it pruned nothing (its reason, shortened).
     not_pruned: tuple[tuple[str, str], ...] = ()
     millis: float = 0.0
+    fallbacks: int = 0  # steps that had to keep files they could not evaluate (a deadline, bad index data)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +80,7 @@ class WorkloadEntry:
             "pruned_by": list(self.pruned_by),
             "not_pruned": [list(pair) for pair in self.not_pruned],
             "millis": round(self.millis, 3),
+            "fallbacks": self.fallbacks,
         }
 
     @classmethod
@@ -95,6 +97,7 @@ class WorkloadEntry:
             tuple(str(n) for n in data.get("pruned_by", ())),
             tuple((str(name), str(why)) for name, why in data.get("not_pruned", ())),
             float(data.get("millis", 0.0)),
+            int(data.get("fallbacks", 0)),
         )
 
 

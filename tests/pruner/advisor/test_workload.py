@@ -34,6 +34,7 @@ def _entry(table: str, number: int) -> WorkloadEntry:
         ("idx_customer",),
         (("stats", "it ran and every file it was given may hold a match"),),
         1.5,
+        number % 2,
     )
 
 
