@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from peers_data import DIMENSION, DIMENSION_DDL, FACT, SCHEMA, SEGMENTS, build_fact, customer_count
+from peers_data import DIMENSION, FACT, SCHEMA, build_fact, customers
 from peers_trino import NATIVE, benchmark_queries
 from support import (
     build_in_child,
@@ -33,7 +33,7 @@ from support import (
     write_results,
 )
 from trino_vs_hive_queries import qualified, run
-from trino_vs_hive_table import Dimension, build_dimension, check_layout
+from trino_vs_hive_table import build_dimension, check_layout
 
 from pruner.advisor.advise import advise, statements
 from pruner.advisor.workload import WorkloadLog
@@ -53,17 +53,7 @@ def build_unindexed(warehouse: str, rows: int, files: int) -> None:
 
     spark = spark_session(master="local[2]")
     build_fact(spark, f"{warehouse}/{FACT}", rows, files, indexes=())
-    dimension = Dimension(
-        DIMENSION,
-        DIMENSION_DDL,
-        "customer_id",
-        "bigint",
-        customer_count(rows),
-        "customer",
-        "segment",
-        SEGMENTS,
-    )
-    build_dimension(spark, f"{warehouse}/{DIMENSION}", dimension)
+    build_dimension(spark, f"{warehouse}/{DIMENSION}", customers(rows))
     spark.stop()
 
 

@@ -90,6 +90,20 @@ class ShapeValues:
         )
 
 
+def customers(rows: int) -> Dimension:
+    """The dimension `customers` of a `rows`-row `sales`: one row per customer."""
+    return Dimension(
+        DIMENSION,
+        DIMENSION_DDL,
+        "customer_id",
+        "bigint",
+        customer_count(rows),
+        "customer",
+        "segment",
+        SEGMENTS,
+    )
+
+
 def build_tables(warehouse: str, rows: int, files: int, timings: str) -> None:
     """Create and fill `sales` and `customers` under `warehouse` (run in a child process); the
     insert's seconds and those of a plain Parquet write of the same rows in the same Spark (after
@@ -108,17 +122,7 @@ def build_tables(warehouse: str, rows: int, files: int, timings: str) -> None:
     began = time.perf_counter()
     build_fact(spark, f"{warehouse}/{FACT}", rows, files)
     insert = time.perf_counter() - began
-    customers = Dimension(
-        DIMENSION,
-        DIMENSION_DDL,
-        "customer_id",
-        "bigint",
-        customer_count(rows),
-        "customer",
-        "segment",
-        SEGMENTS,
-    )
-    build_dimension(spark, f"{warehouse}/{DIMENSION}", customers)
+    build_dimension(spark, f"{warehouse}/{DIMENSION}", customers(rows))
     spark.stop()
     Path(timings).write_text(json.dumps({"plain_parquet_s": round(plain, 2), "insert_s": round(insert, 2)}))
 
