@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pruner.errors import TableCorruptError
 from pruner.functions import parse_expression
 from pruner.index.tokenizers import Tokenizer, TokenizerName
 from pruner.metadata.files_index import DataFile
@@ -86,7 +87,12 @@ def gather(
     bounds: list[tuple[object, object]] = []
     nulls = rows = read_bytes = 0
     for data_file in files:
-        rows_of_file = read_data_file(table.storage, data_file.path, schema, columns)
+        try:
+            rows_of_file = read_data_file(table.storage, data_file.path, schema, columns)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise TableCorruptError(
+                f"cannot read data file {data_file.path} of the advisor's sample: {exc}"
+            ) from exc
         values = compiled.arrow(rows_of_file) if compiled is not None else rows_of_file.column(target)
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
         rows += len(values)

@@ -120,3 +120,16 @@ def test_advise_recommends_the_indexes_the_workload_needs_and_apply_reads_fewer_
     assert {u.name for u in unused} == {d.name for d in applied_table.definitions}
     assert all(u.prunes == len(lookups) and len(u.reasons) == 1 for u in unused)
     assert all(u.reasons[0][0].endswith("constrains id") or "no LIKE" in u.reasons[0][0] for u in unused)
+
+
+def test_advise_without_a_workload_and_its_mistakes(orders: str, tmp_path: Path) -> None:
+    empty = lakeprune("advise", orders, "--workload", str(tmp_path / "none"), "--apply", "2")
+    assert "0 logged prune(s)" in empty and "nothing to advise yet" in empty and "nothing to apply" in empty
+    assert (
+        json.loads(lakeprune("advise", orders, "--workload", str(tmp_path), "--json"))["recommendations"]
+        == []
+    )
+    both = lakeprune("advise", orders, "--workload", "w", "--config", "c.yaml", expect=2)
+    assert "--workload and --config exclude each other" in both
+    assert "error:" in lakeprune("advise", str(tmp_path / "missing"), expect=2)
+    assert "error:" in lakeprune("advise", orders, "--config", str(tmp_path / "missing.yaml"), expect=2)
