@@ -316,6 +316,31 @@ def test_trinos_prunes_reach_the_workload_log_with_the_expressions_no_index_hold
     assert set(entries[0].pruned_by) & {"by_driver", "bf", "stats", "pstats"}
 
 
+def test_explain_analyze_verbose_shows_each_scans_prune_and_why_each_index_did_or_did_not(
+    native: Native,
+) -> None:
+    """Issue 40 item 3, Trino's side of the report per index: `EXPLAIN ANALYZE VERBOSE` shows the
+    scan's prune under "splits generation metrics" — the files the sidecar considered and kept (its
+    own counters say the same), its time, and for every index of trips the files it pruned or why it
+    pruned none."""
+    sql = f"SELECT count(*) FROM lakeprune.{SCHEMA_NAME}.trips WHERE driver_id = 7"
+    before = pruned(native.sidecar)
+    [[plan]] = native.engine.query(f"EXPLAIN ANALYZE VERBOSE {sql}")
+    after = pruned(native.sidecar)
+    metrics = dict(re.findall(r"'(lakeprune [^']*)' = (?:LongCount)?\{(?:total|duration)=([^}]*)\}", plan))
+    assert "splits generation metrics" in plan and "lakeprune files considered" in metrics, plan
+    assert int(metrics["lakeprune files considered"]) == after["in"] - before["in"]
+    assert int(metrics["lakeprune files kept"]) == after["out"] - before["out"]
+    assert 0 < int(metrics["lakeprune files kept"]) < int(metrics["lakeprune files considered"])
+    assert metrics["lakeprune fallbacks"] == "0" and "lakeprune prune time" in metrics
+    reports = {key: int(value) for key, value in metrics.items() if key.startswith("lakeprune index ")}
+    table = LakeTable.open(str(native.warehouse / "trips"))
+    for name in ["record_index", *(d.name for d in table.definitions)]:
+        assert [k for k in reports if k.startswith(f"lakeprune index {name} (")], f"{name} not reported"
+    assert any(k.endswith("files pruned") and v > 0 for k, v in reports.items())
+    assert "lakeprune index record_index (record_index) pruned none: " in "\n".join(reports)
+
+
 # Trino's order of NaN: every comparison with it is false but <> (IEEE), as lakeprune's is.
 NAN_PREDICATES: list[tuple[str, Callable[[float], bool]]] = [
     ("ratio > 13.5", lambda x: x > 13.5),

@@ -13,6 +13,7 @@ import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.TableNotFoundException;
+import io.trino.spi.metrics.Metrics;
 import io.trino.spi.predicate.TupleDomain;
 import lakeprune.v1.PruningServiceOuterClass.PartitionValue;
 import lakeprune.v1.PruningServiceOuterClass.PruneRequest;
@@ -22,6 +23,7 @@ import lakeprune.v1.PruningServiceOuterClass.TableName;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -47,6 +49,9 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
  * more arrive, so that Trino schedules the first splits of a large table while the sidecar is still
  * sending the rest. Only a few responses are asked of the sidecar ahead of Trino (gRPC flow
  * control), and closing the split source cancels the call.
+ * The prune's summary (files considered and kept, the report per index, its time and the wait for
+ * the dynamic filter) is the split source's metrics ({@link PruneMetrics}), shown by
+ * {@code EXPLAIN ANALYZE VERBOSE}.
  */
 public class LakepruneSplitManager
         implements ConnectorSplitManager
@@ -103,7 +108,9 @@ public class LakepruneSplitManager
         PruneRequest.Builder request = PruneRequest.newBuilder()
                 .setTable(TableName.newBuilder().setSchema(table.schemaName()).setTable(table.tableName()))
                 .setSnapshot(table.snapshot().orElse(""))
-                .setMaxSplitBytes(maxSplitBytes);
+                .setMaxSplitBytes(maxSplitBytes)
+                // the report per index for the scan's metrics (the sidecar makes it for every prune)
+                .setExplain(true);
         if (!predicate.isAll()) {
             request.setPredicate(DomainEncoder.encode(predicate));
         }
@@ -132,8 +139,19 @@ public class LakepruneSplitManager
         private final long waitDeadlineNanos;
         private final boolean waitForDynamicFilter;
         private final long maxSplitBytes;
+        private final long createdNanos;
         @GuardedBy("this")
         private boolean started;
+        @GuardedBy("this")
+        private long startedNanos;
+        // how long split enumeration waited for the dynamic filter, when it did
+        @GuardedBy("this")
+        private OptionalLong waitedNanos = OptionalLong.empty();
+        // the stream's last message (counts, report per index), and when it came
+        @GuardedBy("this")
+        private Optional<PruneResponse> summary = Optional.empty();
+        @GuardedBy("this")
+        private OptionalLong pruneNanos = OptionalLong.empty();
         // null until pruning started, and when the predicate matches nothing
         @GuardedBy("this")
         private SidecarClient.ResponseStream<PruneResponse> responses;
@@ -150,6 +168,7 @@ public class LakepruneSplitManager
             this.waitDeadlineNanos = waitDeadlineNanos;
             this.waitForDynamicFilter = prunesBy(table, dynamicFilter);
             this.maxSplitBytes = maxSplitBytes;
+            this.createdNanos = System.nanoTime();
             if (!mustWait()) {
                 // nothing to wait for: the sidecar prunes while Trino schedules the query's stages,
                 // as Hive's and Iceberg's split loaders start when their split source is made
@@ -200,6 +219,10 @@ public class LakepruneSplitManager
         private synchronized void start(TupleDomain<LakepruneColumnHandle> predicate)
         {
             started = true;
+            startedNanos = System.nanoTime();
+            if (waitForDynamicFilter) {
+                waitedNanos = OptionalLong.of(startedNanos - createdNanos);
+            }
             if (!predicate.isNone() && !closed) {
                 responses = prune(table, predicate, maxSplitBytes);
             }
@@ -224,6 +247,11 @@ public class LakepruneSplitManager
                 if (response == null) {
                     break;
                 }
+                if (response.hasStorage()) {
+                    // only the last message carries what the prune asked of storage
+                    summary = Optional.of(response);
+                    pruneNanos = OptionalLong.of(System.nanoTime() - startedNanos);
+                }
                 for (Split split : response.getSplitsList()) {
                     pending.add(toSplit(split));
                 }
@@ -233,6 +261,12 @@ public class LakepruneSplitManager
                 batch.add(pending.poll());
             }
             return new ConnectorSplitBatch(batch.build(), isFinished());
+        }
+
+        @Override
+        public synchronized Metrics getMetrics()
+        {
+            return PruneMetrics.of(summary, pruneNanos, waitedNanos);
         }
 
         @Override

@@ -14,10 +14,14 @@ import io.trino.spi.connector.ConnectorSplitSource.ConnectorSplitBatch;
 import io.trino.spi.connector.DynamicFilter;
 import io.trino.spi.connector.TableNotFoundException;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.plugin.base.metrics.LongCount;
+import io.trino.spi.metrics.Metric;
 import lakeprune.v1.PruningServiceGrpc;
+import lakeprune.v1.PruningServiceOuterClass.IndexReport;
 import lakeprune.v1.PruningServiceOuterClass.PruneRequest;
 import lakeprune.v1.PruningServiceOuterClass.PruneResponse;
 import lakeprune.v1.PruningServiceOuterClass.Split;
+import lakeprune.v1.PruningServiceOuterClass.StorageRequests;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,6 +29,7 @@ import org.junit.jupiter.api.Timeout;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -359,5 +364,40 @@ class TestPruneSplitSource
         }, new Duration(10, SECONDS), 3);
         assertThat(drain(source, 10)).isEmpty();
         assertThat(calls.get()).isZero();
+    }
+
+    @Test
+    @Timeout(20)
+    void testThePrunesSummaryIsTheSplitSourcesMetrics()
+            throws Exception
+    {
+        List<PruneRequest> requests = new ArrayList<>();
+        ConnectorSplitSource source = splitSource((call, request, responses) -> {
+            requests.add(request);
+            responses.onNext(PruneResponse.newBuilder().setFilesTotal(10).build());
+            responses.onNext(response(0, 3));
+            responses.onNext(PruneResponse.newBuilder()
+                    .setFilesTotal(10)
+                    .setFilesSelected(3)
+                    .setFallbacks(1)
+                    .setStorage(StorageRequests.newBuilder().setLists(1))
+                    .addIndexReport(IndexReport.newBuilder().setIndex("record_index").setKind("record_index").setWhyNot("the predicate does not constrain id"))
+                    .addIndexReport(IndexReport.newBuilder().setIndex("by_driver").setKind("secondary_index").setFilesPruned(7))
+                    .build());
+            responses.onCompleted();
+        }, new Duration(10, SECONDS), 1);
+        assertThat(source.getMetrics().getMetrics()).doesNotContainKey(PruneMetrics.FILES_KEPT);
+        assertThat(paths(drain(source, 10))).containsExactlyElementsOf(paths(0, 3));
+        assertThat(requests).singleElement().extracting(PruneRequest::getExplain).isEqualTo(true);
+
+        Map<String, Metric<?>> metrics = source.getMetrics().getMetrics();
+        assertThat(metrics).containsEntry(PruneMetrics.FILES, new LongCount(10))
+                .containsEntry(PruneMetrics.FILES_KEPT, new LongCount(3))
+                .containsEntry(PruneMetrics.FALLBACKS, new LongCount(1))
+                .containsEntry("lakeprune index by_driver (secondary_index) files pruned", new LongCount(7))
+                .containsEntry("lakeprune index record_index (record_index) pruned none: the predicate does not constrain id", new LongCount(0))
+                .containsKey(PruneMetrics.PRUNE_TIME)
+                // the table handle's columns include no prunable one: nothing was waited for
+                .doesNotContainKey(PruneMetrics.DYNAMIC_FILTER_WAIT);
     }
 }
