@@ -208,20 +208,23 @@ def advise(
     sampled = sample(files, sample_files)
     for candidate in candidates:
         _evidence(table, sampled, candidate, workload.evidence)
-    key_bytes = float(sum(8 for _ in record_key))
     chosen: list[tuple[Candidate, float, float, int, float, float]] = []
     remaining = list(candidates)
     while remaining:
-        scored = [(_score(c, workload, len(files), mean_file_bytes), c) for c in remaining]
-        (saved, served, now, with_index), best = max(
-            scored, key=lambda item: (item[0][0] - _build(item[1], workload, len(files)), item[1])
+        scored = [
+            (_score(c, workload, len(files), mean_file_bytes), _build(c, workload, len(files)), c)
+            for c in remaining
+        ]
+        (saved, served, now, with_index), build, best = max(
+            scored, key=lambda item: (item[0][0] - item[1], item[2])
         )
-        build = _build(best, workload, len(files))
         if saved - build <= 0:
             break
         chosen.append((best, saved, build, served, now, with_index))
         _apply(best, workload)
         remaining = [c for c in remaining if c != best and not _same_slot(c, best)]
+    secondary = any(c.index_type is IndexType.SECONDARY_INDEX for c, *_ in chosen)
+    key_bytes = _key_bytes(table, sampled, workload) if secondary else 0.0
     recommendations = _recommendations(table, chosen, workload, len(files), key_bytes)
     return Advice(
         table.config.name, len(entries), len(files), recommendations, _unused(table, usable), tuple(notes)
@@ -316,6 +319,18 @@ def _evidence(
     if key not in known:
         known[key] = gather(table, sampled, candidate.target, candidate.expression, key[2])
     return known[key]
+
+
+def _key_bytes(table: LakeTable, sampled: list[DataFile], workload: _Workload) -> float:
+    """The mean bytes of a record key in the sample (what a secondary index stores per row beside
+    the value), from the evidence of each record key column."""
+    total = 0.0
+    for column in table.config.record_key:
+        key = (column, False, False)
+        if key not in workload.evidence:
+            workload.evidence[key] = gather(table, sampled, column, False, False)
+        total += workload.evidence[key].value_bytes
+    return total
 
 
 def _evidence_of(candidate: Candidate, workload: _Workload) -> Evidence:

@@ -23,7 +23,7 @@ from pruner.errors import TableCorruptError
 from pruner.functions import parse_expression
 from pruner.index.tokenizers import Tokenizer, TokenizerName
 from pruner.metadata.files_index import DataFile
-from pruner.table.data_files import read_data_file
+from pruner.table.data_files import read_opened_data_file
 from pruner.table.table import LakeTable
 
 DEFAULT_SAMPLE_FILES = 16
@@ -88,7 +88,8 @@ def gather(
     nulls = rows = read_bytes = 0
     for data_file in files:
         try:
-            rows_of_file = read_data_file(table.storage, data_file.path, schema, columns)
+            parquet = pq.ParquetFile(table.storage.open_input_file(data_file.path))
+            rows_of_file = read_opened_data_file(parquet, data_file.path, schema, columns)
         except (OSError, pa.ArrowInvalid) as exc:
             raise TableCorruptError(
                 f"cannot read data file {data_file.path} of the advisor's sample: {exc}"
@@ -97,7 +98,7 @@ def gather(
         values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
         rows += len(values)
         nulls += values.null_count > 0
-        read_bytes += _column_bytes(table, data_file, columns)
+        read_bytes += _column_bytes(parquet.metadata, columns)
         if text:
             terms.append(_WORDS.terms(pc.cast(values, pa.large_string())))
             continue
@@ -163,9 +164,8 @@ def _value_bytes(values: pa.Array) -> float:
     return width / 8
 
 
-def _column_bytes(table: LakeTable, data_file: DataFile, columns: Sequence[str]) -> int:
-    """The compressed bytes of `columns` in the data file (0 for a column only in its path)."""
-    metadata = pq.ParquetFile(table.storage.open_input_file(data_file.path)).metadata
+def _column_bytes(metadata: pq.FileMetaData, columns: Sequence[str]) -> int:
+    """The compressed bytes of `columns` in a data file (0 for a column only in its path)."""
     wanted = set(columns)
     total = 0
     for group in range(metadata.num_row_groups):

@@ -22,8 +22,15 @@ def read_data_file(
 ) -> pa.Table:
     """The rows of the data file at `path` (relative to the table root) with `columns` (default:
     every table column), typed per `schema`. Raises OSError / ArrowInvalid for unreadable files."""
+    return read_opened_data_file(pq.ParquetFile(storage.open_input_file(path)), path, schema, columns)
+
+
+def read_opened_data_file(
+    parquet: pq.ParquetFile, path: str, schema: TableSchema, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """`read_data_file` of the file at `path` opened as `parquet`, for a caller that reads more of
+    its footer (one open, one footer read)."""
     wanted = list(dict.fromkeys(columns if columns is not None else schema.names))
-    parquet = pq.ParquetFile(storage.open_input_file(path))
     stored = set(parquet.schema_arrow.names)
     rows = parquet.read(columns=[c for c in wanted if c in stored])
     return fill_columns(rows, partition_of(path), schema, wanted)
