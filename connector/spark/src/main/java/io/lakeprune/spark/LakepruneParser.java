@@ -12,13 +12,22 @@ import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.analysis.RelationTimeTravel;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Cast$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression$;
+import org.apache.spark.sql.catalyst.optimizer.ComputeCurrentTime$;
+import org.apache.spark.sql.catalyst.optimizer.ReplaceExpressions$;
 import org.apache.spark.sql.catalyst.parser.ParameterContext;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.parser.SqlStatementSplitResult;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.OneRowRelation;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.internal.SessionState;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -88,23 +97,50 @@ public final class LakepruneParser implements ParserInterface {
     }
 
     /**
-     * {@code TIMESTAMP AS OF}'s constant ({@code '2026-03-01 12:00:00'}, in the session's time zone as
-     * Spark reads it, or {@code TIMESTAMP '...'}) as an ISO 8601 instant in UTC. An expression Spark
-     * would first have to analyze ({@code current_timestamp() - INTERVAL 1 DAY}) is refused: the
-     * parse has no analyzer.
+     * {@code TIMESTAMP AS OF}'s point in time as an ISO 8601 instant in UTC: a constant ({@code
+     * '2026-03-01 12:00:00'}, in the session's time zone as Spark reads it, or {@code TIMESTAMP
+     * '...'}) or an expression without columns, as Spark's own time travel takes ({@code
+     * current_timestamp() - INTERVAL 1 DAY}, {@code timestamp_seconds(1767225600)}): resolved by the
+     * session's analyzer in a one-row query, the current time fixed and the expression replaced by
+     * what evaluates it, as the optimizer does, then evaluated.
+     * A column, a subquery or a non-deterministic call is refused.
      */
     private String pointInTime(Expression timestamp) {
-        String zone = ((org.apache.spark.sql.classic.SparkSession) session).sessionState().conf().sessionLocalTimeZone();
-        Expression cast = Cast$.MODULE$.apply(timestamp, DataTypes.TimestampType, Option.apply(zone), Cast$.MODULE$.apply$default$4());
-        if (!timestamp.foldable() || !cast.resolved()) {
-            throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF takes a constant point in time ('2026-03-01 12:00:00' or "
-                    + "TIMESTAMP '2026-03-01 12:00:00'), not " + timestamp.sql());
+        SessionState state = ((org.apache.spark.sql.classic.SparkSession) session).sessionState();
+        Expression resolved = resolve(timestamp, state);
+        Expression cast = Cast$.MODULE$.apply(resolved, DataTypes.TimestampType, Option.apply(state.conf().sessionLocalTimeZone()), Cast$.MODULE$.apply$default$4());
+        if (!cast.resolved() || !resolved.foldable()) {
+            throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF " + timestamp.sql() + " is not a point in time");
         }
         Object micros = cast.eval(null);
         if (!(micros instanceof Long value)) {
             throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF " + timestamp.sql() + " is not a point in time");
         }
         return Instant.EPOCH.plus(value, ChronoUnit.MICROS).toString();
+    }
+
+    /** {@code timestamp} resolved as {@code SELECT timestamp} would be, or a user error saying why it cannot be a time travel's. */
+    private static Expression resolve(Expression timestamp, SessionState state) {
+        Alias alias = new Alias(timestamp, "as_of", NamedExpression$.MODULE$.newExprId(), LakepruneFileIndex.seq(List.of()), Option.empty(), LakepruneFileIndex.seq(List.of()));
+        LogicalPlan probe = new Project(LakepruneFileIndex.seq(List.<NamedExpression>of(alias)), new OneRowRelation());
+        LogicalPlan analyzed;
+        try {
+            // as the optimizer would: the current time fixed, and `ts - INTERVAL ...` as what it evaluates
+            analyzed = ReplaceExpressions$.MODULE$.apply(ComputeCurrentTime$.MODULE$.apply(state.analyzer().execute(probe)));
+        }
+        catch (RuntimeException e) {
+            throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF " + timestamp.sql() + ": " + e.getMessage());
+        }
+        if (!analyzed.resolved() || !(analyzed instanceof Project project) || !(CollectionConverters.asJava(project.projectList()).get(0) instanceof Alias resolved)) {
+            throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF takes a point in time without columns ('2026-03-01 12:00:00', "
+                    + "TIMESTAMP '2026-03-01 12:00:00', current_timestamp() - INTERVAL 1 DAY), not " + timestamp.sql());
+        }
+        Expression expression = resolved.child();
+        if (!expression.references().isEmpty() || SubqueryExpression$.MODULE$.hasSubquery(expression) || !expression.deterministic()) {
+            throw UserErrors.analysis("lakeprune: TIMESTAMP AS OF takes a point in time without columns, subqueries or "
+                    + "random values, not " + timestamp.sql());
+        }
+        return expression;
     }
 
     /** Whether {@code name} is a lakeprune table of the session catalog (not a temporary view). */
