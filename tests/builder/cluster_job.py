@@ -2,9 +2,10 @@
 submitted by the cluster suite (`tests/builder/test_cluster.py`) both to the test cluster and to
 `local[*]`: it names an existing table in Spark's catalog, creates and builds four indexes with
 Spark SQL's `CREATE INDEX` (column stats, bloom filters, a secondary index, a functional index),
-and applies the upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and
-delete in one statement; a key in both inputs is deleted). Arguments: the table's URI, the upsert
-input's and the delete input's."""
+applies the upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and
+delete in one statement; a key in both inputs is deleted), then appends the upsert input's new rows
+under new keys (`NEW_KEYS_OFFSET` added) with the DataFrame writer, `df.write.format("lakeprune")
+.mode("append").save(uri)`. Arguments: the table's URI, the upsert input's and the delete input's."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ WHEN MATCHED AND s.gone THEN DELETE
 WHEN MATCHED THEN UPDATE SET *
 WHEN NOT MATCHED AND NOT s.gone THEN INSERT *
 """
+# The DataFrame writer's rows: the upsert input's new keys (5000 and up), moved by this much.
+NEW_KEYS_OFFSET = 1000
 
 
 def main(location: str, upserts: str, deletes: str) -> None:
@@ -43,6 +46,9 @@ def main(location: str, upserts: str, deletes: str) -> None:
         spark.read.parquet(upserts).createOrReplaceTempView(f"{name}_upserts")
         spark.read.parquet(deletes).createOrReplaceTempView(f"{name}_deletes")
         spark.sql(MERGE.format(t=name))
+        new_rows = spark.read.parquet(upserts).where("id >= 5000")
+        appended = new_rows.withColumn("id", new_rows.id + NEW_KEYS_OFFSET)
+        appended.write.format("lakeprune").mode("append").save(location)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
     print(table.history()[-1])

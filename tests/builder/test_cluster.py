@@ -4,7 +4,8 @@
 INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
 `table adopt` of a directory written Hive-style) and a Python-API job
 (`tests/builder/cluster_job.py`: Spark SQL CREATE INDEX, built, of column stats, bloom filters, a
-secondary and a functional index, then upserts and deletes in one Spark SQL MERGE INTO). The table and
+secondary and a functional index, then upserts and deletes in one Spark SQL MERGE INTO, and an append
+through the DataFrame writer, `df.write.format("lakeprune").mode("append").save(uri)`). The table and
 every input live in the tests' S3 bucket, so nothing relies on the driver's disk being the
 executors'. The same steps run in the tests' own local Spark session (the `spark` fixture: the
 command line in-process, the job's `main`) write a twin table (and adopt a twin directory), and
@@ -239,9 +240,12 @@ def test_the_cluster_writes_what_local_writes(twins: Twins, s3_environment: Seaw
     cluster, local = layout(twins.cluster), layout(twins.local)
     assert len(cluster) > 20  # many small files over four partitions
     assert cluster == local
-    # the MERGE inserted the 20 new keys and deleted every 31st, upserted or not (`write_inputs`)
+    # the MERGE inserted the 20 new keys and deleted every 31st, upserted or not (`write_inputs`);
+    # the DataFrame writer appended the same 20 rows under keys moved by NEW_KEYS_OFFSET
     ids = {r[0] for _, rows in cluster for r in rows}
-    assert ids == (set(range(600)) | set(range(5000, 5020))) - set(range(7, 600, 31))
+    new_keys = range(5000, 5020)
+    appended = {k + cluster_job.NEW_KEYS_OFFSET for k in new_keys}
+    assert ids == (set(range(600)) | set(new_keys) | appended) - set(range(7, 600, 31))
 
 
 def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3) -> None:
