@@ -7,7 +7,7 @@ checked against a model the test keeps and against DuckDB over each snapshot's f
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,16 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 SCHEMA = "id bigint, name string, day string"
 Row = tuple[Any, ...]
+
+
+def _prunes_during(action: Callable[[], object]) -> list[dict[str, Any]]:
+    """The prunes of Spark reads (`recent_prunes`) made while `action` ran."""
+    before = recent_prunes()
+    last = before[-1] if before else None
+    action()
+    after = recent_prunes()
+    start = next((i + 1 for i in range(len(after) - 1, -1, -1) if after[i] is last), 0)
+    return after[start:]
 
 
 def _files_read(df: DataFrame) -> int:
@@ -92,13 +102,21 @@ def test_a_session_inserts_merges_updates_deletes_and_reads_as_its_model(
     model[1] = (1, "u1", "ber", 11)
     del model[2]
     model[200] = (200, "i200", "osl", 7)  # 201: not matched, and no clause inserts a delete
-    check(
-        f"MERGE INTO {name} t USING {name}_changes s ON t.id = s.id "
-        "WHEN MATCHED AND s.op = 'delete' THEN DELETE "
-        "WHEN MATCHED THEN UPDATE SET name = s.name, amount = t.amount + s.amount "
-        "WHEN NOT MATCHED AND s.op <> 'delete' THEN INSERT (id, name, city, amount) "
-        "VALUES (s.id, s.name, 'osl', s.amount)"
+    files = len(LakeTable.open(location).snapshot().files())
+    merged = _prunes_during(
+        lambda: check(
+            f"MERGE INTO {name} t USING {name}_changes s ON t.id = s.id "
+            "WHEN MATCHED AND s.op = 'delete' THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET name = s.name, amount = t.amount + s.amount "
+            "WHEN NOT MATCHED AND s.op <> 'delete' THEN INSERT (id, name, city, amount) "
+            "VALUES (s.id, s.name, 'osl', s.amount)"
+        )
     )
+    # the merge read the target by the source's keys (the record index), not every file
+    # (Spark lists the target's files twice: planning the write, then reading it)
+    by_source_keys = [p for p in merged if p["where"]]
+    assert by_source_keys and all("id" in p["where"] for p in by_source_keys)
+    assert all("by record_index" in p["summary"] and p["files_kept"] <= 2 < files for p in by_source_keys)
 
     for key, (k, n, city, amount) in list(model.items()):
         if city == "ber":

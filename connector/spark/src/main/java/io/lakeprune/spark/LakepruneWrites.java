@@ -41,7 +41,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * added to every session that makes a lakeprune relation ({@link #addTo}), plans each as the
  * source's DataFrame write instead, one instant with every index maintained: an append as an
  * insert, an overwrite as the replacement of every record, the row-level statements as the rows
- * {@link RowLevelPlans} computes from the statement's resolved plan (deleted, upserted, or both).
+ * {@link RowLevelPlans} computes from the statement's resolved plan (deleted, upserted, or both;
+ * a merge's target narrowed to the source's keys first, {@link MergeKeys}).
  * An overwrite of some partitions only (a {@code PARTITION} clause, dynamic partition overwrite)
  * is refused.
  */
@@ -86,7 +87,10 @@ public final class LakepruneWrites extends SparkStrategy {
             planned = Optional.of(new ExecutedCommandExec(new CreateDataSourceTableCommand(withWriterOptions(create.table()), create.ignoreIfExists())));
         }
         else if (plan instanceof MergeIntoTable merge) {
-            planned = target(merge.targetTable()).map(table -> write(table, RowLevelPlans.merge(merge, table.plan(), table.index().recordKey()), "merge"));
+            planned = target(merge.targetTable()).map(table -> {
+                List<String> recordKey = table.index().recordKey();
+                return write(table, RowLevelPlans.merge(merge, MergeKeys.narrowed(merge, table.plan(), recordKey), recordKey), "merge");
+            });
         }
         return LakepruneFileIndex.seq(planned.stream().toList());
     }
