@@ -315,26 +315,37 @@ def _evidence(
     candidate: Candidate,
     known: dict[tuple[str, bool, bool], Evidence],
 ) -> Evidence:
-    key = (candidate.target, candidate.expression, candidate.index_type is IndexType.TEXT)
+    return _gathered(table, sampled, _evidence_key(candidate), known)
+
+
+def _evidence_key(candidate: Candidate) -> tuple[str, bool, bool]:
+    """What a candidate's evidence is about: its target, whether an expression, whether text."""
+    return candidate.target, candidate.expression, candidate.index_type is IndexType.TEXT
+
+
+def _gathered(
+    table: LakeTable,
+    sampled: list[DataFile],
+    key: tuple[str, bool, bool],
+    known: dict[tuple[str, bool, bool], Evidence],
+) -> Evidence:
+    """The evidence about `key` (target, expression, text), gathered once per advice."""
     if key not in known:
-        known[key] = gather(table, sampled, candidate.target, candidate.expression, key[2])
+        known[key] = gather(table, sampled, *key)
     return known[key]
 
 
 def _key_bytes(table: LakeTable, sampled: list[DataFile], workload: _Workload) -> float:
     """The mean bytes of a record key in the sample (what a secondary index stores per row beside
     the value), from the evidence of each record key column."""
-    total = 0.0
-    for column in table.config.record_key:
-        key = (column, False, False)
-        if key not in workload.evidence:
-            workload.evidence[key] = gather(table, sampled, column, False, False)
-        total += workload.evidence[key].value_bytes
-    return total
+    return sum(
+        _gathered(table, sampled, (column, False, False), workload.evidence).value_bytes
+        for column in table.config.record_key
+    )
 
 
 def _evidence_of(candidate: Candidate, workload: _Workload) -> Evidence:
-    return workload.evidence[(candidate.target, candidate.expression, candidate.index_type is IndexType.TEXT)]
+    return workload.evidence[_evidence_key(candidate)]
 
 
 def _with(candidate: Candidate, workload: _Workload, index: int) -> float | None:
