@@ -1,14 +1,16 @@
-"""How scripts/test.sh spreads the suite over two pytest-xdist workers (`-n 2 --dist loadgroup`).
-The tests that start or share the session's servers are in two groups, each run by one worker in
-collection order, so that every server starts once in a run: `ENGINES` (the end-to-end suites' Trino
-and Presto, the Spark standalone cluster) and `SPARK` (every other test of the SparkSession). Each
-worker has at most one SparkSession (the engines' warehouses are written with Spark too). Every
-other test is grouped with its module (its module fixtures are made once), and those groups go to
-whichever worker is free. xdist's own `loadgroup` reads `xdist_group` markers through a node id
-suffix that pytest 9 no longer lets it set, so the groups travel differently: the first worker
-writes each collected test's group into a file the controller named (`pytest_configure_node`),
-and the controller's scheduler (`GroupScheduling`, a module-scope scheduler whose scope is that
-group) reads it once every worker has collected."""
+"""How scripts/test.sh spreads the suite over two pytest-xdist workers (`-n 2 --dist loadgroup`). The tests
+that start or share the end-to-end engines (Trino, Presto) and the Spark standalone cluster are one group,
+`ENGINES`, run by one worker in collection order, so that each of those servers starts once in a run.
+Every other test is grouped with its module (its module fixtures are made once), and those groups go to
+whichever worker is free, the groups of Spark's and the slow tests first (they take minutes each; the many
+short groups then even out the end): the engines' worker takes them once its group is done. Each worker
+has one SparkSession (the engines' warehouses are written with Spark too), so the SparkSession's tests are
+not held to one worker: held to one, they made it the long pole (2,793 s of tests against the other
+worker's 2,214 s, which then idled). xdist's own `loadgroup` reads `xdist_group` markers through a node id
+suffix that pytest 9 no longer lets it set, so the groups travel differently: the first worker writes each
+collected test's group into a file the controller named (`pytest_configure_node`), and the controller's
+scheduler (`GroupScheduling`, a module-scope scheduler whose scope is that group) reads it once every
+worker has collected."""
 
 from __future__ import annotations
 
@@ -20,30 +22,32 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 ENGINES = "engines"
-SPARK = "spark-session"
 E2E = Path(__file__).with_name("e2e")
 GROUPS_FILE = "lakeprune_xdist_groups"  # the key of the file's path in a worker's `workerinput`
 
 
 def group_of(item: pytest.Item) -> str:
-    """`ENGINES` for a test of the end-to-end suites or of an engine or the Spark cluster, `SPARK`
-    for another test of the SparkSession (their markers, set from the fixtures they use, say so),
-    else its module."""
+    """`ENGINES` for a test of the end-to-end suites or of an engine or the Spark cluster (their
+    markers, set from the fixtures they use, say so), else its module."""
     if item.path.is_relative_to(E2E) or any(item.get_closest_marker(m) for m in ("cluster", "engine")):
         return ENGINES
-    if item.get_closest_marker("spark"):
-        return SPARK
     return item.nodeid.partition("::")[0]
 
 
+def is_long(item: pytest.Item) -> bool:
+    """Whether `item` runs Spark jobs or is a larger run (its markers say so)."""
+    return any(item.get_closest_marker(m) for m in ("spark", "slow"))
+
+
 def write_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the first worker (every worker collects the same tests), the group of each test, into the
-    file the controller reads."""
+    """In the first worker (every worker collects the same tests), the group of each test and the
+    groups that hold a long test (`is_long`), into the file the controller reads."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None or workerinput.get("workerid") != "gw0" or GROUPS_FILE not in workerinput:
         return
     groups = {item.nodeid: group_of(item) for item in items}
-    Path(workerinput[GROUPS_FILE]).write_text(json.dumps(groups))
+    long = sorted({group_of(item) for item in items if is_long(item)})
+    Path(workerinput[GROUPS_FILE]).write_text(json.dumps({"groups": groups, "long": long}))
 
 
 class GroupScheduling(LoadScopeScheduling):
@@ -53,17 +57,21 @@ class GroupScheduling(LoadScopeScheduling):
         super().__init__(config, log)  # type: ignore[arg-type]
         self.groups_file = groups_file
         self.groups: dict[str, str] | None = None
+        self.long: set[str] = set()
+        self.ordered = False
 
     def _assign_work_unit(self, node: Any) -> None:
-        """The server groups first, one to each worker as it asks (they are the long poles), then
-        the other groups, most tests first."""
-        for group in (SPARK, ENGINES):
-            if group in self.workqueue:
-                self.workqueue.move_to_end(group, last=False)
-                break
+        """The engines' group first (the long pole), then the groups of long tests, then the rest;
+        within each, xdist's order (most tests first)."""
+        if not self.ordered:
+            rank = {scope: (scope != ENGINES, scope not in self.long) for scope in self.workqueue}
+            for scope in sorted(self.workqueue, key=rank.__getitem__):  # a stable sort
+                self.workqueue.move_to_end(scope)
+            self.ordered = True
         super()._assign_work_unit(node)
 
     def _split_scope(self, nodeid: str) -> str:
         if self.groups is None:  # called once collection is over on every worker
-            self.groups = json.loads(self.groups_file.read_text())
+            written = json.loads(self.groups_file.read_text())
+            self.groups, self.long = written["groups"], set(written["long"])
         return self.groups.get(nodeid, nodeid.partition("::")[0])

@@ -1,8 +1,9 @@
 """The builder on a real Spark standalone cluster (a master and two workers on loopback, the
 `spark_cluster` fixture), submitted with `spark-submit` as docs/spark.md tells a user to: the
-`lakeprune` command line through its job file (`table create`, `write --mode insert`, `sql CREATE
-INDEX --no-build` and `index build` of a secondary index over the inserted files, `compact`, and
-`table adopt` of a directory written Hive-style) and a Python-API job
+`lakeprune` command line through its job file (`write --mode insert`, `index build` of a secondary
+index over the inserted files, and `table adopt` of a directory written Hive-style; `table create`,
+`sql CREATE INDEX --no-build` and `compact` start no Spark job, and the `lakeprune` command runs
+them) and a Python-API job
 (`tests/builder/cluster_job.py`: Spark SQL CREATE INDEX, built, of column stats, bloom filters, a
 secondary and a functional index, then upserts and deletes in one Spark SQL MERGE INTO, and an append
 through the DataFrame writer, `df.write.format("lakeprune").mode("append").save(uri)`). The table and
@@ -20,6 +21,9 @@ match is pruned) is checked at a reduced size on the cluster-written table."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -52,7 +56,7 @@ from tests.pruner.planner.conftest import (
 from tests.pruner.planner.test_invariant import holds_for_random_predicates
 from tests.support import assert_record_index_consistent
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
-from tests.support_spark_cluster import SparkCluster, Submission
+from tests.support_spark_cluster import SUBMIT_TIMEOUT_S, SparkCluster, Submission
 
 CLUSTER_JOB = str(Path(__file__).with_name("cluster_job.py"))
 # Predicates that each index answers (and the record index, partitions, stats on the source column).
@@ -73,6 +77,11 @@ CLI_INDEX = "idx_day"
 # Files a region in the directory that `table adopt` makes a table of: more files than either
 # side's executors, so that the cluster's adopt tasks run on both workers.
 ADOPTED_FILES_PER_REGION = 2
+# The steps that write metadata only (`table create`, `sql ... --no-build`, `compact`, which folds
+# small index logs in process): on the cluster's side the `lakeprune` command runs them, as a user
+# would; a `spark-submit` would start a driver and an executor on each worker to run no task.
+WITHOUT_SPARK = (("table", "create"), ("sql",), ("compact",))
+LAKEPRUNE_COMMAND = str(Path(sys.executable).with_name("lakeprune"))
 # The planner steps of the indexes that the command line and the job build.
 INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
 
@@ -143,7 +152,8 @@ def write_hive_copy(server: SeaweedS3, rows: pa.Table, directory: str) -> None:
 
 def build_steps(job: str, location: str, inputs: Inputs) -> list[list[str]]:
     """The builder steps, each the application of one `spark-submit`: the job file `job` or the
-    Python-API job, with its arguments, as a user would submit them to a cluster."""
+    Python-API job, with its arguments, as a user would submit them to a cluster (the steps in
+    `WITHOUT_SPARK` need no cluster, `build_on_cluster`)."""
     return [
         [job, "table", "create", location, "--schema", SCHEMA, "--record-key", "id",
          "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
@@ -160,9 +170,19 @@ def build_steps(job: str, location: str, inputs: Inputs) -> list[list[str]]:
 def build_on_cluster(
     cluster: SparkCluster, steps: list[list[str]], env: dict[str, str], jars: list[str]
 ) -> list[Submission]:
-    """Each step `spark-submit`ted to the cluster, one after the other."""
+    """Each step `spark-submit`ted to the cluster, one after the other; those that start no Spark
+    job (`WITHOUT_SPARK`) run by the `lakeprune` command itself."""
     submissions = []
     for step in steps:
+        if any(tuple(step[1 : 1 + len(command)]) == command for command in WITHOUT_SPARK):
+            done = subprocess.run(
+                [LAKEPRUNE_COMMAND, *step[1:]], env={**os.environ, **env}, capture_output=True,
+                text=True, timeout=SUBMIT_TIMEOUT_S, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, (
+                f"{step[1:]}: stdout {done.stdout[-2000:]}\nstderr {done.stderr[-4000:]}"
+            )
+            continue
         submission = cluster.submit(step, env, jars=jars)
         assert submission.returncode == 0, (
             f"{step[1:]}: stdout {submission.stdout[-2000:]}\nstderr {submission.stderr[-4000:]}"
@@ -266,9 +286,8 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    # The insert, the index build, the index / MERGE job and the adopt (create, sql, compact:
-    # no tasks).
-    assert len(spark_jobs) == 4
+    # The insert, the index build, the index / MERGE job and the adopt (`WITHOUT_SPARK`: none).
+    assert len(spark_jobs) == len(twins.cluster_submissions) == 4
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
         assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)

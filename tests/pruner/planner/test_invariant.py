@@ -82,9 +82,9 @@ def _check(location: str, oracle: Oracle, predicate: TupleDomain) -> None:
     ("backend", "examples"),
     [
         pytest.param("local", 150, id="ci"),
-        pytest.param("local", 600, id="large", marks=pytest.mark.slow),
-        pytest.param("s3", 40, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
-        pytest.param("gcs", 40, id="gcs", marks=pytest.mark.gcs),  # ... from the Cloud Storage server
+        pytest.param("local", 300, id="large", marks=pytest.mark.slow),
+        pytest.param("s3", 25, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
+        pytest.param("gcs", 25, id="gcs", marks=pytest.mark.gcs),  # ... from the Cloud Storage server
     ],
 )
 def test_no_matching_file_is_ever_pruned(request: pytest.FixtureRequest, backend: str, examples: int) -> None:

@@ -74,9 +74,9 @@ def predicates(draw: st.DrawFn, pools: dict[str, list[Any]], depth: int = 2) -> 
     ("backend", "examples"),
     [
         pytest.param("local", 120, id="ci"),
-        pytest.param("local", 600, id="large", marks=pytest.mark.slow),
-        pytest.param("s3", 40, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
-        pytest.param("gcs", 40, id="gcs", marks=pytest.mark.gcs),  # ... from the Cloud Storage server
+        pytest.param("local", 300, id="large", marks=pytest.mark.slow),
+        pytest.param("s3", 25, id="s3", marks=pytest.mark.s3),  # each prune reads from the S3 server
+        pytest.param("gcs", 25, id="gcs", marks=pytest.mark.gcs),  # ... from the Cloud Storage server
     ],
 )
 def test_no_file_matching_a_sql_predicate_is_pruned(

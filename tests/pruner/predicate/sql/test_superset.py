@@ -80,7 +80,7 @@ def test_translation_is_a_superset_of_the_oracle(case: tuple[str, list[dict[str,
 
 
 @pytest.mark.slow
-@settings(PROPERTY, max_examples=2500)
+@settings(PROPERTY, max_examples=1200)
 @given(case=cases(predicates))
 def test_translation_is_a_superset_of_the_oracle_slow(case: tuple[str, list[dict[str, Any]]]) -> None:
     check_superset(*case)
