@@ -1,16 +1,17 @@
-"""The SparkSession lakeprune jobs run in. Inside `spark-submit` (or a notebook with a session
-already active) the existing session is used unchanged apart from the settings lakeprune needs;
-otherwise an embedded `local[*]` session is created. Settings: UTC session time zone (timestamps
-are instants), TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter,
-and the object store settings of `builder.object_stores` (the S3A jars on an embedded session's
-class path; the AWS variables mapped onto S3A and the Python tasks whenever a job starts:
-`job_session`). Every session it returns can read `spark.read.format("lakeprune")`: an embedded
-one has the source's jar on its class path, and `builder.spark_source.register` is called on it.
-A JVM started here writes its own output to the log file `builder.spark_output` names, if any
-(the CLI names one), instead of the terminal; it then logs at WARN, else at ERROR.
-An embedded session does not log failed tasks: in local mode a task's error reaches the caller as
-the job's exception, JVM stack trace included, so the log would only print it a second time (and
-bury a one-line CLI error about a corrupt input file under a screen of Java)."""
+"""The SparkSession lakeprune jobs run in. Inside `spark-submit` (or a notebook with a session already
+active) the existing session is used unchanged apart from the settings lakeprune needs; otherwise an
+embedded `local[*]` session is created. Settings: UTC session time zone (timestamps are instants),
+TIMESTAMP_MICROS for any Parquet Spark writes, Python workers on this interpreter, and the object
+store settings of `builder.object_stores` (the S3A jars on an embedded session's class path; the AWS
+variables mapped onto S3A and the Python tasks whenever a job starts: `job_session`). An embedded
+session does not record the Python call site of each DataFrame call (PySpark's DataFrame debugging):
+it costs gateway round trips on every call of a job. Every session it returns can read
+`spark.read.format("lakeprune")`: an embedded one has the source's jar on its class path, and
+`builder.spark_source.register` is called on it. A JVM started here writes its own output to the log
+file `builder.spark_output` names, if any (the CLI names one), instead of the terminal; it then logs
+at WARN, else at ERROR. An embedded session does not log failed tasks: in local mode a task's error
+reaches the caller as the job's exception, JVM stack trace included, so the log would only print it
+a second time (and bury a one-line CLI error about a corrupt input file under a screen of Java)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from pruner.errors import LakepruneError
 logger = logging.getLogger(__name__)
 
 SPARK_EXTENSIONS = "io.lakeprune.spark.LakepruneExtensions"
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -47,6 +49,11 @@ def spark_session(master: str | None = None, app_name: str = "lakeprune") -> Spa
             builder = builder.master(master).config("spark.ui.enabled", "false")
             builder = builder.config("spark.ui.showConsoleProgress", "false")
             builder = builder.config("spark.sql.shuffle.partitions", "8")
+            # PySpark 4 records the Python call site of every DataFrame and Column call in the JVM
+            # (five gateway round trips each) for error messages that would name lakeprune's own
+            # lines, not the user's: an upsert of a few rows made 2,251 gateway calls with it and
+            # 1,260 without.
+            builder = builder.config(DATAFRAME_DEBUGGING, "false")
             memory = os.environ.get("LAKEPRUNE_SPARK_DRIVER_MEMORY", "4g")
             builder = builder.config("spark.driver.memory", memory)
             source_jar = _spark_source_jar()

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pyspark
 
+from builder.session import DATAFRAME_DEBUGGING
 from tests.support_jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support_servers import LoopbackServer, die_with_parent, free_port, start_server, wait_ready
 
@@ -42,6 +43,7 @@ SUBMIT_CONF = {
     "spark.scheduler.minRegisteredResourcesRatio": "1.0",
     "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
     "spark.executor.extraJavaOptions": SHORT_LIVED_JVM_OPTIONS,
+    DATAFRAME_DEBUGGING: "false",  # as an embedded session (builder.session): no call-site round trips
     "spark.eventLog.enabled": "true",
     "spark.eventLog.compress": "false",
     "spark.eventLog.rolling.enabled": "false",  # one plain JSON-lines file per application

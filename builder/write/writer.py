@@ -254,7 +254,7 @@ class _Write:
         log.info("%s of %d record(s) (%d after resolving duplicate keys)", self.mode, input_rows, unique_rows)
 
         start = time.perf_counter()
-        tagged, found, moved = self._tag(unique, snapshot)
+        tagged, found, moved = self._tag(unique, unique_rows, snapshot)
         self.timer.phase("tag", start)
         if self.mode == WriteMode.INSERT and found:
             existing = tagged.where(F.col(OLD_FILE_GROUP).isNotNull()).select(KEY).limit(5).collect()
@@ -354,9 +354,11 @@ class _Write:
         )
         return self._keep(persist_intermediate(winners)), keys
 
-    def _tag(self, unique: DataFrame, snapshot: Snapshot) -> tuple[DataFrame, int, int]:
-        """Join each key with its current location from the record index (null for new keys);
-        with the number of keys found, and of those found in another partition than their new one.
+    def _tag(self, unique: DataFrame, keys: int, snapshot: Snapshot) -> tuple[DataFrame, int, int]:
+        """Join each of the `keys` keys with its current location from the record index (null for
+        new keys); with the number of keys found, and of those found in another partition than
+        their new one. The lookup runs a task per group of buckets, never more tasks than keys (an
+        upsert of a few rows into a table of many buckets would start a Python task per bucket).
         A table that nothing was written to yet has no record index: every key is new, so nothing
         is looked up, persisted again or counted (the first load of a table is often its largest)."""
         view = snapshot.record_index()
@@ -370,7 +372,7 @@ class _Write:
         )
         found = (
             unique.select(KEY, BUCKET)
-            .repartition(min(len(view.buckets), 64), BUCKET)
+            .repartition(max(1, min(len(view.buckets), 64, keys)), BUCKET)
             .mapInArrow(tasks.lookup_locations(view), schema)
         )
         tagged = self._keep(persist_intermediate(unique.join(found, on=KEY, how="left")))

@@ -1,14 +1,16 @@
 """builder.session: the embedded session does not log failed tasks (their errors reach the caller
-as the job's exception), and keeps lakeprune's settings; under `spark-submit` the session is the
-submitted one (its master, not the embedded default). Its sessions read `format("lakeprune")`."""
+as the job's exception), keeps lakeprune's settings and records no Python call sites; under
+`spark-submit` the session is the submitted one (its master, not the embedded default). Its
+sessions read `format("lakeprune")`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pyspark.errors.utils import is_debugging_enabled
 from pyspark.sql import SparkSession
 
-from builder.session import REQUIRED_CONF, TASK_FAILURE_LOGGERS
+from builder.session import DATAFRAME_DEBUGGING, REQUIRED_CONF, TASK_FAILURE_LOGGERS
 from builder.spark_source import spark_jar
 from tests.support_spark_cluster import spark_submit
 
@@ -29,6 +31,11 @@ def test_embedded_session_does_not_log_failed_tasks(spark: SparkSession) -> None
     )
     for key, value in REQUIRED_CONF.items():
         assert spark.conf.get(key) == value
+
+
+def test_embedded_session_records_no_python_call_sites(spark: SparkSession) -> None:
+    assert spark.conf.get(DATAFRAME_DEBUGGING) == "false"
+    assert not is_debugging_enabled()  # what PySpark's wrapper of each DataFrame call asks
 
 
 def test_embedded_session_reads_the_lakeprune_format(spark: SparkSession) -> None:
