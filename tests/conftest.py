@@ -4,7 +4,8 @@ slowest thing here); tests that use it are marked `spark`. Likewise one SeaweedF
 `s3`; one Azurite Azure Blob server (`tests/support_azure.py`), marked `azure`; one
 fake-gcs-server Cloud Storage server (`tests/support_gcs.py`), marked `gcs`; and one Spark
 standalone cluster, a master and two workers on loopback (`tests/support_spark_cluster.py`), marked
-`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`. Under
+`cluster`. Every Spark JVM the tests start runs with the options of `tests/support_jvm.py`, and
+every local Spark with one task thread (`TEST_SPARK_MASTER`). Under
 pytest-xdist (as scripts/test.sh runs the suite) "the session" is a worker's: `tests/support_xdist.py`
 groups the tests so that each server still starts once in a run, and each worker has at most one
 SparkSession."""
@@ -39,11 +40,21 @@ if TYPE_CHECKING:
     from tests.support_adopt import Adopted
 
 
+# One task thread: scripts/test.sh runs two xdist workers on the suite's two cores, each with its
+# own session, so each session has a core's worth. With `local[1]` a session starts half the Python
+# task workers, and jobs sized by the default parallelism run half the tasks: tests/builder/test_adopt.py
+# beside test_functional_index.py + test_secondary_index.py (two runs each, alternated) took 74 s / 92 s
+# and 134 s / 149 s with `local[1]` against 108 s / 102 s and 173 s / 158 s with `local[2]`.
+TEST_SPARK_MASTER = "local[1]"
+# And so does every Spark that a test's child process embeds (the `lakeprune` command run as one).
+os.environ.setdefault("LAKEPRUNE_SPARK_MASTER", TEST_SPARK_MASTER)
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     from builder.session import spark_session
 
-    session = spark_session(master="local[2]", app_name="lakeprune-tests")
+    session = spark_session(master=TEST_SPARK_MASTER, app_name="lakeprune-tests")
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
