@@ -77,10 +77,6 @@ CLI_INDEX = "idx_day"
 # Files a region in the directory that `table adopt` makes a table of: more files than either
 # side's executors, so that the cluster's adopt tasks run on both workers.
 ADOPTED_FILES_PER_REGION = 2
-# The steps that write metadata only (`table create`, `sql ... --no-build`, `compact`, which folds
-# small index logs in process): on the cluster's side the `lakeprune` command runs them, as a user
-# would; a `spark-submit` would start a driver and an executor on each worker to run no task.
-WITHOUT_SPARK = (("table", "create"), ("sql",), ("compact",))
 LAKEPRUNE_COMMAND = str(Path(sys.executable).with_name("lakeprune"))
 # The planner steps of the indexes that the command line and the job build.
 INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
@@ -150,52 +146,67 @@ def write_hive_copy(server: SeaweedS3, rows: pa.Table, directory: str) -> None:
             pq.write_table(part.slice(number * size, size), path, filesystem=filesystem)
 
 
-def build_steps(job: str, location: str, inputs: Inputs) -> list[list[str]]:
-    """The builder steps, each the application of one `spark-submit`: the job file `job` or the
-    Python-API job, with its arguments, as a user would submit them to a cluster (the steps in
-    `WITHOUT_SPARK` need no cluster, `build_on_cluster`)."""
+@dataclass(frozen=True)
+class Step:
+    """One builder step: the job file or the Python-API job with its arguments, as a user would
+    submit them to a cluster; `spark` is False for a step that writes metadata only (`table
+    create`, `sql ... --no-build`, `compact`, which folds small index logs in process), which on the
+    cluster's side the `lakeprune` command runs, as a user would: a `spark-submit` would start a
+    driver and an executor on each worker to run no task."""
+
+    arguments: list[str]
+    spark: bool = True
+
+
+def build_steps(job: str, location: str, inputs: Inputs) -> list[Step]:
+    """The builder steps, in order."""
     return [
-        [job, "table", "create", location, "--schema", SCHEMA, "--record-key", "id",
-         "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
-         "--property", "write.small_file_limit_bytes=960"],
-        [job, "write", location, "--input", inputs.insert, "--mode", "insert"],
-        [job, "sql", f"CREATE INDEX {CLI_INDEX} ON events (day)", "--table", location, "--no-build"],
-        [job, "index", "build", location, CLI_INDEX],
-        [CLUSTER_JOB, location, inputs.upsert, inputs.delete],
-        [job, "compact", location],
-        [job, "table", "adopt", adopted_location(location), "--record-key", "id", "--partition-by", "region"],
+        Step([job, "table", "create", location, "--schema", SCHEMA, "--record-key", "id",
+              "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
+              "--property", "write.small_file_limit_bytes=960"], spark=False),
+        Step([job, "write", location, "--input", inputs.insert, "--mode", "insert"]),
+        Step([job, "sql", f"CREATE INDEX {CLI_INDEX} ON events (day)", "--table", location, "--no-build"],
+             spark=False),
+        Step([job, "index", "build", location, CLI_INDEX]),
+        Step([CLUSTER_JOB, location, inputs.upsert, inputs.delete]),
+        Step([job, "compact", location], spark=False),
+        Step([job, "table", "adopt", adopted_location(location), "--record-key", "id", "--partition-by",
+              "region"]),
     ]  # fmt: skip
 
 
 def build_on_cluster(
-    cluster: SparkCluster, steps: list[list[str]], env: dict[str, str], jars: list[str]
+    cluster: SparkCluster, steps: list[Step], env: dict[str, str], jars: list[str]
 ) -> list[Submission]:
     """Each step `spark-submit`ted to the cluster, one after the other; those that start no Spark
-    job (`WITHOUT_SPARK`) run by the `lakeprune` command itself."""
+    job run by the `lakeprune` command itself."""
     submissions = []
     for step in steps:
-        if any(tuple(step[1 : 1 + len(command)]) == command for command in WITHOUT_SPARK):
+        arguments = step.arguments[1:]  # without the job file
+        if not step.spark:
             done = subprocess.run(
-                [LAKEPRUNE_COMMAND, *step[1:]], env={**os.environ, **env}, capture_output=True,
+                [LAKEPRUNE_COMMAND, *arguments], env={**os.environ, **env}, capture_output=True,
                 text=True, timeout=SUBMIT_TIMEOUT_S, check=False,
             )  # fmt: skip
-            assert done.returncode == 0, (
-                f"{step[1:]}: stdout {done.stdout[-2000:]}\nstderr {done.stderr[-4000:]}"
-            )
+            assert done.returncode == 0, failed(arguments, done.stdout, done.stderr)
             continue
-        submission = cluster.submit(step, env, jars=jars)
-        assert submission.returncode == 0, (
-            f"{step[1:]}: stdout {submission.stdout[-2000:]}\nstderr {submission.stderr[-4000:]}"
-        )
-        print(f"{submission.seconds:.0f}s, {len(submission.task_executors)} tasks: {step[1:3]}")
+        submission = cluster.submit(step.arguments, env, jars=jars)
+        assert submission.returncode == 0, failed(arguments, submission.stdout, submission.stderr)
+        print(f"{submission.seconds:.0f}s, {len(submission.task_executors)} tasks: {arguments[:2]}")
         submissions.append(submission)
     return submissions
 
 
-def build_locally(steps: list[list[str]]) -> None:
+def failed(arguments: list[str], stdout: str, stderr: str) -> str:
+    """What a failed step printed, its tails."""
+    return f"{arguments}: stdout {stdout[-2000:]}\nstderr {stderr[-4000:]}"
+
+
+def build_locally(steps: list[Step]) -> None:
     """Each step in this process's Spark session: the command line's through `lakeprune`, the
     Python-API job's through its `main`."""
-    for application, *arguments in steps:
+    for step in steps:
+        application, *arguments = step.arguments
         if application == CLUSTER_JOB:
             cluster_job.main(*arguments)
         else:
@@ -286,7 +297,7 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    # The insert, the index build, the index / MERGE job and the adopt (`WITHOUT_SPARK`: none).
+    # The insert, the index build, the index / MERGE job and the adopt (the other steps: none).
     assert len(spark_jobs) == len(twins.cluster_submissions) == 4
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
