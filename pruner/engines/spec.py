@@ -142,14 +142,13 @@ TRINO = EngineSpec(
     native_plugin_dir="lakeprune",
     # On Java 25 Trino 476 runs without these, with warnings that say they become errors in a
     # later release: its memory accounting (JOL) loads an agent and calls sun.misc.Unsafe, JNA
-    # loads native code. The last two are Trino's own jvm.config's fix for JDK-8329528 (G1 stalls
-    # on pinned regions).
+    # loads native code. (Trino's own jvm.config also sets G1NumCollectionsKeepPinned against G1
+    # stalls on pinned regions, JDK-8329528: the engines here run the parallel collector, see
+    # `config.BASE_JVM_FLAGS`.)
     extra_jvm_flags=(
         "-XX:+EnableDynamicAgentLoading",
         "--enable-native-access=ALL-UNNAMED",
         "--sun-misc-unsafe-memory-access=allow",
-        "-XX:+UnlockDiagnosticVMOptions",
-        "-XX:G1NumCollectionsKeepPinned=10000000",
     ),
     log_root="io.trino",
 )

@@ -52,7 +52,7 @@ def test_presto_enables_its_embedded_discovery_server(tmp_path: Path) -> None:
 def test_jvm_config_has_the_heap_and_no_flags_removed_from_newer_javas(tmp_path: Path) -> None:
     flags = config_files(InstanceConfig(TRINO, 1, tmp_path, "h:1", heap_mb=3072))["etc/jvm.config"].split()
     assert flags[:2] == ["-server", "-Xmx3072M"]
-    assert "-XX:+UseG1GC" in flags and "-Duser.timezone=UTC" in flags
+    assert "-XX:+UseParallelGC" in flags and "-Duser.timezone=UTC" in flags
     assert not any("BiasedLocking" in flag for flag in flags)
     # the server log goes where `launcher start` would put it, not to the console
     assert f"-Dlog.output-file={tmp_path}/var/log/server.log" in flags
