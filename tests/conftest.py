@@ -29,7 +29,7 @@ from pruner.storage import Storage
 from tests import support_xdist
 from tests.support_azure import Azurite
 from tests.support_gcs import FakeGcs
-from tests.support_jvm import use_short_lived_jvm_options
+from tests.support_jvm import long_lived_jvm_options, use_short_lived_jvm_options
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_spark_cluster import SparkCluster
 
@@ -54,7 +54,8 @@ os.environ.setdefault("LAKEPRUNE_SPARK_MASTER", TEST_SPARK_MASTER)
 def spark() -> Iterator[SparkSession]:
     from builder.session import spark_session
 
-    session = spark_session(master=TEST_SPARK_MASTER, app_name="lakeprune-tests")
+    with long_lived_jvm_options():  # it lives as long as this pytest worker
+        session = spark_session(master=TEST_SPARK_MASTER, app_name="lakeprune-tests")
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
