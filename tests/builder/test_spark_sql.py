@@ -215,6 +215,45 @@ def test_merge_by_source_clauses_and_a_merge_that_changes_nothing(
     assert len(history(LakeTable.open(location))) == before, "nothing matched: no instant"
 
 
+def test_a_merge_on_a_composite_key_reads_only_the_files_of_the_sources_keys(
+    spark: SparkSession, tmp_path: Path, catalog_name: str
+) -> None:
+    location = str(tmp_path / "visits")
+    name = catalog_name
+    schema = "day string, id bigint, name string"
+    LakepruneTable.create(location, schema, record_key=["day", "id"], properties=SMALL_FILES, spark=spark)
+    spark.sql(f"CREATE TABLE {name} USING lakeprune LOCATION '{location}'")
+    model = {(f"d{d}", i): (f"d{d}", i, f"n{i}") for d in range(3) for i in range(20)}
+    spark.createDataFrame(list(model.values()), schema).createOrReplaceTempView(f"{name}_rows")
+    spark.sql(f"INSERT INTO {name} SELECT * FROM {name}_rows")
+    files = len(LakeTable.open(location).snapshot().files())
+    spark.createDataFrame(
+        [("d1", 5, "five", "update"), ("d1", 7, "", "delete"), ("d1", 99, "new", "insert")],
+        "day string, id bigint, name string, op string",
+    ).createOrReplaceTempView(f"{name}_changes")
+    model[("d1", 5)] = ("d1", 5, "five")
+    del model[("d1", 7)]
+    model[("d1", 99)] = ("d1", 99, "new")
+    merged = _prunes_during(
+        lambda: spark.sql(
+            f"MERGE INTO {name} t USING {name}_changes s ON t.id = s.id AND t.day = s.day "
+            "WHEN MATCHED AND s.op = 'delete' THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET name = s.name "
+            "WHEN NOT MATCHED THEN INSERT (day, id, name) VALUES (s.day, s.id, s.name)"
+        )
+    )
+    expected = sorted(model.values())
+    assert sorted(tuple(r) for r in spark.table(name).collect()) == expected
+    assert sorted(duckdb_rows(snapshot_files(location))) == expected
+    # the target was read by the source's key tuples (the record index: day d1 x ids 5, 7, 99), not
+    # by the NOT NULL conditions that Spark infers from the join alone
+    by_source_keys = [p for p in merged if " IN (" in p["where"]]
+    assert by_source_keys and all('"day" = ' in p["where"] for p in by_source_keys)
+    assert all(
+        "by record_index on day,id" in p["summary"] and p["files_kept"] <= 2 < files for p in by_source_keys
+    )
+
+
 def test_create_table_with_columns_makes_a_lakeprune_table(
     spark: SparkSession, tmp_path: Path, catalog_name: str
 ) -> None:
