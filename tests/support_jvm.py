@@ -7,8 +7,9 @@ defaults (alternated, one loaded machine). The session's own driver (the `spark`
 long as its pytest worker and runs thousands of jobs: there C2's code pays for its compiling. Four
 Spark modules (`tests/builder/write`, `test_spark_sql.py`, `test_secondary_index.py`,
 `test_adopt.py`) in one process each, side by side, took 418 s with C2 and the serial collector
-against 469 s with C1 alone (2026-11-30). They are test settings, not lakeprune's: a user's long
-Spark job wants C2, on the collector of its choice."""
+against 469 s with C1 alone (2026-11-30; `SPARK_SUBMIT_OPTS` set for each whole run, so the few
+Spark children of those modules ran with the same options as the session's driver). They are
+test settings, not lakeprune's: a user's long Spark job wants C2, on the collector of its choice."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 package io.lakeprune.spark;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
