@@ -43,7 +43,7 @@ from builder.instants import run_instant
 from builder.intermediates import persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
-from builder.task_batches import BatchFunction, runs
+from builder.task_batches import BatchFunction, over_tasks, runs
 from pruner.errors import (
     InvalidInputError,
     InvalidSchemaError,
@@ -378,45 +378,47 @@ def _disagreeing(
 def _locate_keys(
     spark: SparkSession, storage: Storage, config: TableConfig, files: list[DataFile]
 ) -> DataFrame:
-    listing = spark.createDataFrame([(i, f.path) for i, f in enumerate(files)], "file int, path string")
-    parallelism = max(1, min(len(files), spark.sparkContext.defaultParallelism * 2))
-    keys = listing.repartition(parallelism).mapInArrow(
-        _key_rows(storage, config), from_arrow_schema(KEYS_SCHEMA)
-    )
-    located = persist_intermediate(keys)
-    log.info("adopt: %d record key(s) read from %d file(s)", located.count(), len(files))
-    return located
+    paths = pa.array([f.path for f in files], pa.string())
+    listing = pa.table({"file": pa.array(range(len(files)), pa.int32()), "path": paths})
+    parallelism = spark.sparkContext.defaultParallelism * 2
+    keys = over_tasks(spark, listing, parallelism, _key_rows(storage, config), from_arrow_schema(KEYS_SCHEMA))
+    log.info("adopt: locating the record keys of %d file(s)", len(files))
+    return persist_intermediate(keys)  # read by the checks, then by the record index's logs
 
 
 def _check_keys(storage: Storage, files: list[DataFile], located: DataFrame) -> None:
-    """Unreadable files, null keys and duplicate keys, each as one line naming files."""
-    failed = located.where(F.col("error").isNotNull()).select("file", "error").limit(1).collect()
-    if failed:
-        path, error = files[failed[0]["file"]].path, failed[0]["error"]
+    """Unreadable files, null keys and duplicate keys, found in one job that groups the located
+    keys by key (a file that failed, like a null key, lands in the null key's group), each reported
+    as one line naming files: an unreadable file first, then a null key, then the smallest
+    duplicated key (with the number of duplicated keys in all)."""
+    problems = (
+        located.groupBy("key")
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.array_sort(F.collect_set("file")).alias("files"),
+            F.min(F.when(F.col("error").isNotNull(), F.struct("file", "error"))).alias("failure"),
+        )
+        .where(F.col("key").isNull() | (F.col("n") > 1))
+    )
+    found = problems.orderBy(F.col("key").asc_nulls_first()).limit(1).collect()
+    if not found:
+        return
+    problem = found[0]
+    if problem["failure"] is not None:
+        path, error = files[problem["failure"]["file"]].path, problem["failure"]["error"]
         raise InvalidInputError(f"cannot adopt {storage.uri}: {path} {error}; nothing was written")
-    nulls = located.where(F.col("key").isNull()).select("file").limit(1).collect()
-    if nulls:
+    if problem["key"] is None:
         raise InvalidInputError(
-            f"cannot adopt {storage.uri}: {files[nulls[0]['file']].path} holds a record with a null "
+            f"cannot adopt {storage.uri}: {files[problem['files'][0]].path} holds a record with a null "
             "record key; nothing was written"
         )
-    duplicates = persist_intermediate(
-        located.groupBy("key")
-        .agg(F.count(F.lit(1)).alias("n"), F.collect_set("file").alias("files"))
-        .where(F.col("n") > 1)
+    total = problems.where(F.col("key").isNotNull()).count()  # the failing path only
+    paths = sorted(files[number].path for number in problem["files"])
+    where = f"in {', '.join(paths[:SHOWN])}" if len(paths) > 1 else f"twice in {paths[0]}"
+    raise InvalidInputError(
+        f"cannot adopt {storage.uri}: duplicate record key {problem['key']!r} {where} "
+        f"({total} duplicate key(s) in all); nothing was written"
     )
-    try:
-        first = duplicates.orderBy("key").limit(1).collect()
-        if first:
-            total = duplicates.count()
-            paths = sorted(files[number].path for number in first[0]["files"])
-            where = f"in {', '.join(paths[:SHOWN])}" if len(paths) > 1 else f"twice in {paths[0]}"
-            raise InvalidInputError(
-                f"cannot adopt {storage.uri}: duplicate record key {first[0]['key']!r} {where} "
-                f"({total} duplicate key(s) in all); nothing was written"
-            )
-    finally:
-        duplicates.unpersist()
 
 
 def _publish(storage: Storage, config: TableConfig, files: list[DataFile], located: DataFrame) -> AdoptResult:

@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 
 from builder.instants import rollback_pending, run_instant
 from builder.lock import table_lock
+from builder.task_batches import over_tasks
 from pruner.format.timeline import Action
 from pruner.metadata.index_partition import IndexPartitionView, compact_bucket
 from pruner.table.table import LakeTable
@@ -87,7 +88,12 @@ def _compact_in_spark(
 
     session = job_session(spark)
     work = [(name, bucket) for name in sorted(views) for bucket in plan[name]]
-    listing = session.createDataFrame(work, "index_partition string, bucket int")
+    listing = pa.table(
+        {
+            "index_partition": pa.array([name for name, _ in work], pa.string()),
+            "bucket": pa.array([bucket for _, bucket in work], pa.int32()),
+        }
+    )
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -97,5 +103,5 @@ def _compact_in_spark(
             ]
             yield pa.RecordBatch.from_pydict({"path": paths}, schema=pa.schema([("path", pa.string())]))
 
-    written = listing.repartition(min(len(work), 64)).mapInArrow(run, "path string").collect()
+    written = over_tasks(session, listing, 64, run, "path string").collect()
     return [r["path"] for r in written]

@@ -29,7 +29,7 @@ from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks
 from builder.lock import table_lock
-from builder.task_batches import BatchFunction
+from builder.task_batches import BatchFunction, over_tasks
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.format.layout import metadata_partition_dir
@@ -192,7 +192,7 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
     if definition.state == IndexState.READY:
         log.info("index %s is already ready (up to %s)", name, definition.complete_up_to)
         return None
-    computed: DataFrame | None = None
+    computed: _Computed | None = None
     for required, found in required_by(definition, table.definitions).items():
         if found is None or found.state != IndexState.READY:
             raise InvalidInputError(
@@ -204,7 +204,7 @@ def build_index(location: str, name: str, spark: SparkSession | None = None) -> 
         return _publish(table, name, computed)
     finally:
         if computed is not None:
-            computed.unpersist()
+            computed.rows.unpersist()
 
 
 def analyze(location: str, spark: SparkSession | None = None) -> tuple[int, str | None]:
@@ -241,10 +241,19 @@ def analyze(location: str, spark: SparkSession | None = None) -> tuple[int, str 
         return len(missing), _publish(table, definition.name, computed)
     finally:
         if computed is not None:
-            computed.unpersist()
+            computed.rows.unpersist()
 
 
-def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
+@dataclass(frozen=True)
+class _Computed:
+    """An index's rows computed for some files (persisted log chunks, `source` their file's name)
+    and the names of those files."""
+
+    rows: DataFrame
+    sources: frozenset[str]
+
+
+def _publish(table: LakeTable, name: str, computed: _Computed | None) -> str:
     """Under the table lock: the `index_build` commit of the rows of files still live."""
     with table_lock(table.storage, f"build index {name}"):
         rollback_pending(table.storage)
@@ -264,9 +273,11 @@ def _publish(table: LakeTable, name: str, computed: DataFrame | None) -> str:
             elif computed is None:  # no file was live when the build started
                 written = []
             else:
-                session = computed.sparkSession
-                names = session.createDataFrame([(f.file_name,) for f in live], "source string")
-                still_live = computed.join(F.broadcast(names), on="source", how="left_semi")
+                still_live = computed.rows
+                if not computed.sources <= {f.file_name for f in live}:  # some were replaced since
+                    session = still_live.sparkSession
+                    names = session.createDataFrame([(f.file_name,) for f in live], "source string")
+                    still_live = still_live.join(F.broadcast(names), on="source", how="left_semi")
                 targets = {spec.name: LogTarget(spec)}
                 written = write_by_bucket(still_live, table.storage, targets, pending.timestamp)
             pending.complete({"operation": "index_build", "index": name, "index_files": written, "stats": {}})
@@ -282,7 +293,7 @@ def _compute_chunks(
     definition: IndexDefinition,
     spark: SparkSession | None,
     files: list[DataFile] | None = None,
-) -> DataFrame | None:
+) -> _Computed | None:
     """The index rows of `files` (default: every live file), computed in Spark tasks as log chunks
     by bucket (source: the file's name, so that the final step keeps the files still live),
     persisted and counted so that the work is done before the lock is taken."""
@@ -294,14 +305,13 @@ def _compute_chunks(
 
     session = job_session(spark)
     log.info("building index %s over %d file(s)", definition.name, len(files))
-    listing = session.createDataFrame(
-        [(f.partition, f.file_name, f.path) for f in files], "partition string, file_name string, path string"
-    )
-    parallelism = max(1, min(len(files), session.sparkContext.defaultParallelism * 4))
+    fields = ("partition", "file_name", "path")
+    listing = pa.table({name: pa.array([getattr(f, name) for f in files], pa.string()) for name in fields})
+    parallelism = session.sparkContext.defaultParallelism * 4
     task = _index_files(table.storage, table.config, definition, spec)
-    computed = persist_chunks(listing.repartition(parallelism).mapInArrow(task, CHUNK_STRUCT))
+    computed = persist_chunks(over_tasks(session, listing, parallelism, task, CHUNK_STRUCT))
     log.info("index %s: %d chunk(s) computed", definition.name, computed.count())
-    return computed
+    return _Computed(computed, frozenset(f.file_name for f in files))
 
 
 def _index_files(

@@ -1,6 +1,6 @@
 """How the builder's jobs keep the intermediate results they read more than once: a write's
 annotated, deduplicated and tagged rows and its rewrite results, an index build's computed chunks,
-adopt's record keys and duplicates. Such a result is as large as the data, so it is persisted on
+adopt's record keys. Such a result is as large as the data, so it is persisted on
 the executors' local disks (`DISK_ONLY`), never in their heaps. With `MEMORY_AND_DISK`, Spark's
 columnar cache kept these results in the JVM heap beside the jobs' execution memory and a `local[*]`
 session with a 1 GiB driver ran out of heap writing 8M rows, although that level may spill

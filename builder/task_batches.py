@@ -1,17 +1,40 @@
-"""What the builder's Spark task functions share: the type of a `mapInArrow` function, and walking a
-task's sorted input one run of rows at a time. A task whose input Spark sorted by some key columns
-holds one run (the rows that share those columns' values: a file group, an index bucket, a file) in
-memory at a time, never its whole partition; a run split across Arrow batches comes out whole."""
+"""What the builder's Spark task functions share: the type of a `mapInArrow` function, running one
+over a work list the driver holds (files, buckets), and walking a task's sorted input one run of
+rows at a time. A task whose input Spark sorted by some key columns holds one run (the rows that
+share those columns' values: a file group, an index bucket, a file) in memory at a time, never its
+whole partition; a run split across Arrow batches comes out whole."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def over_tasks(
+    spark: SparkSession, work: pa.Table, tasks: int, function: BatchFunction, schema: StructType | str
+) -> DataFrame:
+    """`function` run by `tasks` Spark tasks (at most one per row) over the rows of `work`, each
+    task given a share of consecutive rows as Arrow batches, as `mapInArrow` runs it over a
+    DataFrame. The rows travel in the function's closure and each task takes its share by the
+    row positions `spark.range` gives it. A DataFrame of the rows made on the driver has at most a
+    partition per core, and spreading it over more tasks with `repartition` cost a shuffle, a Spark
+    job of its own, in every adopt, index build, first insert and index compaction."""
+
+    def run(positions: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        shares = (work.take(batch.column(0)) for batch in positions)
+        yield from function(batch for share in shares for batch in share.to_batches())
+
+    return spark.range(0, work.num_rows, 1, max(1, min(tasks, work.num_rows))).mapInArrow(run, schema)
 
 
 def _run_starts(batch: pa.RecordBatch, columns: Sequence[str]) -> np.ndarray:

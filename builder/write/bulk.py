@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 
 from builder.instants import delete_staged
 from builder.intermediates import persist_chunks
-from builder.task_batches import BatchFunction
+from builder.task_batches import BatchFunction, over_tasks
 from builder.write.tasks import (
     FILE_GROUP,
     KEY,
@@ -219,13 +219,15 @@ def write_files(
         "Spark wrote %d file(s) in %.1f s; moving and indexing them", len(staged), time.perf_counter() - start
     )
     spark = assigned.sparkSession
-    listing = spark.createDataFrame(
-        [(f.staged, f.partition, f.file_group, f.file_name) for f in staged],
-        "staged string, partition string, file_group string, file_name string",
+    listing = pa.table(
+        {
+            name: pa.array([getattr(f, name) for f in staged], pa.string())
+            for name in ("staged", "partition", "file_group", "file_name")
+        }
     )
-    parallelism = max(1, min(len(staged), spark.sparkContext.defaultParallelism * 2))
+    parallelism = spark.sparkContext.defaultParallelism * 2
     task = index_staged_files(storage, config, list(table.definitions), table.record_index_spec)
-    written = persist_chunks(listing.repartition(parallelism).mapInArrow(task, WRITTEN_STRUCT))
+    written = persist_chunks(over_tasks(spark, listing, parallelism, task, WRITTEN_STRUCT))
     written.count()
     delete_staged(storage, instant)
     return written

@@ -46,6 +46,7 @@ from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks, persist_intermediate
 from builder.lock import table_lock
 from builder.session import job_session
+from builder.task_batches import over_tasks
 from builder.write import bulk, tasks
 from builder.write.plan import InsertBin, plan_insert_bins
 from builder.write.tasks import (
@@ -391,10 +392,8 @@ class _Write:
         view = snapshot.record_index()
         if not view.buckets:
             return None, 0
-        buckets = self.spark.createDataFrame([(b,) for b in sorted(view.buckets)], "bucket int")
-        held = buckets.repartition(min(len(view.buckets), 64)).mapInArrow(
-            tasks.held_locations(view), tasks.HELD_STRUCT
-        )
+        buckets = pa.table({"bucket": pa.array(sorted(view.buckets), pa.int32())})
+        held = over_tasks(self.spark, buckets, 64, tasks.held_locations(view), tasks.HELD_STRUCT)
         gone = self._keep(persist_intermediate(held.join(unique.select(KEY), on=KEY, how="left_anti")))
         return gone, gone.count()
 

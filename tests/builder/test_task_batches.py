@@ -1,14 +1,20 @@
 """How a Spark task walks its sorted input run by run (`builder.task_batches.runs`): a rewrite task
 file group by file group, a log-writing task bucket by bucket. It holds one run at a time, never its
-partition, and a run split across Arrow batches (empty ones included) comes out whole."""
+partition, and a run split across Arrow batches (empty ones included) comes out whole. And how a
+work list the driver holds reaches the tasks (`over_tasks`): each row to one task, in shares of
+consecutive rows."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
+from pyspark import TaskContext
+from pyspark.sql import SparkSession
 
-from builder.task_batches import runs
+from builder.task_batches import over_tasks, runs
 
 
 def _batches(rows: pa.Table, sizes: list[int]) -> list[pa.RecordBatch]:
@@ -71,3 +77,27 @@ def test_runs_equal_the_rows_grouped(groups: list[tuple[int, int]], cuts: list[i
         {(f"k{first}", i)} for i, (first, _) in enumerate(groups)
     ]
     assert [n for r in out for n in r.column("n").to_pylist()] == list(range(len(keys)))
+
+
+def _tagged_with_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each row with the number of the Spark task that got it."""
+    context = TaskContext.get()
+    assert context is not None
+    for batch in batches:
+        task = pa.repeat(pa.scalar(context.partitionId(), pa.int32()), batch.num_rows)
+        columns = [batch.column("n"), batch.column("name"), task]
+        yield pa.RecordBatch.from_arrays(columns, ["n", "name", "task"])
+
+
+def test_a_work_list_reaches_the_tasks_each_row_once_in_consecutive_shares(spark: SparkSession) -> None:
+    work = pa.table({"n": pa.array(range(10), pa.int32()), "name": [f"file-{n}" for n in range(10)]})
+    schema = "n int, name string, task int"
+    rows = over_tasks(spark, work, 3, _tagged_with_task, schema).collect()
+    assert sorted((r["n"], r["name"]) for r in rows) == [(n, f"file-{n}") for n in range(10)]
+    shares: dict[int, list[int]] = {}
+    for r in rows:
+        shares.setdefault(r["task"], []).append(r["n"])
+    assert len(shares) == 3
+    assert all(sorted(share) == list(range(min(share), max(share) + 1)) for share in shares.values())
+    assert over_tasks(spark, work.slice(0, 2), 8, _tagged_with_task, schema).rdd.getNumPartitions() == 2
+    assert over_tasks(spark, work.slice(0, 0), 8, _tagged_with_task, schema).collect() == []
