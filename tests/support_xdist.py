@@ -10,11 +10,16 @@ worker's 2,214 s, which then idled). xdist's own `loadgroup` reads `xdist_group`
 suffix that pytest 9 no longer lets it set, so the groups travel differently: the first worker writes each
 collected test's group into a file the controller named (`pytest_configure_node`), and the controller's
 scheduler (`GroupScheduling`, a module-scope scheduler whose scope is that group) reads it once every
-worker has collected."""
+worker has collected. A fixture's data that every worker reads and none changes is made once per
+run (`made_once`) in the directory the workers share, under a file lock."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,24 @@ from xdist.scheduler import LoadScopeScheduling
 ENGINES = "engines"
 E2E = Path(__file__).with_name("e2e")
 GROUPS_FILE = "lakeprune_xdist_groups"  # the key of the file's path in a worker's `workerinput`
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """`<shared>/<name>`, a new directory filled by `make(path)` in the first worker that asks (the
+    others wait for it and read what it made): `<shared>` is the run's temporary directory that
+    both workers' own directories are in, or this process's own without xdist. A `make` that failed
+    is tried again by the next worker that asks."""
+    own = tmp_path_factory.getbasetemp()
+    shared = own.parent if os.environ.get("PYTEST_XDIST_WORKER") else own
+    path, done = shared / name, shared / f"{name}.done"
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+        if not done.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            make(path)
+            done.touch()
+    return path
 
 
 def group_of(item: pytest.Item) -> str:

@@ -1,5 +1,5 @@
 """Fixtures shared by the planner and service tests: the indexed table of
-`tests/pruner/planner/conftest.py`, built once per test session with Spark, a private copy of it for
+`tests/pruner/planner/conftest.py`, built once per test run with Spark, a private copy of it for
 tests that change it, and the oracle that scans its files."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
 from tests.support_gcs import FakeGcs
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
+from tests.support_xdist import made_once
 
 
 def build_indexed_table(spark: SparkSession, location: str) -> str:
@@ -42,8 +43,11 @@ def build_indexed_table(spark: SparkSession, location: str) -> str:
 
 @pytest.fixture(scope="session")
 def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The table's location; its parent directory holds nothing else (a warehouse root)."""
-    return build_indexed_table(spark, str(tmp_path_factory.mktemp("planner") / "events"))
+    """The table's location; its parent directory holds nothing else (a warehouse root). One table
+    for the run, written by the first worker that needs it (`made_once`): every test reads it
+    only (`table_copy` for one that changes it)."""
+    root = made_once(tmp_path_factory, "planner", lambda made: build_indexed_table(spark, f"{made}/events"))
+    return str(root / "events")
 
 
 @pytest.fixture(scope="session")
