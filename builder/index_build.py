@@ -29,7 +29,7 @@ from builder.indexing import partition_stats_changes
 from builder.instants import rollback_pending, run_instant
 from builder.intermediates import persist_chunks
 from builder.lock import table_lock
-from builder.task_batches import BatchFunction, over_tasks
+from builder.task_batches import BatchFunction, over_tasks, string_columns
 from pruner.errors import InvalidInputError
 from pruner.format.config import TableConfig
 from pruner.format.layout import metadata_partition_dir
@@ -305,8 +305,7 @@ def _compute_chunks(
 
     session = job_session(spark)
     log.info("building index %s over %d file(s)", definition.name, len(files))
-    fields = ("partition", "file_name", "path")
-    listing = pa.table({name: pa.array([getattr(f, name) for f in files], pa.string()) for name in fields})
+    listing = string_columns(files, ("partition", "file_name", "path"))
     parallelism = session.sparkContext.defaultParallelism * 4
     task = _index_files(table.storage, table.config, definition, spec)
     computed = persist_chunks(over_tasks(session, listing, parallelism, task, CHUNK_STRUCT))

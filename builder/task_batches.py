@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
+def string_columns(items: Sequence[object], fields: Sequence[str]) -> pa.Table:
+    """The `fields` attributes of `items` (dataclasses of files), as string columns: a work list
+    for `over_tasks`."""
+    return pa.table({name: pa.array([getattr(item, name) for item in items], pa.string()) for name in fields})
+
+
 def over_tasks(
     spark: SparkSession, work: pa.Table, tasks: int, function: BatchFunction, schema: StructType | str
 ) -> DataFrame:

@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 
 from builder.instants import delete_staged
 from builder.intermediates import persist_chunks
-from builder.task_batches import BatchFunction, over_tasks
+from builder.task_batches import BatchFunction, over_tasks, string_columns
 from builder.write.tasks import (
     FILE_GROUP,
     KEY,
@@ -219,12 +219,7 @@ def write_files(
         "Spark wrote %d file(s) in %.1f s; moving and indexing them", len(staged), time.perf_counter() - start
     )
     spark = assigned.sparkSession
-    listing = pa.table(
-        {
-            name: pa.array([getattr(f, name) for f in staged], pa.string())
-            for name in ("staged", "partition", "file_group", "file_name")
-        }
-    )
+    listing = string_columns(staged, ("staged", "partition", "file_group", "file_name"))
     parallelism = spark.sparkContext.defaultParallelism * 2
     task = index_staged_files(storage, config, list(table.definitions), table.record_index_spec)
     written = persist_chunks(over_tasks(spark, listing, parallelism, task, WRITTEN_STRUCT))

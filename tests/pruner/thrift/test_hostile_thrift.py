@@ -334,8 +334,8 @@ def test_connections_beyond_the_limit_are_refused(
     """200 connections against a limit of 24 (one of them the normal client's): the rest are
     closed at once, and the threads stay bounded by the limit. The connections are idle for longer
     than `SHORT`'s: a slot freed by an idle close before the server has taken all 200 from its
-    backlog admits another, and a loaded machine once stretched that to over 1.5 s (331 of 400
-    refused)."""
+    backlog admits another. A run at a load average of 20 refused 331 of 400 with 1.5 s (the
+    likely cause; the server's accept times were not measured)."""
     sidecar, get_splits = start(dataclasses.replace(SHORT, thrift_idle_timeout_seconds=3.0))
     threads: list[int] = []
 
