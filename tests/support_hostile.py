@@ -35,6 +35,10 @@ MIN_CALLS = 5
 ATTACK_SECONDS = 0.5
 STALL_FACTOR = 20.0
 STALL_FLOOR = 0.25
+# The share of calls under attack that may stall: one in a hundred, so that in a long attack (a
+# thousand calls over ten seconds) one call held by the other test worker's JVM or a collector pause
+# is not the server's fault, while in a short one (a few dozen calls) a single stall still fails.
+STALL_SHARE = 0.01
 ATTEMPTS = 2
 # What an error message may be at most: the bound, which holds with the "…(N chars)" marker and
 # any prefix of the wire layer ("GetSplits failed: ") included.
@@ -94,10 +98,11 @@ class Attacker:
         once), while calling `normal` here; the attack's result of every round (its exception is
         raised). The latency of `normal` is measured first, as the median of `BASELINE_SAMPLES`
         calls. Under attack, the median of the normal calls must stay within `LATENCY_FACTOR`
-        times that (or `LATENCY_FLOOR` seconds if more), and no single call may stall
-        (`STALL_FACTOR` times, or `STALL_FLOOR` seconds if more): one call can wait for the GIL
-        or for a busy machine longer than 3 x a few milliseconds without the server being at
-        fault. A measurement that breaks a bound is repeated, up to `ATTEMPTS` in all: a shared
+        times that (or `LATENCY_FLOOR` seconds if more), and at most `STALL_SHARE` of the calls
+        may stall (`STALL_FACTOR` times, or `STALL_FLOOR` seconds if more): one call can wait for
+        the GIL or for a busy machine longer than 3 x a few milliseconds without the server being
+        at fault, and a server that one attack request blocks stalls a call per request. A
+        measurement that breaks a bound is repeated, up to `ATTEMPTS` in all: a shared
         host's noise (another job's burst, a collector pause) does not recur on cue, a server
         starved by the attack is slow every time."""
         rounds: list[T] = []
@@ -125,14 +130,22 @@ class Attacker:
         while not future.done() or len(latencies) < MIN_CALLS:
             latencies.append(timed(normal))
         rounds.extend(future.result())
-        shown = f"{len(latencies)} calls under attack, median of {baseline * 1000:.1f} ms before"
-        typical = statistics.median(latencies)
-        if typical > max(LATENCY_FACTOR * baseline, LATENCY_FLOOR):
-            return f"median {typical * 1000:.1f} ms: {shown}"
-        slowest = max(latencies)
-        if slowest > max(STALL_FACTOR * baseline, STALL_FLOOR):
-            return f"one took {slowest * 1000:.1f} ms: {shown}"
-        return None
+        return verdict(baseline, latencies)
+
+
+def verdict(baseline: float, latencies: list[float]) -> str | None:
+    """The bound of `Attacker.served_throughout` that the normal calls' `latencies` under attack
+    broke, given their median `baseline` before it; None when they held."""
+    shown = f"{len(latencies)} calls under attack, median of {baseline * 1000:.1f} ms before"
+    typical = statistics.median(latencies)
+    if typical > max(LATENCY_FACTOR * baseline, LATENCY_FLOOR):
+        return f"median {typical * 1000:.1f} ms: {shown}"
+    stall = max(STALL_FACTOR * baseline, STALL_FLOOR)
+    stalled = sorted(latency for latency in latencies if latency > stall)
+    if len(stalled) > STALL_SHARE * len(latencies):
+        slowest = ", ".join(f"{latency * 1000:.1f}" for latency in stalled[-3:])
+        return f"{len(stalled)} took over {stall * 1000:.0f} ms (slowest {slowest} ms): {shown}"
+    return None
 
 
 def _load(module: str) -> None:
