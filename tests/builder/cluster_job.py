@@ -5,7 +5,9 @@ Spark SQL's `CREATE INDEX` (column stats, bloom filters, a secondary index, a fu
 applies the upsert and the delete inputs with one Spark SQL `MERGE INTO` (update, insert and
 delete in one statement; a key in both inputs is deleted), then appends the upsert input's new rows
 under new keys (`NEW_KEYS_OFFSET` added) with the DataFrame writer, `df.write.format("lakeprune")
-.mode("append").save(uri)`. Arguments: the table's URI, the upsert input's and the delete input's."""
+.mode("append").save(uri)`, and last adopts a Hive-style directory of Parquet files in place
+(`LakepruneTable.adopt`, record key `id`, partitioned by `region`). Arguments: the table's URI, the
+upsert input's and the delete input's, the directory to adopt."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ WHEN NOT MATCHED AND NOT s.gone THEN INSERT *
 NEW_KEYS_OFFSET = 1000
 
 
-def main(location: str, upserts: str, deletes: str) -> None:
+def main(location: str, upserts: str, deletes: str, adopt: str) -> None:
     spark = spark_session()
     table = LakepruneTable(location, spark)
     name = f"events_{uuid.uuid4().hex[:8]}"
@@ -52,6 +54,7 @@ def main(location: str, upserts: str, deletes: str) -> None:
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
     print(table.history()[-1])
+    LakepruneTable.adopt(adopt, "id", ["region"], spark=spark)
 
 
 if __name__ == "__main__":

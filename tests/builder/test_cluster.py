@@ -1,12 +1,14 @@
 """The builder on a real Spark standalone cluster (a master and two workers on loopback, the
 `spark_cluster` fixture), submitted with `spark-submit` as docs/spark.md tells a user to: the
-`lakeprune` command line through its job file (`write --mode insert`, `index build` of a secondary
-index over the inserted files, and `table adopt` of a directory written Hive-style; `table create`,
-`sql CREATE INDEX --no-build` and `compact` start no Spark job, and the `lakeprune` command runs
-them) and a Python-API job
-(`tests/builder/cluster_job.py`: Spark SQL CREATE INDEX, built, of column stats, bloom filters, a
-secondary and a functional index, then upserts and deletes in one Spark SQL MERGE INTO, and an append
-through the DataFrame writer, `df.write.format("lakeprune").mode("append").save(uri)`). The table and
+`lakeprune` command line through its job file (`write --mode insert`; `table create` and `compact`
+start no Spark job, and the `lakeprune` command runs them) and a Python-API job
+(`tests/builder/cluster_job.py`: Spark SQL CREATE INDEX, built over the inserted files, of column
+stats, bloom filters, a secondary and a functional index, then upserts and deletes in one Spark SQL
+MERGE INTO, an append through the DataFrame writer, `df.write.format("lakeprune").mode("append")
+.save(uri)`, and `LakepruneTable.adopt` of a directory written Hive-style). Two submissions, each
+with its own driver and executors: a command's job-file path is the same for every command, and
+the index build and adopt code on the cluster is the same whether the command line or the Python
+API calls it (each submission costs ~20 s of JVM and Python starts on two cores). The table and
 every input live in the tests' S3 bucket, so nothing relies on the driver's disk being the
 executors'. The same steps run in the tests' own local Spark session (the `spark` fixture: the
 command line in-process, the job's `main`) write a twin table (and adopt a twin directory), and
@@ -72,10 +74,10 @@ PREDICATES = (
     "region = 'sa' AND day >= DATE '2026-02-20'",
     "day = DATE '2026-01-10'",
 )
-# The secondary index that the command line builds over the inserted files (before the job's upsert).
-CLI_INDEX = "idx_day"
-# Files a region in the directory that `table adopt` makes a table of: more files than either
-# side's executors, so that the cluster's adopt tasks run on both workers.
+# The secondary index that the job builds over the inserted files (before its MERGE).
+SECONDARY_INDEX = "idx_hot"
+# Files a region in the directory that the job adopts: more files than either side's executors, so
+# that the cluster's adopt tasks can run on both workers.
 ADOPTED_FILES_PER_REGION = 2
 LAKEPRUNE_COMMAND = str(Path(sys.executable).with_name("lakeprune"))
 # The planner steps of the indexes that the command line and the job build.
@@ -150,7 +152,7 @@ def write_hive_copy(server: SeaweedS3, rows: pa.Table, directory: str) -> None:
 class Step:
     """One builder step: the job file or the Python-API job with its arguments, as a user would
     submit them to a cluster; `spark` is False for a step that writes metadata only (`table
-    create`, `sql ... --no-build`, `compact`, which folds small index logs in process), which on the
+    create`, `compact`, which folds small index logs in process), which on the
     cluster's side the `lakeprune` command runs, as a user would: a `spark-submit` would start a
     driver and an executor on each worker to run no task."""
 
@@ -165,13 +167,8 @@ def build_steps(job: str, location: str, inputs: Inputs) -> list[Step]:
               "--partition-by", "region", "--property", "write.target_file_size_bytes=1920",
               "--property", "write.small_file_limit_bytes=960"], spark=False),
         Step([job, "write", location, "--input", inputs.insert, "--mode", "insert"]),
-        Step([job, "sql", f"CREATE INDEX {CLI_INDEX} ON events (day)", "--table", location, "--no-build"],
-             spark=False),
-        Step([job, "index", "build", location, CLI_INDEX]),
-        Step([CLUSTER_JOB, location, inputs.upsert, inputs.delete]),
+        Step([CLUSTER_JOB, location, inputs.upsert, inputs.delete, adopted_location(location)]),
         Step([job, "compact", location], spark=False),
-        Step([job, "table", "adopt", adopted_location(location), "--record-key", "id", "--partition-by",
-              "region"]),
     ]  # fmt: skip
 
 
@@ -286,7 +283,7 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
     }
     assert definitions[twins.cluster] == definitions[twins.local]
     states = {name: state for name, _, _, state in definitions[twins.cluster]}
-    assert states[CLI_INDEX] == IndexState.READY  # built by `index build`, kept by the upsert and delete
+    assert states[SECONDARY_INDEX] == IndexState.READY  # built over the insert, kept by the MERGE
     pruned_by = set()
     for where in PREDICATES:
         answer = prune_answer(twins.cluster, where)
@@ -297,8 +294,8 @@ def test_every_index_answers_as_on_local(twins: Twins, s3_environment: SeaweedS3
 
 def test_executors_on_both_workers_ran_the_cluster_tasks(twins: Twins, spark_cluster: SparkCluster) -> None:
     spark_jobs = [s for s in twins.cluster_submissions if s.task_executors]
-    # The insert, the index build, the index / MERGE job and the adopt (the other steps: none).
-    assert len(spark_jobs) == len(twins.cluster_submissions) == 4
+    # The insert and the job of indexes, MERGE, append and adopt (the other steps: none).
+    assert len(spark_jobs) == len(twins.cluster_submissions) == 2
     for submission in spark_jobs:
         assert set(submission.task_executors) <= set(submission.executor_workers)  # none ran in the driver
         assert submission.workers_that_ran_tasks == set(spark_cluster.worker_web_ports)
