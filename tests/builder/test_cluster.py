@@ -80,7 +80,7 @@ SECONDARY_INDEX = "idx_hot"
 # that the cluster's adopt tasks can run on both workers.
 ADOPTED_FILES_PER_REGION = 2
 LAKEPRUNE_COMMAND = str(Path(sys.executable).with_name("lakeprune"))
-# The planner steps of the indexes that the command line and the job build.
+# The planner steps of the indexes that the job builds.
 INDEX_STEPS = {"column_stats", "bloom_filters", "secondary_index", "functional_index"}
 
 
