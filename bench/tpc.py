@@ -7,7 +7,8 @@ connector) and the `hive` catalog side by side over the very same Parquet files.
    the same directories; both wait the same `--df-wait` for a join's dynamic filter.
 2. The data, once per suite and scale (`--scale tiny|sf1`), cached in
    ~/.cache/lakeprune/tpc/<suite>-<scale>: written by that Trino from its `tpch` / `tpcds`
-   connectors through its Hive connector as Parquet, each table directory then adopted in place as
+   connectors (TPC-H's money columns as decimals, as its specification has them) through its Hive
+   connector as Parquet, each table directory then adopted in place as
    a lakeprune table with column stats and a secondary index on one foreign key, by Spark in a
    child process (see `tests/e2e/tpc_lake.py`). A re-run skips both steps and registers the
    directories as Hive tables, analyzed (as the CTAS that wrote them had left them).
@@ -159,10 +160,9 @@ def geometric_mean(ratios: list[float]) -> float | None:
 
 def recheck(engine: Engine, suite: str, queries: list[TpcQuery], answers: dict[str, Any]) -> dict[str, Any]:
     """Each query whose answers differed run once more on both catalogs; one that then agrees is
-    kept with `first_verdict` saying it did not (TPC-H q15 compares a sum of doubles with the
-    maximum of the same sums computed again, and a sum of doubles depends on the order the rows
-    arrive in: the two can differ in the last bit, on either catalog). A pruning error would drop
-    the same files every time and fail both runs."""
+    kept with `first_verdict` saying it did not (a query over doubles whose sums depend on the
+    order the rows arrive in: TPC-H q15 was one until the lake's money columns became decimals). A
+    pruning error would drop the same files every time and fail both runs."""
     again = [q for q in queries if answers[q.name]["verdict"] not in (EQUAL, TIES)]
     if not again:
         return answers

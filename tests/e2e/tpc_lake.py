@@ -3,8 +3,9 @@
 sidecar serving each lake's `data/` directory (gRPC) as schema `<suite>` and gives a local Trino
 (the tests' shared one, or one of its own) a native `lakeprune` catalog that talks to it, beside a
 `hive` catalog (file metastore) over the same directories. A lake not yet made (no
-`<root>/tables.json`) is written there by that Trino itself (`CREATE TABLE hive.<suite>.<t> WITH
-(format = 'PARQUET', external_location = ...) AS SELECT ... FROM <suite>.<scale>.<t>`, from the
+`<root>/tables.json`, or one naming other generator settings than `SOURCE_CATALOGS`) is written
+there by that Trino itself (`CREATE TABLE hive.<suite>.<t> WITH (format = 'PARQUET',
+external_location = ...) AS SELECT ... FROM <suite>.<scale>.<t>`, from the
 `tpch` / `tpcds` connectors Trino ships, which also collects Hive's statistics; TPC-DS `char(n)`
 columns cast to `varchar` so that both catalogs compare the same strings), then every table
 directory is adopted in place as a lakeprune table with column stats and, on one foreign key per
@@ -92,9 +93,16 @@ SECONDARY: dict[str, tuple[str, str]] = {
     "tpch": ("orders", "o_custkey"),
     "tpcds": ("store_sales", "ss_customer_sk"),
 }
-# The generating connectors: TPC-H's standard column names (`l_orderkey`, not `orderkey`).
+# The generating connectors: TPC-H's standard column names (`l_orderkey`, not `orderkey`) and its
+# money columns as the specification's decimals, not the connector's default doubles (with doubles,
+# q15's `total_revenue = max(total_revenue)` compares two sums of the same values that may have been
+# added in different orders, and its one row comes and goes from run to run).
 SOURCE_CATALOGS = {
-    "tpch": {"connector.name": "tpch", "tpch.column-naming": "STANDARD"},
+    "tpch": {
+        "connector.name": "tpch",
+        "tpch.column-naming": "STANDARD",
+        "tpch.double-type-mapping": "DECIMAL",
+    },
     "tpcds": {"connector.name": "tpcds"},
 }
 MANIFEST = "tables.json"
@@ -178,7 +186,7 @@ def side_by_side(
             raise ValueError(
                 f"unknown suite or scale {suite!r} / {scale!r}: choose from {SUITES} and {SCALES}"
             )
-    missing = [(suite, scale, root) for suite, scale, root in wanted if not (root / MANIFEST).is_file()]
+    missing = [(suite, scale, root) for suite, scale, root in wanted if _manifest(suite, root) is None]
     for *_, root in missing:
         shutil.rmtree(root, ignore_errors=True)
         (root / "data").mkdir(parents=True)
@@ -220,10 +228,11 @@ def side_by_side(
             written = {root: write_tables(engine, suite, scale, root) for suite, scale, root in missing}
             if missing:
                 adopt([(suite, str(root / "data"), list(written[root])) for suite, _, root in missing])
-            for *_, root in missing:
-                (root / MANIFEST).write_text(json.dumps(written[root], indent=2) + "\n")
+            for suite, _, root in missing:
+                manifest = {"source": SOURCE_CATALOGS[suite], "tables": written[root]}
+                (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
             lakes = [
-                Lake(suite, scale, root, json.loads((root / MANIFEST).read_text()))
+                Lake(suite, scale, root, written.get(root) or _tables(suite, root))
                 for suite, scale, root in wanted
             ]
             for lake in lakes:
@@ -233,6 +242,24 @@ def side_by_side(
     finally:
         server.stop(2)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _manifest(suite: str, root: Path) -> dict[str, Any] | None:
+    """The lake's manifest; None when the lake is not made, or was made by a generator configured
+    otherwise than `SOURCE_CATALOGS` (before TPC-H's money columns were decimals): then it is made
+    again."""
+    try:
+        manifest: dict[str, Any] = json.loads((root / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest if manifest.get("source") == SOURCE_CATALOGS[suite] else None
+
+
+def _tables(suite: str, root: Path) -> dict[str, dict[str, Any]]:
+    manifest = _manifest(suite, root)
+    assert manifest is not None, f"the lake at {root} has no manifest"
+    tables: dict[str, dict[str, Any]] = manifest["tables"]
+    return tables
 
 
 def write_tables(engine: Engine, suite: str, scale: str, root: Path) -> dict[str, dict[str, Any]]:
