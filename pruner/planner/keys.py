@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from pruner.errors import InvalidInputError
+from pruner.predicate.domain import SortedRangeSet
 from pruner.predicate.values import Value, normalize
 from pruner.types import ColumnType
 
@@ -21,14 +23,24 @@ from pruner.types import ColumnType
 _REFUSED = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError)
 
 
-def key_array(values: Sequence[Value], column_type: ColumnType) -> pa.Array:
+def discrete_keys(values: SortedRangeSet, column_type: ColumnType) -> pa.Array:
+    """The values of a discrete set as `key_array` makes them; a packed IN list of an integer
+    column (`SortedRangeSet.of_integers`) converted from its array at once."""
+    packed = values.discrete_integers()
+    if packed is not None and column_type.is_integer:
+        return key_array(packed, column_type)
+    return key_array(values.discrete_values(), column_type)
+
+
+def key_array(values: Sequence[Value] | npt.NDArray[np.int64], column_type: ColumnType) -> pa.Array:
     """`values` (distinct literals of `column_type`) as an array of its Arrow type, without the
     values no row of the column can hold."""
     arrow_type = column_type.to_arrow()
     try:
         return pa.array(values, arrow_type)
     except _REFUSED:  # rare (a TupleDomain not bound to the table): one value at a time
-        return pa.array([v for v in values if _holdable(v, column_type)], arrow_type)
+        listed: Sequence[Value] = values.tolist() if isinstance(values, np.ndarray) else values
+        return pa.array([v for v in listed if _holdable(v, column_type)], arrow_type)
 
 
 def _holdable(value: Value, column_type: ColumnType) -> bool:

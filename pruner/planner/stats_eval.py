@@ -83,6 +83,17 @@ def _unzip(pairs: list[tuple[Any, bool]]) -> tuple[list[Any], list[bool]]:
     return [first for first, _ in pairs], [second for _, second in pairs]
 
 
+def _discrete_ends(values: SortedRangeSet, column_type: ColumnType) -> pa.Array | None:
+    """The values of a discrete set whose bounds `_bound` leaves as they are, as one array of the
+    stats family: each value is both ends of its range, inclusive. A packed IN list
+    (`SortedRangeSet.of_integers`) is converted from its array at once. None for any other set."""
+    if column_type.kind in _CONVERTED or not values.is_discrete():
+        return None
+    packed = values.discrete_integers()
+    points = packed if packed is not None else list(values.discrete_values())
+    return pa.array(points, FAMILY_TYPES[family(column_type)])
+
+
 def _range_ends(values: SortedRangeSet, upper: bool) -> tuple[list[Value | None], list[bool]]:
     """The bounded high (`upper`) or low ends of the set's ranges, ascending, and whether each is
     inclusive; an unbounded end (only the last range's high or the first range's low can be one)
@@ -129,13 +140,17 @@ def _meets_ranges(
     NULL statistic is unknown and meets everything on its side."""
     n = len(low_stat)
     count = values.range_count()
+    # A set of values has the same ends above and below, inclusive, compared as they are.
+    discrete = _discrete_ends(values, column_type)
     # first[i]: the first range whose high end does not lie below row i's minimum (count if none).
     # Only the last range can be unbounded above; no row's minimum lies above its high end.
-    high_ends, high_inclusive = _range_ends(values, upper=True)
-    bounded = len(high_ends)
+    if discrete is not None:
+        highs, inclusive = discrete, np.ones(len(discrete), dtype=np.bool_)
+    else:
+        highs, inclusive = _ends(*_range_ends(values, upper=True), column_type, upper=True)
+    bounded = len(highs)
     first = np.zeros(n, dtype=np.int64)
     if bounded:
-        highs, inclusive = _ends(high_ends, high_inclusive, column_type, upper=True)
         first = pc.fill_null(pc.search_sorted(highs, low_stat, side="left"), 0).to_numpy().astype(np.int64)
         if not inclusive.all():  # a minimum equal to an exclusive high end lies beyond that range
             at = np.minimum(first, bounded - 1)
@@ -143,24 +158,23 @@ def _meets_ranges(
             first += (first < bounded) & on_end & ~inclusive[at]
     # Does row i's maximum reach range first[i]'s low end? Only the first range can be unbounded
     # below; every maximum reaches it.
-    low_ends, low_inclusive = _range_ends(values, upper=False)
-    skip = count - len(low_ends)
+    if discrete is not None:
+        lows, low_inclusive, skip = discrete, inclusive, 0
+    else:
+        low_ends, low_flags = _range_ends(values, upper=False)
+        skip = count - len(low_ends)
+        lows, low_inclusive = _ends(low_ends, low_flags, column_type, upper=False)
     reaches = np.ones(n, dtype=np.bool_)
     index = np.minimum(first, count - 1) - skip
     tested = index >= 0
     if tested.any():
-        if bounded and values.is_discrete() and column_type.kind not in _CONVERTED:
-            # a set of values has the same ends above and below, compared as they are
-            lows, inclusive = highs, np.ones(len(low_ends), dtype=np.bool_)
-        else:
-            lows, inclusive = _ends(low_ends, low_inclusive, column_type, upper=False)
         at = np.where(tested, index, 0)
         low = lows.take(pa.array(at))
-        if inclusive.all():
+        if low_inclusive.all():
             reaches = _filled(pc.greater_equal(high_stat, low), True)
         else:
             above = _filled(pc.greater(high_stat, low), True)
-            reaches = above | (_filled(pc.equal(high_stat, low), False) & inclusive[at])
+            reaches = above | (_filled(pc.equal(high_stat, low), False) & low_inclusive[at])
         reaches |= ~tested
     return np.asarray((first < count) & reaches, dtype=np.bool_)
 

@@ -35,13 +35,15 @@ class SortedRangeSet:
     A set of single values made by `of_values` (an IN list) is held as its ascending values, and
     its `ranges` are made only when something asks for them: the planner reads a dynamic filter's
     100,000 keys as values (`discrete_values`, `range_count`, `contains_value`, `span`), and making
-    a range of each would cost more than the prune."""
+    a range of each would cost more than the prune. A set made by `of_integers` also keeps the
+    packed array its values came in (`discrete_integers`), for lookups that take them as one array."""
 
-    __slots__ = ("_points", "_points_known", "_ranges")
+    __slots__ = ("_integers", "_points", "_points_known", "_ranges")
 
     _ranges: tuple[Range, ...] | None  # None until asked for, for a set made of values
     _points: tuple[Value, ...] | None  # the values of a discrete set; None for any other set
     _points_known: bool  # whether `_points` was worked out (from the ranges, on first use)
+    _integers: npt.NDArray[np.int64] | None  # `_points` as a read-only array, if made by `of_integers`
 
     def __init__(self, ranges: Iterable[Range] = ()) -> None:
         ranges = tuple(ranges)
@@ -57,6 +59,7 @@ class SortedRangeSet:
         object.__setattr__(self, "_ranges", ranges)
         object.__setattr__(self, "_points", points)
         object.__setattr__(self, "_points_known", known)
+        object.__setattr__(self, "_integers", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"SortedRangeSet is immutable: cannot set {name}")
@@ -105,7 +108,11 @@ class SortedRangeSet:
         ascending = np.sort(values, kind="stable")
         if len(ascending) > 1:
             ascending = ascending[np.concatenate(([True], ascending[1:] != ascending[:-1]))]
-        return cls._of_points(tuple(ascending.tolist()))
+        made = cls._of_points(tuple(ascending.tolist()))
+        if len(ascending):
+            ascending.flags.writeable = False
+            object.__setattr__(made, "_integers", ascending)
+        return made
 
     @classmethod
     def _of_points(cls, ascending: tuple[Value, ...]) -> SortedRangeSet:
@@ -151,6 +158,12 @@ class SortedRangeSet:
         if points is None:
             raise ValueError(f"value set {self} is not a list of single values")
         return points
+
+    def discrete_integers(self) -> npt.NDArray[np.int64] | None:
+        """The values of a set made by `of_integers` as one sorted, distinct, read-only int64 array
+        (what `discrete_values` holds as a tuple), for consumers that take them as an array without
+        converting 100,000 Python integers; None for any other set (a discrete one included)."""
+        return self._integers
 
     def _discrete(self) -> tuple[Value, ...] | None:
         """The values of a discrete set (None for any other), found once per set: planning asks

@@ -23,7 +23,7 @@ import pyarrow as pa
 from pruner.errors import IndexUnusableError, TableCorruptError
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.metadata.files_index import DataFile
-from pruner.planner.keys import key_array
+from pruner.planner.keys import discrete_keys
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits
 from pruner.predicate.text import NO_TEXT, TextPredicate
 from pruner.predicate.tuple_domain import TupleDomain
@@ -199,11 +199,11 @@ class StepContext:
 
     def keys(self, column: str) -> pa.Array:
         """The values of the predicate's discrete domain on `column` as one Arrow array of the
-        column's type (`pruner.planner.keys.key_array`)."""
+        column's type (`pruner.planner.keys.discrete_keys`)."""
         keys = self._keys.get(column)
         if keys is None:
-            values = self.predicate.domain(column).values.discrete_values()
-            keys = self._keys[column] = key_array(values, self.schema.column(column).type)
+            values = self.predicate.domain(column).values
+            keys = self._keys[column] = discrete_keys(values, self.schema.column(column).type)
         return keys
 
     def check_deadline(self) -> None:

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from pruner.index.definitions import FunctionalKind, IndexState, IndexType
 from pruner.index.functional import VirtualColumn, virtual_domain
-from pruner.planner.keys import key_array
+from pruner.planner.keys import discrete_keys
 from pruner.planner.stats_eval import might_match
 from pruner.planner.steps.base import (
     AllOf,
@@ -83,7 +83,7 @@ def _bloom(context: StepContext, in_play: InPlay, column: VirtualColumn, domain:
     reason = context.limits.lookup_skipped(column.name, values.range_count(), in_play.count)
     if reason is not None:
         return reason
-    keys = key_array(values.discrete_values(), column.type)
+    keys = discrete_keys(values, column.type)
     return Probing(context, (column_probe(column.name, keys, context.rows_for(column.definition, in_play)),))
 
 

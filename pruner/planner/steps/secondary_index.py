@@ -30,7 +30,7 @@ from pruner.index import secondary
 from pruner.index.definitions import IndexDefinition, IndexState, IndexType
 from pruner.index.functional import virtual_domain
 from pruner.metadata.index_partition import IndexPartitionView
-from pruner.planner.keys import combinations, key_array
+from pruner.planner.keys import combinations, discrete_keys
 from pruner.planner.limits import PruneLimits
 from pruner.planner.steps.base import AllOf, InPlay, OfIndex, Skipped, StepContext, StepOutcome, Verdict
 from pruner.planner.steps.record_index import kept_file_groups
@@ -94,7 +94,7 @@ class SecondaryIndex:
             reason = limits.lookup_skipped(f"{column} ({definition.name})", count, in_play.count)
             if reason is not None:
                 return reason
-            pairs = view.lookup(key_array(domain.values.discrete_values(), key_type))
+            pairs = view.lookup(discrete_keys(domain.values, key_type))
         else:  # ranges, LIKE 'prefix%': a scan of the sorted buckets, if selective
             expression = ranges_expression(domain, key_type.to_arrow())
             scanned = _scan_if_selective(view, expression, limits, f"{column}: the range", definition)

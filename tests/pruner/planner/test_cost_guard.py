@@ -14,6 +14,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,11 +23,11 @@ from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
 from pruner.client import PruningClient
-from pruner.planner.keys import combinations, key_array
+from pruner.planner.keys import combinations, discrete_keys, key_array
 from pruner.planner.limits import DEFAULT_LIMITS, PruneLimits, expected_pruned_share
 from pruner.planner.prune import prune
 from pruner.planner.result import ExplainStep, PruneResult
-from pruner.predicate.domain import Domain
+from pruner.predicate.domain import Domain, SortedRangeSet
 from pruner.predicate.tuple_domain import TupleDomain
 from pruner.serving.config import Limits
 from pruner.sidecar import Sidecar
@@ -110,6 +111,14 @@ def test_key_arrays_drop_values_no_row_can_hold() -> None:
     assert key_array(["a", "b"], parse_type("string")).type == pa.string()
     assert key_array(["a", 7], parse_type("bigint")).to_pylist() == [7]  # no bigint equals "a"
     assert key_array([5, "b"], parse_type("string")).to_pylist() == ["b"]
+
+
+def test_packed_keys_are_converted_at_once_and_checked_like_any() -> None:
+    packed = SortedRangeSet.of_integers(np.array([200, 1, -3], dtype=np.int64))
+    assert discrete_keys(packed, parse_type("bigint")).to_pylist() == [-3, 1, 200]
+    assert discrete_keys(packed, parse_type("tinyint")).to_pylist() == [-3, 1]
+    assert discrete_keys(packed, parse_type("string")).to_pylist() == []  # no string equals a number
+    assert discrete_keys(SortedRangeSet.of_values("b", "a"), parse_type("string")).to_pylist() == ["a", "b"]
 
 
 def test_combinations_are_the_cartesian_product() -> None:

@@ -113,12 +113,14 @@ def cases(draw: st.DrawFn) -> tuple[str, ColumnType, pa.Table, list[list[Any]], 
     files = draw(st.lists(st.lists(st.none() | raw, max_size=5), min_size=1, max_size=6))
     column_type, stats = stats_of(type_name, files)
     bounds = raw.filter(lambda v: not is_nan(v)).map(lambda v: normalize(v, column_type))
-    values = draw(
-        st.one_of(
-            st.lists(bounds, max_size=6).map(lambda vs: SortedRangeSet.of_values(*vs)),
-            st.lists(ranges_of(bounds), max_size=4).map(lambda rs: SortedRangeSet.of_ranges(*rs)),
-        )
-    )
+    shapes = [
+        st.lists(bounds, max_size=6).map(lambda vs: SortedRangeSet.of_values(*vs)),
+        st.lists(ranges_of(bounds), max_size=4).map(lambda rs: SortedRangeSet.of_ranges(*rs)),
+    ]
+    if column_type.is_integer:  # a packed IN list, as the gRPC codec decodes one
+        packed = st.lists(bounds, min_size=1, max_size=6).map(lambda vs: np.array(vs, dtype=np.int64))
+        shapes.append(packed.map(SortedRangeSet.of_integers))
+    values = draw(st.one_of(shapes))
     nan_allowed = column_type.kind.is_floating and draw(st.booleans())
     return type_name, column_type, stats, files, Domain(values, draw(st.booleans()), nan_allowed)
 

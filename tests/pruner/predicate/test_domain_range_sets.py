@@ -256,6 +256,15 @@ def test_of_integers_is_of_values_in_bulk(integers: list[int]) -> None:
     assert built == SortedRangeSet.of_values(*integers)
     assert built.discrete_values() == tuple(sorted(set(integers)))
     assert all(type(v) is int for v in built.discrete_values())
+    packed = built.discrete_integers()
+    assert packed is not None and packed.tolist() == list(built.discrete_values())
+    assert not packed.flags.writeable  # the set stays immutable
+
+
+def test_only_a_set_made_of_packed_integers_has_them_packed() -> None:
+    assert SortedRangeSet.of_values(1, 2).discrete_integers() is None
+    assert s("[1,3]").discrete_integers() is None
+    assert SortedRangeSet.of_integers(np.array([2, 1, 2])).intersect(s("[2,3]")).discrete_integers() is None
 
 
 def test_discrete_values() -> None:
