@@ -186,7 +186,8 @@ def side_by_side(
             raise ValueError(
                 f"unknown suite or scale {suite!r} / {scale!r}: choose from {SUITES} and {SCALES}"
             )
-    missing = [(suite, scale, root) for suite, scale, root in wanted if _manifest(suite, root) is None]
+    made = {root: _made_tables(suite, root) for suite, _, root in wanted}
+    missing = [(suite, scale, root) for suite, scale, root in wanted if made[root] is None]
     for *_, root in missing:
         shutil.rmtree(root, ignore_errors=True)
         (root / "data").mkdir(parents=True)
@@ -231,10 +232,7 @@ def side_by_side(
             for suite, _, root in missing:
                 manifest = {"source": SOURCE_CATALOGS[suite], "tables": written[root]}
                 (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-            lakes = [
-                Lake(suite, scale, root, written.get(root) or _tables(suite, root))
-                for suite, scale, root in wanted
-            ]
+            lakes = [Lake(suite, scale, root, made[root] or written[root]) for suite, scale, root in wanted]
             for lake in lakes:
                 if lake.root not in written:
                     hive_tables(engine, lake, analyze_hive)
@@ -244,20 +242,16 @@ def side_by_side(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _manifest(suite: str, root: Path) -> dict[str, Any] | None:
-    """The lake's manifest; None when the lake is not made, or was made by a generator configured
-    otherwise than `SOURCE_CATALOGS` (before TPC-H's money columns were decimals): then it is made
-    again."""
+def _made_tables(suite: str, root: Path) -> dict[str, dict[str, Any]] | None:
+    """The tables the lake's manifest lists; None when the lake is not made, or was made by a
+    generator configured otherwise than `SOURCE_CATALOGS` (before TPC-H's money columns were
+    decimals): then it is made again."""
     try:
         manifest: dict[str, Any] = json.loads((root / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    return manifest if manifest.get("source") == SOURCE_CATALOGS[suite] else None
-
-
-def _tables(suite: str, root: Path) -> dict[str, dict[str, Any]]:
-    manifest = _manifest(suite, root)
-    assert manifest is not None, f"the lake at {root} has no manifest"
+    if manifest.get("source") != SOURCE_CATALOGS[suite]:
+        return None
     tables: dict[str, dict[str, Any]] = manifest["tables"]
     return tables
 
