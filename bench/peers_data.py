@@ -89,6 +89,10 @@ class ShapeValues:
             stars=(customers // 7, customers * 5 // 9),
         )
 
+    def star_names(self) -> str:
+        """The star join's customers as a SQL list of their names (the dimension's `name`)."""
+        return ", ".join(f"'customer-{c}'" for c in self.stars)
+
 
 def customers(rows: int) -> Dimension:
     """The dimension `customers` of a `rows`-row `sales`: one row per customer."""

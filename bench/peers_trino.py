@@ -215,7 +215,7 @@ def benchmark_queries(rows: int, files: int) -> list[Query]:
             "star join",
             "SELECT d.name, count(*), sum(t.amount), min(t.ts) "
             "FROM {t} t JOIN {d} d ON t.customer_id = d.customer_id "
-            f"WHERE d.name IN ({', '.join(repr(f'customer-{c}') for c in v.stars)}) GROUP BY d.name",
+            f"WHERE d.name IN ({v.star_names()}) GROUP BY d.name",
         ),
         Query(
             "full scan aggregate",
