@@ -41,6 +41,13 @@ def environment_root() -> Path:
     return CacheLayout.default().root / "peers"
 
 
+def venv_environment() -> dict[str, str]:
+    """This process's environment without what points at the project's own Python and Spark (the
+    bench runs with `PYTHONPATH=.`, where pip in the venv would see the project as installed)."""
+    project = {"PYTHONPATH", "SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"}
+    return {key: value for key, value in os.environ.items() if key not in project}
+
+
 def ensure_environment() -> HudiEnvironment:
     """The Spark 3.5 venv and the Hudi bundle, made or downloaded first where missing."""
     root = environment_root()
@@ -51,14 +58,15 @@ def ensure_environment() -> HudiEnvironment:
         progress(f"making a venv for Spark 3.5 in {venv}")
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     probe = [str(python), "-c", "import pyspark; print(pyspark.__version__)"]
-    found = subprocess.run(probe, capture_output=True, text=True, check=False)
+    found = subprocess.run(probe, capture_output=True, text=True, check=False, env=venv_environment())
     if found.returncode != 0 or not found.stdout.startswith("3.5."):
         progress(f"pip install {SPARK_PIN} into {venv}")
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SPARK_PIN],
             check=True,
+            env=venv_environment(),
         )
-        found = subprocess.run(probe, capture_output=True, text=True, check=True)
+        found = subprocess.run(probe, capture_output=True, text=True, check=True, env=venv_environment())
     bundle = ensure_artifact(CacheLayout.default(), HUDI_BUNDLE)
     return HudiEnvironment(python, bundle, found.stdout.strip())
 
@@ -66,12 +74,7 @@ def ensure_environment() -> HudiEnvironment:
 def run_job(environment: HudiEnvironment, command: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Run `peers_hudi_job.py <command>` on the Spark 3.5 venv with `spec` (JSON on stdin) and
     return the JSON it prints last; Spark's own output goes to `spec["log"]` if given."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"PYTHONPATH", "SPARK_HOME", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"}
-    }
-    env |= {
+    env = venv_environment() | {
         "PYSPARK_PYTHON": str(environment.python),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "TZ": "UTC",

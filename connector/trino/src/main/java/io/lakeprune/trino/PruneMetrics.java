@@ -54,14 +54,17 @@ final class PruneMetrics
         return new Metrics(metrics.buildKeepingLast());
     }
 
-    /** "lakeprune index by_driver (secondary_index) files pruned", or "... pruned none: why". */
+    /**
+     * "lakeprune index by_driver (secondary_index) files pruned", or "... pruned none: why". Trino
+     * prints a metric's name between single quotes, so the sidecar's words have theirs as double.
+     */
     static String indexKey(IndexReport index)
     {
         String name = INDEX + index.getIndex() + " (" + index.getKind() + ")";
         if (index.getFilesPruned() > 0 || !index.hasWhyNot()) {
             return name + " files pruned";
         }
-        return name + " pruned none: " + index.getWhyNot();
+        return name + " pruned none: " + index.getWhyNot().replace('\'', '"');
     }
 
     private static DurationTiming timing(long nanos)
