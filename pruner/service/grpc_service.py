@@ -13,8 +13,9 @@ explain record. A request body that does not decode is INVALID_ARGUMENT (`undeco
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import grpc
@@ -34,6 +35,7 @@ from pruner.service import codec, table_codec
 from pruner.service.expression_codec import decode_engine_filter
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
+from pruner.service.shared_prunes import SharedPrunes, request_key
 from pruner.service.status import grpc_code
 from pruner.service.text_codec import decode_text
 from pruner.serving.catalog import Catalog, TableName
@@ -62,6 +64,15 @@ class _Decoded(NamedTuple):
     unindexed: tuple[str, ...]
 
 
+class _Replay(NamedTuple):
+    """What a `PruneStream` sent before its last message, the prune's result (paths not yet
+    redacted) and its decoded request: enough to answer an equal request again."""
+
+    messages: tuple[spb.PruneResponse, ...]
+    result: PruneResult
+    decoded: _Decoded
+
+
 class PruningServicer(spb_grpc.PruningServiceServicer):
     def __init__(
         self,
@@ -76,6 +87,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         self.metrics = metrics
         self.workers = workers
         self.workload = workload
+        self.shared: SharedPrunes[_Replay] = SharedPrunes(limits.remembered_prunes)
 
     # RPCs ------------------------------------------------------------------------------------------
 
@@ -109,37 +121,28 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     ) -> Iterator[spb.PruneResponse]:
         """Pages of at most `limits.max_splits_per_response` splits, each sent once the plan has
         decided its files; then a last message with the counts and the explain record. A client
-        that cancels stops the plan before its next batch of files."""
+        that cancels stops the plan before its next batch of files. A request equal to one being
+        planned, or to one planned a moment ago, replays that plan (`shared_prunes`)."""
         with self._handling(context, "PruneStream", _table_name(request)) as record:
-            max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
-            timeout = self.workers.timeout(context.time_remaining())
-            (planned, decoded), requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
-            context.add_callback(planned.cancel)
-            pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
-            message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
-            while True:
-                if context.is_active():
-                    page = self.workers.run(
-                        lambda: next(pages, None), self.workers.timeout(context.time_remaining())
-                    )
-                else:
-                    planned.cancel()
-                    page = None
-                if planned.cancelled:  # by the client, before or while this page was decided
-                    record.status = Status.CANCELLED
+            key = request_key(request)
+            if key is None:
+                yield from self._stream(request, context, record)
+                return
+            flight, first = self.shared.join(key)
+            if not first:
+                replay = flight.wait(self.workers.timeout(context.time_remaining()))
+                if replay is not None:
+                    yield from self._replay(replay, request, context, record)
                     return
-                if page is None:
-                    break
-                message.splits.extend(codec.encode_split(s) for s in page)
-                try:
-                    yield message
-                except GeneratorExit:  # the call ended (cancelled) while the page was in flight
-                    planned.cancel()
-                    record.status = Status.CANCELLED
-                    raise
-                message = spb.PruneResponse()
-            result = self._finish(record, planned.result(), requests, decoded, _client(context))
-            yield codec.encode_prune_header(result, request.explain)  # the whole header, no splits
+                # the first one failed, was cancelled or is still planning: plan this one itself
+                yield from self._stream(request, context, record)
+                return
+            replay = None
+            try:
+                replay = yield from self._stream(request, context, record)
+            finally:
+                keep = replay is not None and replay.result.fallbacks == 0
+                self.shared.settle(key, flight, replay, keep)
 
     def GetTableStatistics(  # noqa: N802
         self, request: spb.GetTableStatisticsRequest, context: grpc.ServicerContext
@@ -173,6 +176,56 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             yield table_codec.encode_files(snapshot, files[start : start + size], first=start == 0)
 
     # Work ------------------------------------------------------------------------------------------
+
+    def _stream(
+        self, request: spb.PruneRequest, context: grpc.ServicerContext, record: RequestRecord
+    ) -> Generator[spb.PruneResponse, None, _Replay | None]:
+        """A prune's messages, each page as soon as it is decided; what was sent, for requests equal
+        to this one to replay, or None if the client cancelled."""
+        max_split_bytes = codec.check_split_bytes(request.max_split_bytes)
+        timeout = self.workers.timeout(context.time_remaining())
+        (planned, decoded), requests = self.workers.run(lambda: self._plan(request, timeout), timeout)
+        context.add_callback(planned.cancel)
+        pages = _pages(planned.batches(), max_split_bytes, self.limits.max_splits_per_response)
+        message = codec.encode_prune_start(planned)  # the first page's, before any file is decided
+        sent: list[spb.PruneResponse] = []
+        while True:
+            if context.is_active():
+                left = self.workers.timeout(context.time_remaining())
+                page = self.workers.run(lambda: next(pages, None), left)
+            else:
+                planned.cancel()
+                page = None
+            if planned.cancelled:  # by the client, before or while this page was decided
+                record.status = Status.CANCELLED
+                return None
+            if page is None:
+                break
+            message.splits.extend(codec.encode_split(s) for s in page)
+            try:
+                yield message
+            except GeneratorExit:  # the call ended (cancelled) while the page was in flight
+                planned.cancel()
+                record.status = Status.CANCELLED
+                raise
+            sent.append(message)
+            message = spb.PruneResponse()
+        answered = planned.result()
+        result = self._finish(record, answered, requests, decoded, _client(context))
+        yield codec.encode_prune_header(result, request.explain)  # the whole header, no splits
+        return _Replay(tuple(sent), answered, decoded)
+
+    def _replay(
+        self, replay: _Replay, request: spb.PruneRequest, context: grpc.ServicerContext, record: RequestRecord
+    ) -> Iterator[spb.PruneResponse]:
+        """An equal request's messages, sent again; counted and logged as this request's prune,
+        which asked nothing of storage."""
+        nothing = StorageRequests()
+        answered = dataclasses.replace(replay.result, storage=nothing)
+        result = self._finish(record, answered, nothing, replay.decoded, _client(context))
+        record.fields.update(shared=True)  # the log line says so
+        yield from replay.messages
+        yield codec.encode_prune_header(result, request.explain)
 
     def _list_tables(self, request: spb.ListTablesRequest) -> spb.ListTablesResponse:
         schemas = [request.schema] if request.schema else self.catalog.schemas()

@@ -123,6 +123,13 @@ class Limits:
         DEFAULT_LIMITS.range_max_index_share,
         "a secondary-index range is scanned only if it reads at most this share of the index",
     )
+    remembered_prunes: int = setting(
+        256,
+        kind=INTEGER,
+        rule=NON_NEGATIVE_INTEGER,
+        describe="finished prunes of a pinned snapshot kept to answer the same request again "
+        "(0: none; identical requests running together share one plan either way)",
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)

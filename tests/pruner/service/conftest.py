@@ -5,6 +5,7 @@ sidecar of their own."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -12,6 +13,11 @@ import grpc
 import pytest
 
 from pruner.client import PruningClient
+from pruner.metadata.files_index import DataFile
+from pruner.planner import planner
+from pruner.planner.planner import Planner
+from pruner.planner.result import Split
+from pruner.predicate.values import Value
 from pruner.service.gen.lakeprune.v1 import pruning_service_pb2_grpc as spb_grpc
 from pruner.serving.config import Limits, Security, ServeConfig
 from pruner.sidecar import Sidecar
@@ -78,3 +84,20 @@ def channel(sidecar: Sidecar) -> Iterator[grpc.Channel]:
 @pytest.fixture
 def stub(channel: grpc.Channel) -> Any:
     return spb_grpc.PruningServiceStub(channel)
+
+
+@pytest.fixture
+def slow_splits(monkeypatch: pytest.MonkeyPatch) -> list[DataFile]:
+    """The files the planner decides from now on, in order: one a batch, 20 ms each, so that a
+    stream is still planning while the test acts (cancels it, sends an equal request)."""
+    monkeypatch.setattr(planner, "FILES_PER_BATCH", 1, raising=False)
+    made: list[DataFile] = []
+    split = Planner._split
+
+    def slow(self: Planner, f: DataFile, typed: dict[str, dict[str, Value | None]]) -> Split:
+        made.append(f)
+        time.sleep(0.02)
+        return split(self, f, typed)
+
+    monkeypatch.setattr(Planner, "_split", slow)
+    return made

@@ -140,19 +140,11 @@ def test_the_first_page_arrives_before_the_last_file_is_decided(
 
 
 def test_a_cancelled_stream_stops_the_plan(
-    start_sidecar: StartSidecar, lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, slow_splits: list[DataFile]
 ) -> None:
     total = prune(LakeTable.open(indexed_table), TupleDomain.all()).files_selected
-    monkeypatch.setattr(planner, "FILES_PER_BATCH", 1, raising=False)
-    made: list[DataFile] = []
-    split = Planner._split
-
-    def slow(self: Planner, f: DataFile, typed: dict[str, dict[str, Value | None]]) -> Split:
-        made.append(f)
-        time.sleep(0.02)
-        return split(self, f, typed)
-
-    monkeypatch.setattr(Planner, "_split", slow)
+    made = slow_splits
+    made.clear()  # the unary prune's above
     sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=1))
     with PruningClient(address(sidecar)) as client:
         stream = client._stub.PruneStream(prune_request(None))

@@ -124,7 +124,8 @@ cache: {max_bytes: 2GiB}
 limits:
   {max_discrete_values: 5, max_splits_per_response: 7, request_timeout_seconds: 0.5, max_frame_bytes: 1024,
    thrift_max_connections: 9, thrift_idle_timeout_seconds: 60, thrift_frame_timeout_seconds: 2.5,
-   prune_deadline_seconds: 0.25, lookup_free_keys: 0, lookup_min_pruned_share: 0, range_max_index_share: 1}
+   prune_deadline_seconds: 0.25, lookup_free_keys: 0, lookup_min_pruned_share: 0, range_max_index_share: 1,
+   remembered_prunes: 0}
 security: {token: " tok "}
 """
     )
@@ -133,7 +134,7 @@ security: {token: " tok "}
     assert (loaded.grpc_port, loaded.thrift_port, loaded.metrics_port) == (0, None, 9999)
     assert loaded.advertise == ("h1:1", "h2:2") and loaded.thrift_hosts(1) == [("h1", 1), ("h2", 2)]
     assert loaded.cache_bytes == 2 * 1024**3
-    assert loaded.limits == Limits(5, 7, 0.5, 1024, 9, 60.0, 2.5, 0.25, 0, 0.0, 1.0)
+    assert loaded.limits == Limits(5, 7, 0.5, 1024, 9, 60.0, 2.5, 0.25, 0, 0.0, 1.0, 0)
     assert loaded.security.token == " tok "
     assert ServeConfig({"a": "x"}, host="0.0.0.0").thrift_hosts(5) == [("127.0.0.1", 5)]
 

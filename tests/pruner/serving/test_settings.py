@@ -51,6 +51,7 @@ SAMPLES: dict[str, tuple[object, object]] = {
     "limits.lookup_free_keys": (0, 0),
     "limits.lookup_min_pruned_share": (1, 1.0),
     "limits.range_max_index_share": (0, 0.0),
+    "limits.remembered_prunes": (3, 3),
     "security.token": ("tok", "tok"),
     "security.tls_cert_file": ("tls.crt", "tls.crt"),  # relative: resolved against the base dir
     "security.tls_key_file": ("tls.key", "tls.key"),
