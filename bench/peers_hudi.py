@@ -57,16 +57,17 @@ def ensure_environment() -> HudiEnvironment:
     if not python.is_file() or subprocess.run(has_pip, capture_output=True, check=False).returncode:
         progress(f"making a venv for Spark 3.5 in {venv}")
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    env = venv_environment()
     probe = [str(python), "-c", "import pyspark; print(pyspark.__version__)"]
-    found = subprocess.run(probe, capture_output=True, text=True, check=False, env=venv_environment())
+    found = subprocess.run(probe, capture_output=True, text=True, check=False, env=env)
     if found.returncode != 0 or not found.stdout.startswith("3.5."):
         progress(f"pip install {SPARK_PIN} into {venv}")
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SPARK_PIN],
             check=True,
-            env=venv_environment(),
+            env=env,
         )
-        found = subprocess.run(probe, capture_output=True, text=True, check=True, env=venv_environment())
+        found = subprocess.run(probe, capture_output=True, text=True, check=True, env=env)
     bundle = ensure_artifact(CacheLayout.default(), HUDI_BUNDLE)
     return HudiEnvironment(python, bundle, found.stdout.strip())
 

@@ -1,21 +1,24 @@
 """How many of a TPC suite's prunes repeat a request the same query already made (issue 41): every
 query of the suite once through the native catalog to warm up, then once more with every
-`PruneStream` request the sidecar serves logged (its table, a hash of the request's bytes, its
-latency in the handler), and the repeats counted: a request whose bytes equal an earlier one of the
-same query (same table, snapshot, predicate) is a plan the sidecar made twice. The sidecar runs in
-this process (the servicer's `PruneStream` wrapped to log), so its latencies include the queueing
-of concurrent scans in one interpreter, as a one-worker `lakeprune serve` has it. Not a test, not
-timed against Hive: `tpc.py` does that.
+`PruneStream` request the sidecar serves logged (its table, its key as the sidecar shares plans by
+it, when it arrived and its latency in the handler), and the repeats counted: a request whose key
+equals an earlier one of the same query (same table, snapshot, predicate) is a plan the sidecar
+would make twice without sharing. A repeat that arrives before its first request has finished is
+counted as one in flight (it waits for that plan), a later one as one after (it replays a
+remembered plan). The sidecar runs in this process (the servicer's `PruneStream` wrapped to log),
+so its latencies include the queueing of concurrent scans in one interpreter, as a one-worker
+`lakeprune serve` has it. Not a test, not timed against Hive: `tpc.py` does that.
 
     PYTHONPATH=. nice -n 5 .venv/bin/python bench/tpc_repeated_prunes.py [--suite tpcds] [--scale sf1]
+        [--out FILE]
 
 Uses the lake `tpc.py` made (or makes it). Writes `bench/results/tpc_repeated_prunes_<suite>.json`
-(every logged prune, and the summary it prints)."""
+unless `--out` names another file: the summary it prints, each query's wall time and every logged
+prune, one line each."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -33,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support import progress
 
 from pruner.service import grpc_service
+from pruner.service.shared_prunes import request_key
 from tests.e2e.tpc_lake import SCALES, SUITES, adopt_in_child, default_root, side_by_side
 from tests.e2e.tpc_queries import run, suite_queries
 
@@ -45,14 +49,21 @@ class PruneLog:
     def __init__(self) -> None:
         self.entries: list[dict[str, Any]] = []
         self.query: str | None = None
+        self.epoch = time.perf_counter()
         self._lock = threading.Lock()
+
+    def restart(self) -> None:
+        """Forget what was logged; arrival times count from now."""
+        with self._lock:
+            self.entries.clear()
+            self.epoch = time.perf_counter()
 
     def install(self) -> None:
         served = grpc_service.PruningServicer.PruneStream
         log = self
 
         def logged(servicer: Any, request: Any, context: Any) -> Iterator[Any]:
-            key = hashlib.sha1(request.SerializeToString(deterministic=True)).hexdigest()
+            key = request_key(request)
             begin = time.perf_counter()
             try:
                 yield from served(servicer, request, context)
@@ -60,35 +71,43 @@ class PruneLog:
                 entry = {
                     "query": log.query,
                     "table": request.table.table,
-                    "request": key[:16],
+                    # A request without a key (no pinned snapshot) is never a repeat.
+                    "request": key.hex()[:16] if key is not None else f"unkeyed-{id(request)}",
+                    "at_ms": round((begin - log.epoch) * 1000, 2),
                     "ms": round((time.perf_counter() - begin) * 1000, 2),
                 }
                 with log._lock:
                     log.entries.append(entry)
 
-        grpc_service.PruningServicer.PruneStream = logged  # type: ignore[method-assign]
+        grpc_service.PruningServicer.PruneStream = logged  # type: ignore[method-assign,assignment]
 
 
 def summarise(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Prunes and their summed latency; those repeating an earlier request of the same query, by
-    query and by table; the latencies of first requests and of repeats."""
-    seen: set[tuple[str, str]] = set()
+    query and by table, and how many of them arrived while their first was still running; the
+    latencies of first requests and of repeats."""
+    first_ends: dict[tuple[str, str], float] = {}
     firsts, repeats = [], []
+    in_flight = 0
     by_query: Counter[str] = Counter()
     by_table: Counter[str] = Counter()
-    for e in entries:
+    for e in sorted(entries, key=lambda e: float(e["at_ms"])):
         key = (e["query"], e["request"])
-        if key in seen:
-            repeats.append(e["ms"])
-            by_query[e["query"]] += 1
-            by_table[e["table"]] += 1
-        else:
+        first_end = first_ends.get(key)
+        if first_end is None:
             firsts.append(e["ms"])
-            seen.add(key)
+            first_ends[key] = e["at_ms"] + e["ms"]
+            continue
+        repeats.append(e["ms"])
+        in_flight += e["at_ms"] < first_end
+        by_query[e["query"]] += 1
+        by_table[e["table"]] += 1
     return {
         "prunes": len(entries),
         "prune_ms": round(sum(firsts) + sum(repeats), 1),
         "repeats": len(repeats),
+        "repeats_in_flight": in_flight,
+        "repeats_after": len(repeats) - in_flight,
         "repeat_ms": round(sum(repeats), 1),
         "first_ms_median": round(statistics.median(firsts), 2) if firsts else None,
         "repeat_ms_median": round(statistics.median(repeats), 2) if repeats else None,
@@ -97,12 +116,19 @@ def summarise(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def with_prunes(result_json: str, prunes: list[dict[str, Any]]) -> str:
+    """The result's JSON with the logged prunes added as its last field, one prune a line."""
+    lines = ",\n  ".join(json.dumps(p) for p in sorted(prunes, key=lambda p: float(p["at_ms"])))
+    return result_json.removesuffix("\n}") + ',\n "prunes": [\n  ' + lines + "\n ]\n}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--suite", default="tpcds", choices=SUITES)
     parser.add_argument("--scale", default="sf1", choices=SCALES)
+    parser.add_argument("--out", type=Path, help="the result's file (default: bench/results/...)")
     args = parser.parse_args()
     log = PruneLog()
     log.install()
@@ -117,7 +143,7 @@ def main() -> None:
         progress(f"{len(queries)} queries: a warm-up pass, then the logged pass")
         for query in queries:
             run(engine, "lakeprune", args.suite, query.sql)
-        log.entries.clear()
+        log.restart()
         walls: dict[str, float] = {}
         for query in queries:
             log.query = query.name
@@ -128,10 +154,9 @@ def main() -> None:
         "command": " ".join(sys.argv),
         "summary": summary,
         "walls_s": walls,
-        "prunes": log.entries,
     }
-    out = RESULTS / f"tpc_repeated_prunes_{args.suite}.json"
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    out = args.out or RESULTS / f"tpc_repeated_prunes_{args.suite}.json"
+    out.write_text(with_prunes(json.dumps(result, indent=1), log.entries))
     print(json.dumps(summary, indent=1))
     progress(f"wrote {out}")
 

@@ -7,7 +7,10 @@ records. `PruneStream` sends each page as soon as the plan has decided its files
 (`pruner.planner.prune.prune_stream`): its lookups run in one piece of work, then each page is
 decided in a piece of its own, between which the call's deadline and cancellation are checked;
 the first message carries what is known before any file is decided, the last the counts and the
-explain record. A request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
+explain record. A `PruneStream` request equal byte for byte to one of the same pinned snapshot
+being planned, or planned a moment ago, replays that plan's messages instead of planning again
+(`pruner.service.shared_prunes`); it is still counted and logged as a prune (`shared=True`). A
+request body that does not decode is INVALID_ARGUMENT (`undecodable`, registered through
 `pruner.service.handlers`), counted and logged like any other refusal."""
 
 from __future__ import annotations
