@@ -6,10 +6,12 @@ stats; a range or IS NULL: column stats; an expression: a functional index (valu
 equality, column stats for both); an infix LIKE or words: a text index — and keeps, for a served
 shape, the fraction of files the evidence estimates (`keeps`). A prune then reads the fewest files
 any served shape allows, never more than it read. Candidates are chosen greedily: the one whose
-bytes saved over the logged prunes (files saved x the table's mean file size) exceed its build
-(the bytes of its source columns it reads) by the most, then the next given those chosen, while
-one pays. Lookups by the record key are the built-in record index's. Pure over its inputs except
-for reading the sample; estimates, not measurements: the report shows the evidence of each."""
+bytes saved over the logged prunes (files saved x the table's mean file size) exceed its cost by
+the most, then the next given those chosen, while one pays. Its cost is its build (the bytes of its
+source columns it reads in every live file) and its upkeep: every data commit in the logged prunes'
+window (`Writes`) would have read those columns again in each file it added. Lookups by the record
+key are the built-in record index's. Pure over its inputs except for reading the sample and the
+window's commits; estimates, not measurements: the report shows the evidence of each."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pruner.advisor.evidence import DEFAULT_SAMPLE_FILES, Evidence, gather, samp
 from pruner.advisor.shapes import Operation, Shape
 from pruner.advisor.workload import WorkloadEntry
 from pruner.errors import InvalidInputError
+from pruner.format.instant import format_instant, parse_time
 from pruner.index.defining import define
 from pruner.index.definitions import DEFAULT_BLOOM_FPP, FunctionalKind, IndexDefinition, IndexType
 from pruner.metadata.files_index import DataFile
@@ -119,6 +122,7 @@ class Recommendation:
     files_with: float  # files they would read with it (estimated), on average
     bytes_saved: float  # over the logged prunes
     build_bytes: float  # the bytes its build reads
+    upkeep_bytes: float  # the bytes the window's writes would have read to maintain it
     index_bytes: float
     evidence: tuple[str, ...]
 
@@ -133,6 +137,7 @@ class Recommendation:
             "files_with": round(self.files_with, 2),
             "bytes_saved": round(self.bytes_saved),
             "build_bytes": round(self.build_bytes),
+            "upkeep_bytes": round(self.upkeep_bytes),
             "index_bytes": round(self.index_bytes),
             "evidence": list(self.evidence),
         }
@@ -178,12 +183,31 @@ class Advice:
         }
 
 
+@dataclass(frozen=True)
+class Writes:
+    """The data commits from the first logged prune to the last, and the data files they added:
+    what an index existing through the window would have been maintained over."""
+
+    commits: int
+    files_added: int
+
+    @classmethod
+    def in_window(cls, table: LakeTable, entries: Sequence[WorkloadEntry]) -> Writes:
+        moments = [parse_time(e.at) for e in entries]
+        first, last = format_instant(min(moments)), format_instant(max(moments))
+        commits = [c for c in table.timeline.commits() if first <= c.timestamp <= last]
+        added = sum(len(table.timeline.read(c).get("added") or ()) for c in commits)
+        return cls(len(commits), added)
+
+
 @dataclass
 class _Workload:
-    """The logged prunes as fractions of their files, and what the advisor chose so far."""
+    """The logged prunes as fractions of their files, the writes among them, and what the advisor
+    chose so far."""
 
     kept: list[float]  # per prune: the fraction of its files it reads now (or with the chosen indexes)
     shapes: list[tuple[Shape, ...]]
+    writes: Writes
     evidence: dict[tuple[str, bool, bool], Evidence] = field(default_factory=dict)
 
 
@@ -199,7 +223,13 @@ def advise(
         notes.append("no logged prune of a table with files: nothing to advise yet")
         return Advice(table.config.name, len(entries), len(files), (), _unused(table, usable), tuple(notes))
     mean_file_bytes = sum(f.size for f in files) / len(files)
-    workload = _Workload([e.files_kept / e.files_total for e in usable], [e.shapes for e in usable])
+    writes = Writes.in_window(table, usable)
+    workload = _Workload([e.files_kept / e.files_total for e in usable], [e.shapes for e in usable], writes)
+    if writes.commits:
+        notes.append(
+            f"{writes.commits} data commit(s) among the logged prunes added {writes.files_added} file(s): "
+            "each index is charged for maintaining itself over them"
+        )
     record_key = table.config.record_key
     key_lookups = sum(1 for e in usable if any(_by_record_key(s, record_key) for s in e.shapes))
     if key_lookups:
@@ -208,22 +238,17 @@ def advise(
     sampled = sample(files, sample_files)
     for candidate in candidates:
         _evidence(table, sampled, candidate, workload.evidence)
-    chosen: list[tuple[Candidate, float, float, int, float, float]] = []
+    chosen: list[_Choice] = []
     remaining = list(candidates)
     while remaining:
-        scored = [
-            (_score(c, workload, len(files), mean_file_bytes), _build(c, workload, len(files)), c)
-            for c in remaining
-        ]
-        (saved, served, now, with_index), build, best = max(
-            scored, key=lambda item: (item[0][0] - item[1], item[2])
-        )
-        if saved - build <= 0:
+        scored = [_Choice(c, *_score(c, workload, len(files), mean_file_bytes)) for c in remaining]
+        best = max(scored, key=lambda choice: (choice.pays(workload, len(files)), choice.candidate))
+        if best.pays(workload, len(files)) <= 0:
             break
-        chosen.append((best, saved, build, served, now, with_index))
-        _apply(best, workload)
-        remaining = [c for c in remaining if c != best and not _same_slot(c, best)]
-    secondary = any(c.index_type is IndexType.SECONDARY_INDEX for c, *_ in chosen)
+        chosen.append(best)
+        _apply(best.candidate, workload)
+        remaining = [c for c in remaining if c != best.candidate and not _same_slot(c, best.candidate)]
+    secondary = any(c.candidate.index_type is IndexType.SECONDARY_INDEX for c in chosen)
     key_bytes = _key_bytes(table, sampled, workload) if secondary else 0.0
     recommendations = _recommendations(table, chosen, workload, len(files), key_bytes)
     return Advice(
@@ -376,8 +401,25 @@ def _score(
     return saved, served, now / served * files, after / served * files
 
 
-def _build(candidate: Candidate, workload: _Workload, files: int) -> float:
-    return _evidence_of(candidate, workload).read_bytes_per_file * files
+@dataclass(frozen=True)
+class _Choice:
+    """A candidate scored against the workload as it stands."""
+
+    candidate: Candidate
+    saved: float  # bytes saved over the logged prunes
+    served: int  # logged prunes it answers a shape of
+    now: float  # their mean files now
+    with_index: float  # and with it
+
+    def build(self, workload: _Workload, files: int) -> float:
+        return _evidence_of(self.candidate, workload).read_bytes_per_file * files
+
+    def upkeep(self, workload: _Workload) -> float:
+        return _evidence_of(self.candidate, workload).read_bytes_per_file * workload.writes.files_added
+
+    def pays(self, workload: _Workload, files: int) -> float:
+        """Bytes saved beyond the index's cost (negative: it does not pay)."""
+        return self.saved - self.build(workload, files) - self.upkeep(workload)
 
 
 def _apply(candidate: Candidate, workload: _Workload) -> None:
@@ -400,7 +442,7 @@ def _same_slot(candidate: Candidate, chosen: Candidate) -> bool:
 
 def _recommendations(
     table: LakeTable,
-    chosen: Sequence[tuple[Candidate, float, float, int, float, float]],
+    chosen: Sequence[_Choice],
     workload: _Workload,
     files: int,
     key_bytes: float,
@@ -410,8 +452,11 @@ def _recommendations(
     out: list[Recommendation] = []
     taken = {d.name for d in table.definitions}
     merged: dict[IndexType, int] = {}
-    for candidate, saved, build, served, now, with_index in chosen:
+    for choice in chosen:
+        candidate, saved, served = choice.candidate, choice.saved, choice.served
+        build, upkeep = choice.build(workload, files), choice.upkeep(workload)
         evidence = _evidence_of(candidate, workload)
+        now, with_index = choice.now, choice.with_index
         lines = _evidence_lines(candidate, evidence, served, now, with_index)
         size = candidate.size_bytes(evidence, files, key_bytes)
         if candidate.index_type in merged:
@@ -427,6 +472,7 @@ def _recommendations(
                 first.files_with,
                 first.bytes_saved + saved,
                 first.build_bytes + build,
+                first.upkeep_bytes + upkeep,
                 first.index_bytes + size,
                 (*first.evidence, *lines),
             )
@@ -450,6 +496,7 @@ def _recommendations(
                 with_index,
                 saved,
                 build,
+                upkeep,
                 size,
                 lines,
             )

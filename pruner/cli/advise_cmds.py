@@ -79,7 +79,9 @@ def _show(advice: Advice, directory: Path) -> None:
         highlight=False,
     )
     if advice.recommendations:
-        grid = RichTable("#", "statement", "prunes", "files now", "files with", "saved", "build", "size")
+        grid = RichTable(
+            "#", "statement", "prunes", "files now", "files with", "saved", "build", "upkeep", "size"
+        )
         for r in advice.recommendations:
             grid.add_row(
                 str(r.rank),
@@ -89,6 +91,7 @@ def _show(advice: Advice, directory: Path) -> None:
                 f"{r.files_with:,.1f}",
                 _bytes(r.bytes_saved),
                 _bytes(r.build_bytes),
+                _bytes(r.upkeep_bytes),
                 _bytes(r.index_bytes),
             )
         console.print(grid)

@@ -15,9 +15,11 @@ import pytest
 from pyspark.sql import SparkSession
 
 from builder.api import LakepruneTable
-from pruner.advisor.advise import advise
+from pruner.advisor.advise import Writes, advise
+from pruner.advisor.shapes import Operation, Shape
 from pruner.advisor.workload import WorkloadEntry, WorkloadLog
 from pruner.client import PruningClient
+from pruner.format.instant import parse_instant
 from pruner.serving.config import WorkloadSettings
 from pruner.sidecar import Sidecar
 from pruner.table.table import LakeTable
@@ -133,3 +135,35 @@ def test_advise_without_a_workload_and_its_mistakes(orders: str, tmp_path: Path)
     assert "--workload and --config exclude each other" in both
     assert "error:" in lakeprune("advise", str(tmp_path / "missing"), expect=2)
     assert "error:" in lakeprune("advise", orders, "--config", str(tmp_path / "missing.yaml"), expect=2)
+
+
+def _lookups_at(table: LakeTable, moments: list[datetime]) -> list[WorkloadEntry]:
+    """Logged lookups of a customer that read every file, made at `moments`."""
+    files = table.snapshot().files()
+    shape = Shape("customer", Operation.EQUAL, values=1)
+    n, total = len(files), sum(f.size for f in files)
+    uri = table.storage.uri
+    return [WorkloadEntry(m.isoformat(), uri, "python", None, (shape,), n, n, total) for m in moments]
+
+
+def test_advise_charges_each_index_the_upkeep_of_the_commits_among_the_logged_prunes(orders: str) -> None:
+    table = LakeTable.open(orders)
+    (insert,) = table.timeline.commits()
+    written = parse_instant(insert.timestamp)
+    files = len(table.snapshot().files())
+    assert Writes.in_window(table, _lookups_at(table, [written])) == Writes(1, files)
+
+    later = [written + timedelta(hours=1), written + timedelta(hours=2)]
+    quiet = advise(table, _lookups_at(table, later))
+    assert quiet.recommendations and all(r.upkeep_bytes == 0 for r in quiet.recommendations)
+    assert not any("data commit" in note for note in quiet.notes)
+
+    # The window now holds the insert, which added every live file: maintaining an index over it
+    # reads what building it reads.
+    spanning = [written - timedelta(minutes=1), written + timedelta(minutes=1)]
+    busy = advise(table, _lookups_at(table, spanning))
+    assert f"1 data commit(s) among the logged prunes added {files} file(s)" in " ".join(busy.notes)
+    assert busy.recommendations
+    for r in busy.recommendations:
+        assert r.upkeep_bytes == pytest.approx(r.build_bytes) and r.upkeep_bytes > 0
+        assert r.bytes_saved > r.build_bytes + r.upkeep_bytes
