@@ -195,9 +195,10 @@ class Writes:
     def in_window(cls, table: LakeTable, entries: Sequence[WorkloadEntry]) -> Writes:
         moments = [parse_time(e.at) for e in entries]
         first, last = format_instant(min(moments)), format_instant(max(moments))
-        commits = [c for c in table.timeline.commits() if first <= c.timestamp <= last]
-        added = sum(len(table.timeline.read(c).get("added") or ()) for c in commits)
-        return cls(len(commits), added)
+        timeline = table.timeline
+        contents = [timeline.read(c) for c in timeline.commits() if first <= c.timestamp <= last]
+        written = [c["added"] for c in contents if "added" in c]  # an index build adds no data file
+        return cls(len(written), sum(len(added) for added in written))
 
 
 @dataclass

@@ -28,6 +28,7 @@ from tests.pruner.service.conftest import address, make_config
 
 SCHEMA = "id bigint, customer bigint, ts timestamp, note string"
 ROWS = 1_200
+SMALL_FILES = {"write.target_file_size_bytes": 1024, "write.small_file_limit_bytes": 512}
 BASE = datetime(2026, 3, 1, tzinfo=UTC)
 WORKLOAD = (
     *(["id = 17"] * 2),
@@ -46,7 +47,7 @@ def orders(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str
         SCHEMA,
         record_key="id",
         ordering_field="ts",
-        properties={"write.target_file_size_bytes": 1024, "write.small_file_limit_bytes": 512},
+        properties=SMALL_FILES,
         spark=spark,
     )
     rows = [
@@ -146,9 +147,19 @@ def _lookups_at(table: LakeTable, moments: list[datetime]) -> list[WorkloadEntry
     return [WorkloadEntry(m.isoformat(), uri, "python", None, (shape,), n, n, total) for m in moments]
 
 
-def test_advise_charges_each_index_the_upkeep_of_the_commits_among_the_logged_prunes(orders: str) -> None:
-    table = LakeTable.open(orders)
-    (insert,) = table.timeline.commits()
+def test_advise_charges_each_index_the_upkeep_of_the_commits_among_the_logged_prunes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    location = str(tmp_path / "orders")
+    # the module's `orders` gets indexes from another test: this one needs a table without any
+    written = LakepruneTable.create(location, SCHEMA, record_key="id", properties=SMALL_FILES, spark=spark)
+    rows = [(i, i // 30, BASE + timedelta(minutes=i), f"order {i}") for i in range(300)]
+    written.insert(spark.createDataFrame(rows, SCHEMA), sort_by=["id"])
+    written.sql("CREATE INDEX note_bloom ON orders USING bloom_filters (note)")
+    table = LakeTable.open(location)
+    data_commits = [c for c in table.timeline.commits() if "added" in table.timeline.read(c)]
+    assert len(table.timeline.commits()) == 2  # the insert and the index build
+    (insert,) = data_commits
     written = parse_instant(insert.timestamp)
     files = len(table.snapshot().files())
     assert Writes.in_window(table, _lookups_at(table, [written])) == Writes(1, files)
