@@ -16,10 +16,11 @@ connector) and the `hive` catalog side by side over the very same Parquet files.
    in order under an ORDER BY, decimals exact, doubles to 1e-9; a query whose answers differ is
    run once more, and kept with `first_verdict` if they then agree), then `--repeat` timed runs
    alternating the catalogs and which goes first: per query and catalog the median client wall
-   time, Trino's splits and input rows (its query stats), for the native catalog the sidecar's
-   files considered / kept and prune time; the ratio lakeprune / Hive and its geometric mean over
-   the queries both answered equally. Machine load (1/5/15-minute averages) at the start, before
-   and after the timing.
+   time, Trino's splits and input rows (its query stats), its analysis and planning time (the
+   query's `/v1/query` info: the fixed cost a catalog adds before any split runs), for the native
+   catalog the sidecar's files considered / kept, prune time and GetTable time; the ratio
+   lakeprune / Hive and its geometric mean over the queries both answered equally. Machine load
+   (1/5/15-minute averages) at the start, before and after the timing.
 
     .venv/bin/python bench/tpc.py [--suite tpch,tpcds] [--scale sf1] [--repeat 3] [--df-wait 1s] [--workers 2]
         [--queries q01,q18]
@@ -38,6 +39,7 @@ import re
 import statistics
 import sys
 import time
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support import progress
 from trino_vs_hive_queries import run_summary
 
-from tests.e2e.engines import Engine
+from tests.e2e.engines import USER, Engine
 from tests.e2e.native import prune_counters
 from tests.e2e.tpc_lake import SCALES, SUITES, Lake, Served, adopt_in_child, default_root, side_by_side
 from tests.e2e.tpc_queries import ADAPTED, EQUAL, TIES, TpcQuery, check_answers, run, suite_queries
@@ -68,15 +70,16 @@ def time_suite(
             # alternate, so that background load hits both alike, and which goes first too (a run
             # may leave the machine's caches warmer for the one after it)
             for catalog in CATALOGS if attempt % 2 == 0 else CATALOGS[::-1]:
-                before, seconds_before = prune_counters(served.sample), _prune_seconds(served)
+                before, seconds_before = prune_counters(served.sample), _sidecar_seconds(served)
                 outcome = run(engine, catalog, suite, query.sql)
-                after, seconds_after = prune_counters(served.sample), _prune_seconds(served)
+                after, seconds_after = prune_counters(served.sample), _sidecar_seconds(served)
                 if outcome.error:
                     raise SystemExit(f"{suite} {query.name} failed on {catalog}: {outcome.error}")
                 samples[catalog].append(
                     {"wall": outcome.wall, "rows": len(outcome.rows), "stats": outcome.stats}
                     | {f"files_{k}": after[k] - before[k] for k in after}
-                    | {"prune_s": seconds_after - seconds_before}
+                    | {f"{k}_s": seconds_after[k] - seconds_before[k] for k in seconds_after}
+                    | phases(engine, outcome.stats["queryId"])
                 )
         timed[query.name] = {c: _summary(c, s) for c, s in samples.items()}
         timed[query.name]["ratio"] = round(
@@ -89,8 +92,35 @@ def time_suite(
     return timed
 
 
-def _prune_seconds(served: Served) -> float:
-    return served.sample("lakeprune_request_seconds_sum", api="grpc", method="PruneStream", status="ok")
+def _sidecar_seconds(served: Served) -> dict[str, float]:
+    """The sidecar's handler seconds so far: of its prunes, and of its GetTable calls (one per table
+    of a query, before Trino can plan it)."""
+    return {
+        key: served.sample("lakeprune_request_seconds_sum", api="grpc", method=method, status="ok")
+        for key, method in (("prune", "PruneStream"), ("get_table", "GetTable"))
+    }
+
+
+_DURATION = re.compile(r"([0-9.]+)(ns|us|ms|s|m|h|d)")
+_UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6, "d": 8.64e7}
+
+
+def phases(engine: Engine, query_id: str) -> dict[str, float]:
+    """Trino's analysis and planning time of a finished query, in ms (its `/v1/query` info)."""
+    request = urllib.request.Request(
+        f"http://{engine.host}:{engine.port}/v1/query/{query_id}", headers={"X-Trino-User": USER}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        stats = json.load(response)["queryStats"]
+    return {f"{phase}_ms": _millis(stats[f"{phase}Time"]) for phase in ("analysis", "planning")}
+
+
+def _millis(duration: str) -> float:
+    """An airlift duration as Trino writes it (`12.34ms`, `1.20s`) in ms."""
+    matched = _DURATION.fullmatch(duration)
+    if matched is None:
+        raise ValueError(f"not a Trino duration: {duration!r}")
+    return float(matched[1]) * _UNIT_MS[matched[2]]
 
 
 def _prunes_per_worker(served: Served) -> dict[str, float]:
@@ -101,10 +131,13 @@ def _prunes_per_worker(served: Served) -> dict[str, float]:
 
 def _summary(catalog: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
     summary = run_summary(samples)
+    for phase in ("analysis", "planning"):
+        summary[f"trino_{phase}_ms"] = round(statistics.median(s[f"{phase}_ms"] for s in samples), 2)
     if catalog == NATIVE:
         summary["sidecar_files_in"] = statistics.median(s["files_in"] for s in samples)
         summary["sidecar_files_out"] = statistics.median(s["files_out"] for s in samples)
         summary["sidecar_prune_s"] = round(statistics.median(s["prune_s"] for s in samples), 4)
+        summary["sidecar_get_table_s"] = round(statistics.median(s["get_table_s"] for s in samples), 4)
     return summary
 
 
@@ -197,6 +230,13 @@ def suite_result(
         "queries_above_1_1x": sorted(n for n in agreed if n in timed and timed[n]["ratio"] > 1.1),
         "sidecar_prune_s": round(sum(t[NATIVE]["sidecar_prune_s"] for t in timed.values()), 3),
         "lakeprune_total_s": round(sum(t[NATIVE]["median_s"] for t in timed.values()), 3),
+        "sidecar_get_table_s": round(sum(t[NATIVE]["sidecar_get_table_s"] for t in timed.values()), 3),
+        "analysis_planning_s": {
+            c: round(
+                sum(t[c]["trino_analysis_ms"] + t[c]["trino_planning_ms"] for t in timed.values()) / 1000, 3
+            )
+            for c in CATALOGS
+        },
         "planner_estimates": planner,
     }
 
@@ -222,6 +262,11 @@ def print_summary(result: dict[str, Any]) -> None:
             f"geometric mean {result['geometric_mean_ratio']}x Hive; "
             f"above 1.1x: {', '.join(result['queries_above_1_1x']) or 'none'}; sidecar prune time "
             f"{result['sidecar_prune_s']:.2f} s of {result['lakeprune_total_s']:.2f} s (medians)"
+        )
+        before_splits = result["analysis_planning_s"]
+        print(
+            f"Trino's analysis + planning, summed medians: lakeprune {before_splits[NATIVE]:.2f} s, "
+            f"hive {before_splits[HIVE]:.2f} s; the sidecar's GetTable {result['sidecar_get_table_s']:.2f} s"
         )
     ratios = ndv_ratios(result["planner_estimates"]["show_stats"])
     if ratios:
