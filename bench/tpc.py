@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support import progress
 from trino_vs_hive_queries import run_summary
 
+from pruner.engines.native_catalog import duration_millis
 from tests.e2e.engines import USER, Engine
 from tests.e2e.native import prune_counters
 from tests.e2e.tpc_lake import SCALES, SUITES, Lake, Served, adopt_in_child, default_root, side_by_side
@@ -101,10 +102,6 @@ def _sidecar_seconds(served: Served) -> dict[str, float]:
     }
 
 
-_DURATION = re.compile(r"([0-9.]+)(ns|us|ms|s|m|h|d)")
-_UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6, "d": 8.64e7}
-
-
 def phases(engine: Engine, query_id: str) -> dict[str, float]:
     """Trino's analysis and planning time of a finished query, in ms (its `/v1/query` info)."""
     request = urllib.request.Request(
@@ -112,15 +109,7 @@ def phases(engine: Engine, query_id: str) -> dict[str, float]:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         stats = json.load(response)["queryStats"]
-    return {f"{phase}_ms": _millis(stats[f"{phase}Time"]) for phase in ("analysis", "planning")}
-
-
-def _millis(duration: str) -> float:
-    """An airlift duration as Trino writes it (`12.34ms`, `1.20s`) in ms."""
-    matched = _DURATION.fullmatch(duration)
-    if matched is None:
-        raise ValueError(f"not a Trino duration: {duration!r}")
-    return float(matched[1]) * _UNIT_MS[matched[2]]
+    return {f"{phase}_ms": duration_millis(stats[f"{phase}Time"]) for phase in ("analysis", "planning")}
 
 
 def _prunes_per_worker(served: Served) -> dict[str, float]:

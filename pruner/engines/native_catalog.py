@@ -31,7 +31,8 @@ DEFAULT_GRPC = "127.0.0.1:7777"  # the sidecar's gRPC port
 NATIVE_CONNECTOR_NAME = "lakeprune"
 ADDRESSES_PROPERTY = "lakeprune.sidecar.addresses"
 TOKEN_PROPERTY = "lakeprune.sidecar.token"
-_DURATION_RE = re.compile(r"\d+(\.\d+)?(ns|us|ms|s|m|h|d)")  # airlift Duration, matched whole
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ns|us|ms|s|m|h|d)")  # airlift Duration, matched whole
+_UNIT_MILLIS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4, "h": 3.6e6, "d": 8.64e7}
 DEFAULT_S3_REGION = "us-east-1"  # the AWS SDKs' and pyarrow's region when none is set
 # Trino's substitution of an environment variable of its own process: the secret stays out of files
 ACCESS_KEY_REFERENCE = "${ENV:AWS_ACCESS_KEY_ID}"
@@ -45,6 +46,14 @@ def check_duration(name: str, value: str) -> str:
     if not _DURATION_RE.fullmatch(value):
         raise InvalidEngineConfigError(f"{name} must be a duration such as 500ms, 30s or 1m, got {value!r}")
     return value
+
+
+def duration_millis(value: str) -> float:
+    """A duration as Trino writes it (`12.34ms`, `1.20s`) in milliseconds; ValueError otherwise."""
+    matched = _DURATION_RE.fullmatch(value)
+    if matched is None:
+        raise ValueError(f"not a Trino duration: {value!r}")
+    return float(matched[1]) * _UNIT_MILLIS[matched[2]]
 
 
 def _one_line(name: str, value: str) -> str:
