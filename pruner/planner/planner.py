@@ -230,6 +230,11 @@ class PlannedPrune:
         self._cancelled.set()
 
     @property
+    def decided(self) -> bool:
+        """Whether every file has been decided: `batches` has no batch left to yield."""
+        return self._done
+
+    @property
     def cancelled(self) -> bool:
         """Whether `cancel` stopped the batches before the last one."""
         return self._cancelled.is_set() and not self._done
@@ -247,6 +252,9 @@ class PlannedPrune:
                 batch = stage.keep(batch)
             splits = [self.planner._split(f, self._typed) for f in batch]
             self._splits.extend(splits)
+            # the last batch is decided before it is handed out: a caller learns that nothing is
+            # left (`decided`) without asking for a batch more
+            self._done = start + FILES_PER_BATCH >= len(self._files)
             yield splits
         self._done = True
 

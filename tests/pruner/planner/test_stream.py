@@ -1,7 +1,8 @@
 """A plan read batch by batch is the plan collected at once: for random predicates and planner
 batch sizes, `prune_stream`'s batches concatenated are `prune`'s splits — no file twice, none that
 holds a match missing (the oracle) — every batch decides at most its share of the files, and the
-explain record counts the same files in and out of every step. Cancelling stops the batches."""
+explain record counts the same files in and out of every step; the plan knows it has decided
+every file as it hands out the last batch. Cancelling stops the batches."""
 
 from __future__ import annotations
 
@@ -32,12 +33,17 @@ def test_batches_are_the_plan_collected(indexed_table: str, oracle: Oracle) -> N
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(planner, "FILES_PER_BATCH", batch)
             planned = prune_stream(table, predicate)
-            batches = list(planned.batches())
+            batches, decided = [], []
+            for b in planned.batches():
+                batches.append(b)
+                decided.append(planned.decided)
         streamed = [s for b in batches for s in b]
         assert streamed == whole.splits
         assert len({s.path for s in streamed}) == len(streamed), "a file returned twice"
         assert oracle.files_matching(predicate) <= {s.path for s in streamed}
         assert all(len(b) <= batch for b in batches)
+        # the last batch says it is the last as it is handed out, none before it does
+        assert decided == [i == len(batches) - 1 for i in range(len(batches))]
         assert len(batches) == (0 if predicate.is_none() else -(-whole.files_total // batch))
         result = planned.result()
         assert result.splits == whole.splits and _counts(result) == _counts(whole)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +137,32 @@ def test_the_first_page_arrives_before_the_last_file_is_decided(
         rest = list(stream)
     assert waited == [True], "the first page left only after the last file was decided"
     assert [codec.decode_split(s) for m in [first, *rest] for s in m.splits] == expected.splits
+
+
+@pytest.mark.parametrize("batch", [3, planner.FILES_PER_BATCH])
+def test_work_is_handed_to_the_pool_once_a_batch_and_a_description_not_at_all(
+    start_sidecar: StartSidecar, lake: str, indexed_table: str, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Each hand-over to `Workers` costs two thread switches: planning and the first batch take one,
+    every further batch one, the end of the plan none (the last batch says it is the last), and a
+    table's description (GetTable, on every query's critical path) none."""
+    expected = prune(LakeTable.open(indexed_table), TupleDomain.all())
+    monkeypatch.setattr(planner, "FILES_PER_BATCH", batch)
+    sidecar = start_sidecar(lake, limits=Limits(max_splits_per_response=2))
+    handed: list[float] = []
+    run = sidecar.workers.run
+
+    def counted(work: Callable[[], Any], timeout: float) -> Any:
+        handed.append(timeout)
+        return run(work, timeout)
+
+    monkeypatch.setattr(sidecar.workers, "run", counted)
+    with PruningClient(address(sidecar)) as client:
+        messages = list(client._stub.PruneStream(prune_request(None)))
+        assert [codec.decode_split(s) for m in messages for s in m.splits] == expected.splits
+        assert len(handed) == -(-expected.files_total // batch)
+        assert client.get_table(SCHEMA, TABLE).name.table == TABLE
+    assert len(handed) == -(-expected.files_total // batch)
 
 
 def test_a_cancelled_stream_stops_the_plan(

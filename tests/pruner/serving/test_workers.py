@@ -1,9 +1,12 @@
 """Running work under a deadline: the caller's remaining time or the configured default, a clear
-DEADLINE_EXCEEDED when it passes, and the work's own errors (a storage timeout included) unchanged."""
+DEADLINE_EXCEEDED when it passes, and the work's own errors (a storage timeout included) unchanged;
+work cheaper than the hand-over runs in the caller's thread, refused as well once its deadline
+passed."""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Iterator
 
@@ -48,3 +51,12 @@ def test_a_passed_deadline(workers: Workers) -> None:
     with pytest.raises(DeadlineExceededError, match="had passed before it could start"):
         workers.run(lambda: 1, 0)
     assert classify(DeadlineExceededError("x")).status == Status.DEADLINE_EXCEEDED
+
+
+def test_inline_work_runs_in_the_callers_thread_and_is_refused_past_its_deadline(workers: Workers) -> None:
+    here = threading.get_ident()
+    assert workers.run_inline(threading.get_ident, 1) == here != workers.run(threading.get_ident, 1)
+    with pytest.raises(KeyError):
+        workers.run_inline(lambda: {}["x"], 1)
+    with pytest.raises(DeadlineExceededError, match="had passed before it could start"):
+        workers.run_inline(lambda: 1, 0)
