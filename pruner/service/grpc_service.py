@@ -93,6 +93,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
         self.workers = workers
         self.workload = workload
         self.shared: SharedPrunes[_Replay] = SharedPrunes(limits.remembered_prunes)
+        self.descriptions = table_codec.Descriptions()
 
     # RPCs ------------------------------------------------------------------------------------------
 
@@ -258,7 +259,7 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
     def _get_table(self, request: spb.GetTableRequest) -> spb.GetTableResponse:
         name = _resolve(request)
         snapshot = table_codec.requested_snapshot(self.catalog.table(name), request)
-        return table_codec.encode_table(name, snapshot)
+        return self.descriptions.describe(name, snapshot)
 
     def _statistics(
         self, request: spb.GetTableStatisticsRequest, timeout: float

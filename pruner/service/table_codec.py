@@ -1,10 +1,15 @@
 """Encoding what the gRPC service says about a table — its description (`GetTable`), statistics
 for optimizers (`GetTableStatistics`), history (`GetHistory`) and live files (`ListFiles`) — as
 `lakeprune.v1` messages, and decoding them for the Python client. Values and predicates are
-`codec`'s; this module only arranges table metadata around them."""
+`codec`'s; this module only arranges table metadata around them. A description is encoded once per
+opened table and snapshot (`Descriptions`): every query asks for the description of each table it
+reads, and encoding one costs more than checking the table is unchanged."""
 
 from __future__ import annotations
 
+import collections
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -72,6 +77,35 @@ def encode_table(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
         prunable_columns=prunable_columns(config, table.definitions, snapshot.instant),
         partition_columns_in_files=config.path_columns_in_files,
     )
+
+
+class Descriptions:
+    """`encode_table`'s answers, remembered for the `size` table snapshots asked for last. An answer
+    is one of the opened table it describes: the catalog opens the table anew when its timeline or
+    definitions change, and the answer of the table opened before is not used again (it is held by a
+    weak reference, so it keeps no closed table's state alive). Callers must not change an answer."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._encoded: collections.OrderedDict[
+            tuple[TableName, str | None], tuple[weakref.ref[LakeTable], spb.GetTableResponse]
+        ] = collections.OrderedDict()
+
+    def describe(self, name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
+        key = (name, snapshot.instant)
+        with self._lock:
+            hit = self._encoded.get(key)
+            if hit is not None and hit[0]() is snapshot.table:
+                self._encoded.move_to_end(key)
+                return hit[1]
+        response = encode_table(name, snapshot)
+        with self._lock:
+            self._encoded[key] = (weakref.ref(snapshot.table), response)
+            self._encoded.move_to_end(key)
+            while len(self._encoded) > self._size:
+                self._encoded.popitem(last=False)
+        return response
 
 
 def encode_statistics(snapshot: str | None, statistics: TableStatistics) -> spb.GetTableStatisticsResponse:

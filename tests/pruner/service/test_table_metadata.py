@@ -1,7 +1,8 @@
 """The table metadata engines read besides splits: `GetTable` as of a snapshot or a point in time
 (time travel checks its version there), `GetTableStatistics` (row counts, column ranges,
 distinct-value estimates and data sizes for optimizers, checked against the data files),
-`GetHistory` and `ListFiles` (Trino's `$history` and `$files`)."""
+`GetHistory` and `ListFiles` (Trino's `$history` and `$files`). A description is encoded once per
+opened table and snapshot, and a table that changed is described anew."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ from pruner.index.defining import define
 from pruner.index.definitions import save_definitions
 from pruner.numeric import days_since_epoch, micros_since_epoch
 from pruner.planner.prune import prune
+from pruner.service import table_codec
+from pruner.service.gen.lakeprune.v1 import pruning_service_pb2 as spb
+from pruner.serving.catalog import TableName
 from pruner.serving.config import Limits
 from pruner.storage import Storage
 from pruner.table.describe import history
-from pruner.table.table import LakeTable
+from pruner.table.table import LakeTable, Snapshot
 from pruner.types import TableSchema
 from tests.pruner.service.conftest import SCHEMA, TABLE, StartSidecar, address
 
@@ -127,14 +131,44 @@ def test_get_table_declares_what_a_predicate_can_prune_by(
     save_definitions(storage, [bloom, building])
     with PruningClient(address(start_sidecar(str(tmp_path)))) as client:
         info = client.get_table(SCHEMA, TABLE)
-    assert info.prunable_columns == ("id", "region", "v")
-    # the type and state travel as enums, the partition beside them
-    assert {(i.name, i.type, i.state, i.partition) for i in info.indexes} == {
-        ("files", "files", "ready", "files"),
-        ("record_index", "record_index", "ready", "record_index"),
-        ("bf", "bloom_filters", "ready", "bloom_filters"),
-        ("by_s", "secondary_index", "building", "secondary_index_by_s"),
-    }
+        assert info.prunable_columns == ("id", "region", "v")
+        # the type and state travel as enums, the partition beside them
+        assert {(i.name, i.type, i.state, i.partition) for i in info.indexes} == {
+            ("files", "files", "ready", "files"),
+            ("record_index", "record_index", "ready", "record_index"),
+            ("bf", "bloom_filters", "ready", "bloom_filters"),
+            ("by_s", "secondary_index", "building", "secondary_index_by_s"),
+        }
+        # an index defined since: the same sidecar's description has it (not the one it encoded)
+        more = define(config, [bloom, building], "cs", "column_stats", ["w"], {}).ready("20260101000000000")
+        save_definitions(storage, [bloom, building, more])
+        info = client.get_table(SCHEMA, TABLE)
+    assert info.prunable_columns == ("id", "region", "v", "w")
+    assert ("cs", "ready") in {(i.name, i.state) for i in info.indexes}
+
+
+def test_a_description_is_encoded_once_per_opened_table_and_snapshot(
+    indexed_table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoded: list[str | None] = []
+    encode = table_codec.encode_table
+
+    def counted(name: TableName, snapshot: Snapshot) -> spb.GetTableResponse:
+        encoded.append(snapshot.instant)
+        return encode(name, snapshot)
+
+    monkeypatch.setattr(table_codec, "encode_table", counted)
+    descriptions = table_codec.Descriptions(size=2)
+    name, other = TableName(SCHEMA, TABLE), TableName(SCHEMA, "other")
+    table = LakeTable.open(indexed_table)
+    first = descriptions.describe(name, table.snapshot())
+    assert descriptions.describe(name, table.snapshot()) is first and len(encoded) == 1
+    reopened = LakeTable.open(indexed_table)  # as the catalog reopens a table that changed
+    assert descriptions.describe(name, reopened.snapshot()) == first and len(encoded) == 2
+    descriptions.describe(other, reopened.snapshot())
+    descriptions.describe(TableName(SCHEMA, "third"), reopened.snapshot())  # the first falls out
+    descriptions.describe(name, reopened.snapshot())
+    assert len(encoded) == 5
 
 
 @pytest.mark.parametrize("in_files", [True, False], ids=["written", "adopted"])
