@@ -203,8 +203,8 @@ class PruningServicer(spb_grpc.PruningServiceServicer):
             return (pages, decoded), requests
 
         # one piece of work plans and decides the first page, and none is asked for once every
-        # file is decided: each hand-over to `Workers` costs two thread switches (~1 ms each
-        # measured on a 2-core VM), which a prune of a small table would otherwise pay thrice
+        # file is decided: a prune of a small table would otherwise pay thrice for the hand-over
+        # to `Workers` (its cost: `Workers.run_inline`)
         (pages, decoded), requests = self.workers.run(plan_and_first_page, timeout)
         planned = pages.planned
         context.add_callback(planned.cancel)
@@ -418,6 +418,8 @@ class _Pages:
         self._max_split_bytes = max_split_bytes
         self._size = size
         self._ready: collections.deque[list[Split]] = collections.deque()
+        # the batches ran out: `planned.decided` says so before the last batch is asked for, but
+        # a cancelled plan's batches end without it
         self._exhausted = False
 
     @property

@@ -45,9 +45,10 @@ class Workers:
 
     def run_inline(self, work: Callable[[], T], timeout: float) -> T:
         """`work` in the calling thread, for work cheaper than its hand-over to the pool: the two
-        thread switches cost about 1 ms each on a 2-core VM whose other core is busy, more than
-        describing a table does. It is refused past its deadline as `run` refuses it, but not
-        abandoned at the deadline once started: its storage reads have timeouts of their own."""
+        thread switches cost about 1 ms each on a 2-core VM whose other core is busy (ad-hoc
+        probes, bench/notes/tpc.md), more than describing a table does. It is refused past its
+        deadline as `run` refuses it, but not abandoned at the deadline once started: its storage
+        reads have timeouts of their own."""
         if timeout <= 0:
             raise DeadlineExceededError("the request's deadline had passed before it could start")
         return work()

@@ -31,6 +31,10 @@ from tests.support import CITIES, create, make_row, to_df
 REPO = Path(__file__).resolve().parents[2]
 PRUNES = int(os.environ.get("LAKEPRUNE_CLI_PRUNES", "20"))
 CORES = os.cpu_count() or 2
+# One core's worth of hogs fewer than the cores: 2 x CORES prunes at a time and the hogs then ask
+# for more CPU than there is, which is the load the issue saw; a hog per core only burned the CPU
+# that the rest of the suite (its other pytest worker) runs on.
+HOGS = max(1, CORES - 1)
 PRUNE_TIMEOUT = 120.0  # seconds; a prune that hangs at exit is no orderly exit either
 
 PREDICATES = [  # four, so that prunes cycling through them and the five tables meet each pair
@@ -116,7 +120,7 @@ def test_prunes_under_cpu_load_exit_in_order(tables: dict[str, Path]) -> None:
         for where in PREDICATES
     }
     jobs = list(itertools.islice(zip(itertools.cycle(tables), itertools.cycle(PREDICATES)), PRUNES))
-    hogs = [_hog(60 + 10 * PRUNES) for _ in range(CORES)]
+    hogs = [_hog(60 + 10 * PRUNES) for _ in range(HOGS)]
     started = time.perf_counter()
     try:
         with ThreadPoolExecutor(2 * CORES) as pool:
@@ -146,4 +150,4 @@ def test_prunes_under_cpu_load_exit_in_order(tables: dict[str, Path]) -> None:
     assert "clean" not in fell_back
     if len(exits) >= len(tables) * len(PREDICATES):  # each table saw each predicate
         assert fell_back == set(DAMAGED) - FAILING  # the damage was read, and fallen back from
-    print(f"{len(exits)} prunes, {2 * CORES} at a time beside {CORES} CPU hog(s): {elapsed:.1f} s")
+    print(f"{len(exits)} prunes, {2 * CORES} at a time beside {HOGS} CPU hog(s): {elapsed:.1f} s")
