@@ -1,6 +1,6 @@
 """Fixtures shared by the planner and service tests: the indexed table of
 `tests/pruner/planner/conftest.py`, built once per test run with Spark, a private copy of it for
-tests that change it, and the oracle that scans its files."""
+tests that change it, copies of it on S3 and Cloud Storage, and the oracle that scans its files."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
+from pruner.storage import Storage
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
 from tests.support_gcs import FakeGcs
@@ -50,24 +51,36 @@ def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
     return str(root / "events")
 
 
+def copy_table(source: str, target: str) -> str:
+    """Every file of the table at `source` (a local path) written at `target` (a URI), the same
+    relative paths: a table's metadata names its files relative to its root, so the copy is the
+    same table."""
+    local, remote = Storage.from_uri(source), Storage.from_uri(target)
+    for entry in local.list_files("", recursive=True):
+        remote.write_bytes(entry.rel, local.read_bytes(entry.rel))
+    return target
+
+
 @pytest.fixture(scope="session")
-def indexed_s3_table(spark: SparkSession, s3_server: SeaweedS3) -> tuple[str, Oracle]:
-    """The same table written by lakeprune into a bucket of the session's S3 server, and its
-    oracle (read from the bucket). Tests that use it need the `s3_environment` fixture too."""
+def indexed_s3_table(indexed_table: str, s3_server: SeaweedS3) -> tuple[str, Oracle]:
+    """The same table copied into a bucket of the session's S3 server, and its oracle (read from
+    the bucket). Tests that use it need the `s3_environment` fixture too. A copy, not a second
+    Spark write: what these tests read is the pruner's object-store path (lakeprune's writes to S3
+    are the CLI's, crash recovery's and the cluster's tests)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         point_environment_at(s3_server, monkeypatch)
         bucket = s3_server.new_bucket(TEST_BUCKET)
-        location = build_indexed_table(spark, f"s3://{bucket}/{uuid.uuid4().hex}/events")
+        location = copy_table(indexed_table, f"s3://{bucket}/{uuid.uuid4().hex}/events")
         return location, Oracle(LakeTable.open(location).snapshot())
 
 
 @pytest.fixture(scope="session")
-def indexed_gcs_table(spark: SparkSession, gcs_server: FakeGcs) -> tuple[str, Oracle]:
-    """The same table written by lakeprune into the session's Cloud Storage server, and its oracle
-    (read from there). Tests that use it need `STORAGE_EMULATOR_HOST` pointing there too."""
+def indexed_gcs_table(indexed_table: str, gcs_server: FakeGcs) -> tuple[str, Oracle]:
+    """The same table copied into the session's Cloud Storage server, and its oracle (read from
+    there). Tests that use it need `STORAGE_EMULATOR_HOST` pointing there too."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         gcs_server.point_environment_at(monkeypatch)
-        location = build_indexed_table(spark, gcs_server.storage(f"{uuid.uuid4().hex}/events").uri)
+        location = copy_table(indexed_table, gcs_server.storage(f"{uuid.uuid4().hex}/events").uri)
         return location, Oracle(LakeTable.open(location).snapshot())
 
 
