@@ -10,6 +10,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from builder import LakepruneTable
+from pruner.storage import Storage
 from pruner.table.data_files import read_data_file
 from pruner.table.table import LakeTable
 
@@ -81,3 +82,13 @@ def assert_record_index_consistent(location: str) -> None:
     index = snapshot.record_index().read_all().to_pylist()
     actual = {r["key"]: (r["partition"], r["file_group"]) for r in index}
     assert actual == expected
+
+
+def copy_table(source: str, target: str) -> str:
+    """Every file of the table at `source` written at `target` (either a path or a URI), the same
+    relative paths: a table's metadata names its files relative to its root, so the copy is the
+    same table."""
+    origin, copy = Storage.from_uri(source), Storage.from_uri(target)
+    for entry in origin.list_files("", recursive=True):
+        copy.write_bytes(entry.rel, origin.read_bytes(entry.rel))
+    return target

@@ -56,7 +56,7 @@ from pruner.format.timeline import Action, State
 from pruner.metadata.files_index import DataFile
 from pruner.storage import Storage
 from pruner.table.table import LakeTable
-from tests.support import CITIES, Row, contents, create, make_row, to_df
+from tests.support import CITIES, Row, contents, copy_table, create, make_row, to_df
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 
 # What the killed writer upserts: ten keys moved to (or kept in) "ams" and one new key.
@@ -245,9 +245,7 @@ def crashes(
             s3_root = f"s3://{server.new_bucket(TEST_BUCKET)}/{uuid.uuid4().hex}"
         for where, point in selected:
             uri = str(local_root / point) if where == "local" else f"{s3_root}/{point}"
-            storage = Storage.from_uri(uri)
-            for entry in base_table.list_files("", recursive=True):
-                storage.write_bytes(entry.rel, base_table.read_bytes(entry.rel))
+            storage = Storage.from_uri(copy_table(base_table.uri, uri))
             table = LakeTable.open(uri)
             instants = frozenset(i.timestamp for i in table.timeline.instants)
             before[(where, point)] = storage, instants, table.snapshot().instant, table.snapshot().files()

@@ -12,9 +12,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from builder import LakepruneTable
-from pruner.storage import Storage
 from pruner.table.table import LakeTable
 from tests.pruner.planner.conftest import REGIONS, SCHEMA, Oracle, row
+from tests.support import copy_table
 from tests.support_gcs import FakeGcs
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_xdist import made_once
@@ -49,16 +49,6 @@ def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
     only (`table_copy` for one that changes it)."""
     root = made_once(tmp_path_factory, "planner", lambda made: build_indexed_table(spark, f"{made}/events"))
     return str(root / "events")
-
-
-def copy_table(source: str, target: str) -> str:
-    """Every file of the table at `source` (a local path) written at `target` (a URI), the same
-    relative paths: a table's metadata names its files relative to its root, so the copy is the
-    same table."""
-    local, remote = Storage.from_uri(source), Storage.from_uri(target)
-    for entry in local.list_files("", recursive=True):
-        remote.write_bytes(entry.rel, local.read_bytes(entry.rel))
-    return target
 
 
 @pytest.fixture(scope="session")
