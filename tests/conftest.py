@@ -8,7 +8,8 @@ standalone cluster, a master and two workers on loopback (`tests/support_spark_c
 every local Spark with one task thread (`TEST_SPARK_MASTER`). Under
 pytest-xdist (as scripts/test.sh runs the suite) "the session" is a worker's: `tests/support_xdist.py`
 groups the tests so that each server still starts once in a run, and each worker has at most one
-SparkSession."""
+SparkSession; the session tables that tests only read are written once a run (`made_once`), by the
+first worker that needs each."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from tests.support_gcs import FakeGcs
 from tests.support_jvm import long_lived_jvm_options, use_short_lived_jvm_options
 from tests.support_s3 import TEST_BUCKET, SeaweedS3, point_environment_at
 from tests.support_spark_cluster import SparkCluster
+from tests.support_xdist import made_once
 
 use_short_lived_jvm_options()
 
@@ -175,10 +177,11 @@ def s3_root(s3_environment: SeaweedS3) -> str:
 
 @pytest.fixture(scope="session")
 def lake_warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The end-to-end warehouse (`tests/e2e/warehouse.py`): trips, drivers and types, written once."""
+    """The end-to-end warehouse (`tests/e2e/warehouse.py`): trips, drivers and types, written once
+    a run (`made_once`, as every session table below: each is read only)."""
     from tests.e2e.warehouse import build
 
-    return build(spark, tmp_path_factory.mktemp("warehouse"))
+    return made_once(tmp_path_factory, "warehouse", lambda made: build(spark, made))
 
 
 @pytest.fixture(scope="session")
@@ -187,7 +190,7 @@ def adopted_hive(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     (`tests/support_adopt.py`); alone in its parent directory (a warehouse root)."""
     from tests.support_adopt import build_adopted
 
-    return build_adopted(spark, tmp_path_factory.mktemp("adopted"))
+    return made_once(tmp_path_factory, "adopted", lambda made: build_adopted(spark, made))
 
 
 @pytest.fixture(scope="session")
@@ -195,7 +198,7 @@ def events_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     """RFC-63 use case 1 (`tests/support_events.py`): hourly event files with functional indexes."""
     from tests.support_events import build_events
 
-    return build_events(spark, str(tmp_path_factory.mktemp("events") / "events"))
+    return made_once(tmp_path_factory, "events", lambda made: build_events(spark, f"{made}/events"))
 
 
 @pytest.fixture(scope="session")
@@ -203,7 +206,7 @@ def people_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     """Issue 38's people table (`tests/support_people.py`): indexes on the expressions users write."""
     from tests.support_people import build_people
 
-    return build_people(spark, str(tmp_path_factory.mktemp("people") / "people"))
+    return made_once(tmp_path_factory, "people", lambda made: build_people(spark, f"{made}/people"))
 
 
 @pytest.fixture(scope="session")
@@ -212,7 +215,7 @@ def evolved_events(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
     files, and a functional index on the event date over both."""
     from tests.support_evolution import build_evolved
 
-    return build_evolved(spark, str(tmp_path_factory.mktemp("evolved") / "events"))
+    return made_once(tmp_path_factory, "evolved", lambda made: build_evolved(spark, f"{made}/events"))
 
 
 @pytest.fixture(scope="session")
@@ -223,6 +226,9 @@ def evolved_events_changed(
     groups, more inserts), with the results of those writes."""
     from tests.support_evolution import late_changes
 
-    location = str(tmp_path_factory.mktemp("evolved_changed") / "events")
-    shutil.copytree(evolved_events, location)
-    return location, late_changes(spark, location)
+    def make(made: Path) -> tuple[str, list[WriteResult]]:
+        location = str(made / "events")
+        shutil.copytree(evolved_events, location)
+        return location, late_changes(spark, location)
+
+    return made_once(tmp_path_factory, "evolved_changed", make)

@@ -18,35 +18,41 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pickle
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+T = TypeVar("T")
 ENGINES = "engines"
 E2E = Path(__file__).with_name("e2e")
 GROUPS_FILE = "lakeprune_xdist_groups"  # the key of the file's path in a worker's `workerinput`
 
 
-def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
-    """`<shared>/<name>`, a new directory filled by `make(path)` in the first worker that asks (the
-    others wait for it and read what it made): `<shared>` is the run's temporary directory that
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> T:
+    """What `make(path)` returns, `path` being `<shared>/<name>`, a new directory that `make` fills:
+    made in the first worker that asks; the others wait for it and get its result back (pickled
+    beside the directory) and read what it made. `<shared>` is the run's temporary directory that
     both workers' own directories are in, or this process's own without xdist. A `make` that failed
-    is tried again by the next worker that asks."""
+    is tried again by the next worker that asks. For session data that every worker reads and none
+    changes: one Spark build a run instead of one a worker."""
     own = tmp_path_factory.getbasetemp()
     shared = own.parent if os.environ.get("PYTEST_XDIST_WORKER") else own
-    path, done = shared / name, shared / f"{name}.done"
+    path, result = shared / name, shared / f"{name}.pickle"
     with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
-        if not done.exists():
+        if not result.exists():
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir()
-            make(path)
-            done.touch()
-    return path
+            made = make(path)
+            result.write_bytes(pickle.dumps(made))
+            return made
+    loaded: T = pickle.loads(result.read_bytes())
+    return loaded
 
 
 def group_of(item: pytest.Item) -> str:

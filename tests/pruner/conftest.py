@@ -47,8 +47,7 @@ def indexed_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
     """The table's location; its parent directory holds nothing else (a warehouse root). One table
     for the run, written by the first worker that needs it (`made_once`): every test reads it
     only (`table_copy` for one that changes it)."""
-    root = made_once(tmp_path_factory, "planner", lambda made: build_indexed_table(spark, f"{made}/events"))
-    return str(root / "events")
+    return made_once(tmp_path_factory, "planner", lambda made: build_indexed_table(spark, f"{made}/events"))
 
 
 @pytest.fixture(scope="session")
