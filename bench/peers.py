@@ -28,9 +28,11 @@ before any time is taken; then the write costs of lakeprune and Hudi. Not a test
 
     PYTHONPATH=. nice -n 19 .venv/bin/python bench/peers.py [--small] [--rows 20000000] [--files 2000]
         [--repeat 5] [--df-wait 1s] [--no-hudi] [--hudi-table-version 8] [--no-spark] [--no-writes]
-        [--explain NAMES] [--keep]
+        [--queries NAMES] [--explain NAMES] [--keep]
 
-`--small` is 200,000 rows in ~40 files with 3 timed runs. Writes `bench/results/peers.json`
+`--small` is 200,000 rows in ~40 files with 3 timed runs. `--queries` picks Trino shapes by name;
+a point of the scale sweep is, e.g., `--rows 2000000 --files 10000 --queries "point lookup,customer
+lookup" --no-writes --no-spark`. Writes `bench/results/peers.json`
 (`peers_small.json` with `--small`) and prints the tables; progress goes to stderr."""
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from support import (
     write_results,
 )
 from trino_vs_hive import machine
-from trino_vs_hive_queries import check_agreement, explain_analyze, time_queries
+from trino_vs_hive_queries import Query, check_agreement, explain_analyze, time_queries
 from trino_vs_hive_table import check_layout
 
 from pruner.engines.native_catalog import NativeCatalog
@@ -127,6 +129,16 @@ def print_summary(result: dict[str, Any]) -> None:
     print_spark(result["spark"])
     if result["writes"]:
         print_writes(result["writes"])
+
+
+def chosen_queries(queries: list[Query], names: str) -> list[Query]:
+    """The shapes `names` (',' between them) asks for, in the benchmark's order; all when empty."""
+    wanted = {n.strip() for n in names.split(",") if n.strip()}
+    unknown = wanted - {q.name for q in queries}
+    if unknown:
+        known = ", ".join(q.name for q in queries)
+        raise SystemExit(f"peers.py: unknown --queries {', '.join(sorted(unknown))} (shapes: {known})")
+    return [q for q in queries if not wanted or q.name in wanted]
 
 
 def hudi_table(workdir: Path, warehouse: Path, files: int, version: int) -> dict[str, Any]:
@@ -225,6 +237,12 @@ def main() -> None:
     )
     parser.add_argument("--no-writes", action="store_true", help="no upserts (and no write table)")
     parser.add_argument(
+        "--queries",
+        default="",
+        help="the Trino shapes to run (names, ','; default all): the scale sweep's are "
+        '"point lookup,customer lookup"',
+    )
+    parser.add_argument(
         "--explain",
         default="",
         help="queries to EXPLAIN ANALYZE on every catalog after the timing (names, ',')",
@@ -232,6 +250,8 @@ def main() -> None:
     if parser.parse_known_args()[0].small:  # --small's sizes, unless given explicitly
         parser.set_defaults(**SMALL, out=RESULTS / "peers_small.json")
     args = parser.parse_args()
+    # A mistyped shape fails now, not after the tables are built.
+    chosen_queries(benchmark_queries(args.rows, args.files), args.queries)
     load_start = load()
     began = time.perf_counter()
     with scratch_directory("lakeprune-peers-", args.keep) as workdir:
@@ -266,7 +286,7 @@ def main() -> None:
                         catalogs = (*catalogs, HUDI)
                     else:
                         progress(f"Hudi through Trino: not registered ({hudi['trino_error']})")
-                queries = benchmark_queries(layout["rows"], args.files)
+                queries = chosen_queries(benchmark_queries(layout["rows"], args.files), args.queries)
                 check_agreement(
                     engine,
                     [*queries, CHECK],

@@ -185,11 +185,19 @@ def overlapping_files(engine: Engine, catalog: str) -> int:
         engine,
         f'SELECT region, "$path", min(sale_id), max(sale_id) FROM {table_name(catalog, FACT)} GROUP BY 1, 2',
     )[0]
+    by_region: dict[str, list[tuple[int, int, str]]] = {}
+    for region, path, low, high in ranges:
+        by_region.setdefault(region, []).append((low, high, path))
     overlapping = set()
-    for i, (region, path, low, high) in enumerate(ranges):
-        for other_region, other, other_low, other_high in ranges[i + 1 :]:
-            if region == other_region and low <= other_high and other_low <= high:
-                overlapping |= {path, other}
+    for files in by_region.values():
+        files.sort()
+        # Sorted by their lows, a file overlaps an earlier one when its low is at most the highest
+        # high before it, and a later one when its high reaches the next file's low.
+        highest = None
+        for i, (low, high, path) in enumerate(files):
+            if (highest is not None and low <= highest) or (i + 1 < len(files) and high >= files[i + 1][0]):
+                overlapping.add(path)
+            highest = high if highest is None else max(highest, high)
     return len(overlapping)
 
 
